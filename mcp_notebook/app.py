@@ -1,0 +1,352 @@
+"""The ``mcp`` object a notebook works with: register components, start and stop serving."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import secrets
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar, overload
+
+from . import __version__
+from .protocol import CallLog, InlineExecutor, LoopExecutor, Server, jsonrpc
+from .protocol.executor import Executor
+from .registry import Kind, Prompt, Registry, Resource, ResourceTemplate, Tool
+from .transports.http import DEFAULT_MAX_BODY, HttpTransport
+
+F = TypeVar("F", bound=Callable[..., Any])
+_MISSING: Any = object()
+_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
+# Set by `mcp-notebook serve` in the kernel's environment: its options win over the cell's.
+SERVE_OPTIONS_ENV = "MCP_NOTEBOOK_SERVE_OPTIONS"
+DEFAULT_PORT = 8765
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    url: str
+    token: str | None
+    name: str
+
+
+class NotebookMCP:
+    """Registers tools, resources and prompts, and serves them while the notebook runs."""
+
+    def __init__(self, name: str = "mcp-notebook") -> None:
+        self.registry = Registry()
+        self.calls = CallLog()
+        self.name = name
+        self.instructions: str | None = None
+        self._transport: HttpTransport | None = None
+        self._token: str | None = None
+        self._lock = threading.Lock()
+        self.registry.subscribe(self._announce)
+
+    # -- tools -------------------------------------------------------------------------
+    @overload
+    def tool(self, fn: F, /) -> F: ...
+    @overload
+    def tool(self, fn: None = None, /, **options: Any) -> Callable[[F], F]: ...
+
+    def tool(
+        self,
+        fn: Callable[..., Any] | None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        input_schema: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
+        confirm: bool = False,
+        meta: dict[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+    ) -> Any:
+        """Register a function as a tool: ``@mcp.tool`` or ``@mcp.tool(name=..., ...)``."""
+
+        def register(func: F) -> F:
+            if not callable(func):
+                raise TypeError(f"@mcp.tool needs a function, not {type(func).__name__}")
+            tool_name = name or getattr(func, "__name__", None) or ""
+            if not _TOOL_NAME.match(tool_name):
+                raise ValueError(
+                    f"Invalid tool name {tool_name!r}: use 1-128 letters, digits, '_', '-' or '.'"
+                )
+            self.registry.add_tool(
+                Tool(
+                    func,
+                    tool_name,
+                    title=title,
+                    description=description,
+                    annotations=annotations,
+                    input_schema=input_schema,
+                    output_schema=output_schema,
+                    confirm=confirm,
+                    meta=meta,
+                    icons=icons,
+                )
+            )
+            return func
+
+        return register(fn) if fn is not None else register
+
+    # -- resources ---------------------------------------------------------------------
+    def resource(
+        self,
+        obj: Any = _MISSING,
+        /,
+        *,
+        name: str | None = None,
+        uri: str | None = None,
+        mime_type: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: dict[str, Any] | None = None,
+    ) -> Any:
+        """Serve a str, bytes, DataFrame or zero-argument callable as a resource.
+
+        ``mcp.resource(df, name="sales")`` or, on a function, ``@mcp.resource`` /
+        ``@mcp.resource(uri="notes://today")``. Returns ``obj`` unchanged.
+        """
+        if obj is _MISSING:
+            return lambda value: self.resource(
+                value,
+                name=name,
+                uri=uri,
+                mime_type=mime_type,
+                title=title,
+                description=description,
+                annotations=annotations,
+            )
+        is_frame = type(obj).__name__ == "DataFrame" and hasattr(obj, "to_csv")
+        if callable(obj) and not is_frame:
+            reader = obj
+            name = name or getattr(obj, "__name__", None)
+            if description is None and getattr(obj, "__doc__", None):
+                description = obj.__doc__.strip().split("\n\n")[0]
+        elif isinstance(obj, (str, bytes, bytearray)) or is_frame:
+            reader = lambda: obj  # noqa: E731 - the value itself, read on each request
+        else:
+            raise TypeError(
+                "mcp.resource() serves str, bytes, a DataFrame or a zero-argument callable, "
+                f"not {type(obj).__name__}"
+            )
+        if not name and uri:
+            name = uri
+        if not name:
+            raise ValueError("mcp.resource() needs name= (or uri=) for a value")
+        if uri is None:
+            uri = f"df://{name}" if is_frame else f"resource://{name}"
+        if not _URI.match(uri):
+            raise ValueError(f"Invalid resource URI {uri!r}: it needs a scheme, e.g. data://x")
+        size = None
+        if isinstance(obj, str):
+            size = len(obj.encode())
+        elif isinstance(obj, (bytes, bytearray)):
+            size = len(obj)
+        if mime_type is None and is_frame:
+            mime_type = "text/csv"
+        elif mime_type is None and isinstance(obj, str):
+            mime_type = "text/plain"
+        self.registry.add_resource(
+            Resource(
+                uri,
+                name,
+                reader,
+                title=title,
+                description=description,
+                mime_type=mime_type,
+                size=size,
+                annotations=annotations,
+            )
+        )
+        return obj
+
+    def resource_template(
+        self,
+        uri_template: str,
+        *,
+        name: str | None = None,
+        mime_type: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: dict[str, Any] | None = None,
+    ) -> Callable[[F], F]:
+        """``@mcp.resource_template("notes://{day}")``: the function receives the URI's values."""
+        if not _URI.match(uri_template):
+            raise ValueError(f"Invalid URI template {uri_template!r}: it needs a scheme")
+
+        def register(fn: F) -> F:
+            self.registry.add_template(
+                ResourceTemplate(
+                    uri_template,
+                    name or fn.__name__,
+                    fn,
+                    title=title,
+                    description=description,
+                    mime_type=mime_type,
+                    annotations=annotations,
+                )
+            )
+            return fn
+
+        return register
+
+    # -- prompts -----------------------------------------------------------------------
+    def prompt(
+        self,
+        name_or_fn: Any = None,
+        template: str | None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        defaults: dict[str, str] | None = None,
+        role: str = "user",
+    ) -> Any:
+        """``mcp.prompt("name", "text with {arg}")``, or ``@mcp.prompt`` on a function."""
+        if callable(name_or_fn):
+            prompt = Prompt.from_function(
+                name_or_fn, name=name, title=title, description=description
+            )
+            self.registry.add_prompt(prompt)
+            return name_or_fn
+        if isinstance(name_or_fn, str) and template is not None:
+            prompt = Prompt.from_template(
+                name_or_fn,
+                template,
+                title=title,
+                description=description,
+                defaults=defaults,
+                role=role,
+            )
+            self.registry.add_prompt(prompt)
+            return prompt
+        if name_or_fn is not None and not isinstance(name_or_fn, str):
+            raise TypeError("mcp.prompt() takes a name and a template, or decorates a function")
+        decorator_name = name_or_fn or name
+        return lambda fn: self.prompt(fn, name=decorator_name, title=title, description=description)
+
+    def remove(self, name: str) -> None:
+        """Remove the tool, prompt or resource (by name or URI) called ``name``."""
+        if not self.registry.remove(name):
+            raise KeyError(f"nothing registered as {name!r}")
+
+    # -- serving -----------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self._transport is not None
+
+    @property
+    def url(self) -> str | None:
+        return self._transport.url if self._transport else None
+
+    @property
+    def token(self) -> str | None:
+        return self._token if self._transport else None
+
+    def start(
+        self,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        *,
+        token: str | None = None,
+        auth: bool = True,
+        name: str | None = None,
+        max_body: int = DEFAULT_MAX_BODY,
+        executor: Executor | None = None,
+    ) -> ServerInfo:
+        """Serve over Streamable HTTP on a thread of its own; user code stays on this loop."""
+        overrides = json.loads(os.environ.get(SERVE_OPTIONS_ENV) or "{}")
+        host = overrides.get("host", host)
+        port = overrides.get("port", port)
+        token = overrides.get("token", token)
+        auth = overrides.get("auth", auth)
+        with self._lock:
+            if self._transport is not None:
+                self._stop_locked()
+            if name:
+                self.name = name
+            if auth:
+                # Keep the token across restarts so pasted client configs stay valid.
+                self._token = token or self._token or secrets.token_urlsafe(24)
+            else:
+                self._token = None
+            server = Server(
+                self.registry,
+                name=self.name,
+                version=__version__,
+                instructions=self.instructions,
+                executor=executor or _current_executor(),
+                calls=self.calls,
+            )
+            transport = self._bind(server, host, port, max_body)
+            self._transport = transport
+        return ServerInfo(transport.url, self._token, self.name)
+
+    def _bind(self, server: Server, host: str, port: int | None, max_body: int) -> HttpTransport:
+        candidates = [port] if port is not None else [DEFAULT_PORT, 0]
+        for index, candidate in enumerate(candidates):
+            transport = HttpTransport(
+                server, host=host, port=candidate, token=self._token, max_body=max_body
+            )
+            try:
+                transport.start()
+                return transport
+            except OSError:
+                if index == len(candidates) - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def stop(self) -> None:
+        with self._lock:
+            self._stop_locked()
+
+    def _stop_locked(self) -> None:
+        transport, self._transport = self._transport, None
+        if transport is not None:
+            transport.stop()
+
+    def status(self) -> dict[str, Any]:
+        transport = self._transport
+        return {
+            "running": transport is not None,
+            "url": transport.url if transport else None,
+            "auth": bool(self._token) if transport else None,
+            "sessions": len(transport.sessions) if transport else 0,
+            "tools": list(self.registry.tools),
+            "resources": [r.uri for r in self.registry.resources.values()],
+            "resource_templates": list(self.registry.templates),
+            "prompts": list(self.registry.prompts),
+        }
+
+    def _announce(self, kind: Kind) -> None:
+        transport = self._transport
+        if transport is not None:
+            transport.broadcast(jsonrpc.notification(f"notifications/{kind}/list_changed"))
+
+    def __repr__(self) -> str:
+        state = f"serving {self.url}" if self.running else "not serving"
+        counts = (
+            f"{len(self.registry.tools)} tools, {len(self.registry.resources)} resources, "
+            f"{len(self.registry.templates)} templates, {len(self.registry.prompts)} prompts"
+        )
+        return f"<mcp {self.name!r}: {counts}; {state}>"
+
+
+def _current_executor() -> Executor:
+    """The running loop of the calling thread (the kernel's) if there is one."""
+    try:
+        return LoopExecutor(asyncio.get_running_loop())
+    except RuntimeError:
+        return InlineExecutor()
+
+
+mcp = NotebookMCP()

@@ -1,0 +1,117 @@
+"""``%mcp start|stop|status|list``."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_magic, magics_class
+
+from ..app import NotebookMCP
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports bad input as a UsageError instead of exiting the kernel."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"%mcp: {message}\n{self.format_usage()}")
+
+    def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
+        if message:
+            raise UsageError(message)
+        raise UsageError(self.format_help())
+
+
+def _parser() -> _Parser:
+    parser = _Parser(prog="%mcp", add_help=True)
+    commands = parser.add_subparsers(dest="command", parser_class=_Parser)
+    start = commands.add_parser("start", help="serve over Streamable HTTP")
+    start.add_argument("--host", default="127.0.0.1")
+    start.add_argument("--port", type=int, default=None, help="0 picks a free port")
+    start.add_argument("--name", default=None, help="server name shown to clients")
+    auth = start.add_mutually_exclusive_group()
+    auth.add_argument("--token", default=None, help="bearer token (default: random)")
+    auth.add_argument("--no-auth", action="store_true", help="accept requests without a token")
+    commands.add_parser("stop", help="stop serving")
+    commands.add_parser("status", help="show the server state")
+    commands.add_parser("list", help="list registered tools, resources and prompts")
+    return parser
+
+
+@magics_class
+class McpMagics(Magics):
+    def __init__(self, shell: Any, app: NotebookMCP) -> None:
+        super().__init__(shell)
+        self.app = app
+        self.parser = _parser()
+
+    @line_magic
+    def mcp(self, line: str) -> None:
+        """Control the notebook's MCP server: %mcp start|stop|status|list (see %mcp -h)."""
+        try:
+            words = shlex.split(line)
+        except ValueError as exc:
+            raise UsageError(f"%mcp: {exc}") from None
+        args = self.parser.parse_args(words)
+        if args.command is None:
+            raise UsageError(self.parser.format_help())
+        getattr(self, "_" + args.command)(args)
+
+    def _start(self, args: argparse.Namespace) -> None:
+        if args.port is not None and not 0 <= args.port <= 65535:
+            raise UsageError(f"%mcp start: --port must be 0-65535, not {args.port}")
+        try:
+            info = self.app.start(
+                args.host, args.port, token=args.token, auth=not args.no_auth, name=args.name
+            )
+        except OSError as exc:
+            raise UsageError(
+                f"%mcp start: cannot listen on {args.host}:{args.port}: {exc}"
+            ) from None
+        print(f"MCP server {info.name!r} serving at {info.url}")
+        if info.token:
+            print(f"Token: {info.token}")
+            header = f' --header "Authorization: Bearer {info.token}"'
+        else:
+            print("Authentication is off (--no-auth): anyone on this host can call your tools.")
+            header = ""
+        print(f"Claude Code: claude mcp add --transport http {info.name} {info.url}{header}")
+
+    def _stop(self, args: argparse.Namespace) -> None:
+        was_running = self.app.running
+        self.app.stop()
+        print("MCP server stopped." if was_running else "MCP server was not running.")
+
+    def _status(self, args: argparse.Namespace) -> None:
+        status = self.app.status()
+        if not status["running"]:
+            print("MCP server is not running (%mcp start).")
+        else:
+            auth = "bearer token" if status["auth"] else "no auth"
+            print(
+                f"MCP server {self.app.name!r} at {status['url']} ({auth}), "
+                f"{status['sessions']} session(s)"
+            )
+        print(
+            f"{len(status['tools'])} tools, {len(status['resources'])} resources, "
+            f"{len(status['resource_templates'])} templates, {len(status['prompts'])} prompts"
+        )
+
+    def _list(self, args: argparse.Namespace) -> None:
+        registry = self.app.registry
+        sections = [
+            ("Tools", [(t.name, t.description) for t in registry.tools.values()]),
+            ("Resources", [(r.uri, r.description) for r in registry.resources.values()]),
+            (
+                "Resource templates",
+                [(t.uri_template, t.description) for t in registry.templates.values()],
+            ),
+            ("Prompts", [(p.name, p.description) for p in registry.prompts.values()]),
+        ]
+        for title, items in sections:
+            print(f"{title} ({len(items)}):")
+            for key, description in items:
+                summary = (description or "").strip().splitlines()[0:1]
+                print(f"  {key}" + (f" - {summary[0]}" if summary else ""))

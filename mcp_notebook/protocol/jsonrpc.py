@@ -1,0 +1,92 @@
+"""JSON-RPC 2.0 message shapes and the errors the server can answer with.
+
+Every exception that reaches a client is an :class:`RpcError`; anything else raised while
+handling a request is turned into ``-32603`` in exactly one place (``Dispatcher.handle``).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+# The spec's "resource not found" (2025-11-25 server/resources.mdx).
+RESOURCE_NOT_FOUND = -32002
+
+Message = dict[str, Any]
+
+
+class RpcError(Exception):
+    """An error that is sent to the client as a JSON-RPC error object."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def to_error(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+def invalid_params(message: str, data: Any = None) -> RpcError:
+    return RpcError(INVALID_PARAMS, message, data)
+
+
+def response(request_id: Any, result: dict[str, Any]) -> Message:
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+def error_response(request_id: Any, error: RpcError) -> Message:
+    return {"jsonrpc": "2.0", "id": request_id, "error": error.to_error()}
+
+
+def notification(method: str, params: dict[str, Any] | None = None) -> Message:
+    message: Message = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = params
+    return message
+
+
+def parse(data: bytes | str) -> Any:
+    """Decode a JSON payload; raise ``-32700`` when it is not JSON."""
+    try:
+        return json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise RpcError(PARSE_ERROR, f"Parse error: {exc}") from None
+
+
+def dumps(message: Any) -> bytes:
+    # allow_nan=False: NaN/Infinity are not JSON and break strict clients.
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def kind(message: Any) -> str:
+    """Classify a decoded message: request, notification, response, or raise ``-32600``."""
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        raise RpcError(INVALID_REQUEST, "Invalid Request: expected a JSON-RPC 2.0 object")
+    has_id = "id" in message
+    if has_id and not _valid_id(message["id"]):
+        raise RpcError(INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
+    if "method" in message:
+        if not isinstance(message["method"], str):
+            raise RpcError(INVALID_REQUEST, "Invalid Request: method must be a string")
+        params = message.get("params")
+        if params is not None and not isinstance(params, dict):
+            raise RpcError(INVALID_REQUEST, "Invalid Request: params must be an object")
+        return "request" if has_id else "notification"
+    if has_id and (("result" in message) ^ ("error" in message)):
+        return "response"
+    raise RpcError(INVALID_REQUEST, "Invalid Request: neither a request nor a response")
+
+
+def _valid_id(value: Any) -> bool:
+    # MCP forbids null ids; booleans are ints in Python but not JSON-RPC ids.
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))

@@ -1,0 +1,7 @@
+"""Tools, resources and prompts registered from notebook cells."""
+
+from .components import Prompt, Resource, ResourceTemplate, Tool
+from .registry import Kind, Registry
+from .signature import ArgumentError
+
+__all__ = ["ArgumentError", "Kind", "Prompt", "Registry", "Resource", "ResourceTemplate", "Tool"]

@@ -1,0 +1,282 @@
+"""The three MCP primitives (plus resource templates) as registered from cells.
+
+Each component computes its wire definition once, at registration, so listing is a copy
+of prepared dictionaries. ``invoke``/``read``/``render`` run user code and are called on
+the kernel thread by the server.
+"""
+
+from __future__ import annotations
+
+import inspect
+import string
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema
+from jsonschema.exceptions import best_match
+
+from .content import resource_contents, text_block, to_json_value, tool_result
+from .signature import SignatureModel, output_schema
+from .uri_template import UriTemplate
+
+
+def _drop_none(values: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in values.items() if v is not None}
+
+
+@dataclass(eq=False)
+class Tool:
+    fn: Callable[..., Any]
+    name: str
+    title: str | None = None
+    description: str | None = None
+    annotations: dict[str, Any] | None = None
+    input_schema: dict[str, Any] | None = None
+    output_schema: dict[str, Any] | None = None
+    confirm: bool = False
+    meta: dict[str, Any] | None = None
+    icons: list[dict[str, Any]] | None = None
+    skip_parameters: frozenset[str] = frozenset()
+    wrap_output: bool = False
+    signature: SignatureModel | None = field(default=None, repr=False)
+    definition: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.input_schema is None:
+            self.signature = SignatureModel(self.fn, self.skip_parameters)
+            self.input_schema = self.signature.input_schema()
+            if self.description is None:
+                self.description = self.signature.description or None
+        if self.output_schema is None:
+            self.output_schema, self.wrap_output = output_schema(self.fn)
+        jsonschema.Draft202012Validator.check_schema(self.input_schema)
+        self._validator = jsonschema.Draft202012Validator(self.input_schema)
+        self._output_validator = (
+            jsonschema.Draft202012Validator(self.output_schema) if self.output_schema else None
+        )
+        self.definition = _drop_none(
+            {
+                "name": self.name,
+                "title": self.title,
+                "description": self.description,
+                "inputSchema": self.input_schema,
+                "outputSchema": self.output_schema,
+                "annotations": self.annotations,
+                "icons": self.icons,
+                "_meta": self.meta,
+            }
+        )
+
+    def argument_error(self, arguments: dict[str, Any]) -> str | None:
+        """A message naming the offending field, or None when the arguments fit the schema."""
+        error = best_match(self._validator.iter_errors(arguments))
+        if error is None:
+            return None
+        where = "/".join(str(p) for p in error.absolute_path)
+        prefix = f"Invalid argument '{where}'" if where else "Invalid arguments"
+        return f"{prefix} for tool '{self.name}': {error.message}"
+
+    def invoke(self, arguments: dict[str, Any], injected: dict[str, Any]) -> Any:
+        """Call the function; the result may be awaitable."""
+        kwargs = self.signature.convert(arguments) if self.signature else dict(arguments)
+        kwargs.update(injected)
+        return self.fn(**kwargs)
+
+    def result(self, value: Any) -> dict[str, Any]:
+        result = tool_result(value, self.wrap_output)
+        if self._output_validator is not None:
+            structured = result.get("structuredContent")
+            error = best_match(self._output_validator.iter_errors(structured))
+            if error is not None:
+                raise ValueError(
+                    f"Tool '{self.name}' returned a result that does not match its "
+                    f"output schema: {error.message}"
+                )
+        return result
+
+
+@dataclass(eq=False)
+class Resource:
+    uri: str
+    name: str
+    reader: Callable[[], Any]
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    size: int | None = None
+    annotations: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = None
+    definition: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self.definition = _drop_none(
+            {
+                "uri": self.uri,
+                "name": self.name,
+                "title": self.title,
+                "description": self.description,
+                "mimeType": self.mime_type,
+                "size": self.size,
+                "annotations": self.annotations,
+                "_meta": self.meta,
+            }
+        )
+
+    def read(self) -> dict[str, Any]:
+        return {"contents": [resource_contents(self.uri, self.reader(), self.mime_type)]}
+
+
+@dataclass(eq=False)
+class ResourceTemplate:
+    uri_template: str
+    name: str
+    fn: Callable[..., Any]
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    annotations: dict[str, Any] | None = None
+    definition: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self.template = UriTemplate(self.uri_template)
+        self.signature = SignatureModel(self.fn)
+        unknown = set(self.template.all_variables) - set(self.signature.field_names)
+        if unknown and not self.signature.accepts_extra:
+            raise TypeError(
+                f"{self.name}() has no parameter for template variable(s) {sorted(unknown)}"
+            )
+        if self.description is None:
+            self.description = self.signature.description or None
+        self.definition = _drop_none(
+            {
+                "uriTemplate": self.uri_template,
+                "name": self.name,
+                "title": self.title,
+                "description": self.description,
+                "mimeType": self.mime_type,
+                "annotations": self.annotations,
+            }
+        )
+
+    def match(self, uri: str) -> dict[str, str] | None:
+        return self.template.match(uri)
+
+    def read(self, uri: str, values: dict[str, str]) -> dict[str, Any]:
+        value = self.fn(**self.signature.convert(values))
+        return {"contents": [resource_contents(uri, value, self.mime_type)]}
+
+
+@dataclass(eq=False)
+class Prompt:
+    name: str
+    render_fn: Callable[..., Any]
+    arguments: list[dict[str, Any]]
+    title: str | None = None
+    description: str | None = None
+    signature: SignatureModel | None = field(default=None, repr=False)
+    definition: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        self.definition = _drop_none(
+            {
+                "name": self.name,
+                "title": self.title,
+                "description": self.description,
+                "arguments": self.arguments,
+            }
+        )
+
+    @classmethod
+    def from_template(
+        cls,
+        name: str,
+        template: str,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        defaults: dict[str, str] | None = None,
+        role: str = "user",
+    ) -> Prompt:
+        defaults = dict(defaults or {})
+        names: list[str] = []
+        for _, field_name, _, _ in string.Formatter().parse(template):
+            if field_name is None:
+                continue
+            if not field_name.isidentifier():
+                raise ValueError(
+                    f"Prompt '{name}': placeholder {{{field_name}}} must be a plain name"
+                )
+            if field_name not in names:
+                names.append(field_name)
+        arguments = [{"name": n, "required": n not in defaults} for n in names]
+
+        def render(**values: str) -> list[dict[str, Any]]:
+            return [{"role": role, "content": template.format(**{**defaults, **values})}]
+
+        return cls(name, render, arguments, title=title, description=description)
+
+    @classmethod
+    def from_function(
+        cls,
+        fn: Callable[..., Any],
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+    ) -> Prompt:
+        signature = SignatureModel(fn)
+        parameters = inspect.signature(fn).parameters
+        arguments = []
+        for param_name in signature.field_names:
+            default = parameters[param_name].default
+            argument = {"name": param_name, "required": default is inspect.Parameter.empty}
+            if signature.param_docs.get(param_name):
+                argument["description"] = signature.param_docs[param_name]
+            arguments.append(argument)
+        return cls(
+            name or fn.__name__,
+            fn,
+            arguments,
+            title=title,
+            description=description or signature.description or None,
+            signature=signature,
+        )
+
+    def missing_arguments(self, values: dict[str, Any]) -> list[str]:
+        return [a["name"] for a in self.arguments if a["required"] and a["name"] not in values]
+
+    def render(self, values: dict[str, str]) -> Any:
+        known = {a["name"] for a in self.arguments}
+        kwargs = {k: v for k, v in values.items() if k in known}
+        if self.signature is not None:
+            kwargs = self.signature.convert(kwargs)
+        return self.render_fn(**kwargs)
+
+    def result(self, value: Any) -> dict[str, Any]:
+        result: dict[str, Any] = {"messages": [_message(m) for m in _as_list(value)]}
+        if self.description:
+            result["description"] = self.description
+        return result
+
+
+def _as_list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, (list, tuple)) else [value]
+
+
+def _message(value: Any) -> dict[str, Any]:
+    """A ``PromptMessage`` from a str, a ``{"role", "content"}`` dict, or a (role, text) pair."""
+    if isinstance(value, str):
+        return {"role": "user", "content": text_block(value)}
+    if isinstance(value, tuple) and len(value) == 2:
+        value = {"role": value[0], "content": value[1]}
+    if isinstance(value, dict) and "role" in value:
+        if value["role"] not in ("user", "assistant"):
+            raise ValueError(
+                f"prompt message role must be 'user' or 'assistant', not {value['role']!r}"
+            )
+        content = value.get("content", "")
+        if isinstance(content, str):
+            content = text_block(content)
+        return {"role": value["role"], "content": to_json_value(content)}
+    raise TypeError(f"a prompt must return str or messages, not {type(value).__name__}")

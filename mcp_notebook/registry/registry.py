@@ -1,0 +1,107 @@
+"""The set of registered components, readable from any thread.
+
+Cells change it on the kernel thread; the server reads it on its own thread. Every change
+publishes a fresh dict (copy-on-write), so a reader always sees a consistent snapshot
+without locks, and re-registering a name keeps its position in the listing.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, Literal
+
+from .components import Prompt, Resource, ResourceTemplate, Tool
+
+Kind = Literal["tools", "resources", "prompts"]
+Listener = Callable[[Kind], None]
+
+
+class Registry:
+    def __init__(self) -> None:
+        self.tools: dict[str, Tool] = {}
+        self.resources: dict[str, Resource] = {}
+        self.templates: dict[str, ResourceTemplate] = {}
+        self.prompts: dict[str, Prompt] = {}
+        self._listeners: list[Listener] = []
+        self._lock = threading.Lock()
+
+    # -- listening ---------------------------------------------------------------------
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        with self._lock:
+            self._listeners = [*self._listeners, listener]
+
+        def unsubscribe() -> None:
+            with self._lock:
+                self._listeners = [x for x in self._listeners if x is not listener]
+
+        return unsubscribe
+
+    def _changed(self, kind: Kind) -> None:
+        for listener in self._listeners:
+            listener(kind)
+
+    # -- changes -----------------------------------------------------------------------
+    def add_tool(self, tool: Tool) -> Tool:
+        with self._lock:
+            self.tools = {**self.tools, tool.name: tool}
+        self._changed("tools")
+        return tool
+
+    def add_resource(self, resource: Resource) -> Resource:
+        with self._lock:
+            # A resource is known by its URI; re-registering a name at a new URI moves it.
+            stale = [u for u, r in self.resources.items() if r.name == resource.name]
+            items = {u: r for u, r in self.resources.items() if u not in stale or u == resource.uri}
+            self.resources = {**items, resource.uri: resource}
+        self._changed("resources")
+        return resource
+
+    def add_template(self, template: ResourceTemplate) -> ResourceTemplate:
+        with self._lock:
+            self.templates = {**self.templates, template.uri_template: template}
+        self._changed("resources")
+        return template
+
+    def add_prompt(self, prompt: Prompt) -> Prompt:
+        with self._lock:
+            self.prompts = {**self.prompts, prompt.name: prompt}
+        self._changed("prompts")
+        return prompt
+
+    def remove(self, name: str) -> list[Kind]:
+        """Remove every component called ``name`` (or a resource with that URI)."""
+        removed: list[Kind] = []
+        with self._lock:
+            if name in self.tools:
+                self.tools = {k: v for k, v in self.tools.items() if k != name}
+                removed.append("tools")
+            resources = {k: v for k, v in self.resources.items() if name not in (k, v.name)}
+            templates = {k: v for k, v in self.templates.items() if name not in (k, v.name)}
+            if len(resources) != len(self.resources) or len(templates) != len(self.templates):
+                self.resources, self.templates = resources, templates
+                removed.append("resources")
+            if name in self.prompts:
+                self.prompts = {k: v for k, v in self.prompts.items() if k != name}
+                removed.append("prompts")
+        for kind in removed:
+            self._changed(kind)
+        return removed
+
+    def clear(self) -> None:
+        with self._lock:
+            self.tools, self.resources, self.templates, self.prompts = {}, {}, {}, {}
+        for kind in ("tools", "resources", "prompts"):
+            self._changed(kind)  # type: ignore[arg-type]
+
+    # -- lookups -----------------------------------------------------------------------
+    def find_resource(self, uri: str) -> tuple[Any, dict[str, str] | None] | None:
+        """The resource at ``uri``, or the first template matching it with its values."""
+        resource = self.resources.get(uri)
+        if resource is not None:
+            return resource, None
+        for template in self.templates.values():
+            values = template.match(uri)
+            if values is not None:
+                return template, values
+        return None

@@ -1,0 +1,128 @@
+"""Function signature -> JSON Schema for its arguments and result, via pydantic.
+
+The schema is what clients see; arguments are checked against it with jsonschema before
+the function runs and then converted to the annotated Python types by the same pydantic
+model (so a ``dataclass`` parameter receives a dataclass, an ``Enum`` an enum member).
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable
+from typing import Any
+
+import pydantic
+from pydantic import ConfigDict, Field, TypeAdapter, create_model
+
+from .docstrings import parse_docstring
+
+
+class ArgumentError(ValueError):
+    """Arguments that do not convert to the function's parameter types."""
+
+
+class SignatureModel:
+    """The arguments of one function: schema, and conversion of JSON arguments to Python."""
+
+    def __init__(self, fn: Callable[..., Any], skip: frozenset[str] = frozenset()) -> None:
+        self.description, self.param_docs = parse_docstring(inspect.getdoc(fn))
+        signature = inspect.signature(fn)
+        hints = _type_hints(fn)
+        fields: dict[str, Any] = {}
+        self.accepts_extra = False
+        for name, param in signature.parameters.items():
+            annotation = hints.get(name, Any)
+            if name in skip:
+                continue
+            if param.kind is param.VAR_KEYWORD:
+                self.accepts_extra = True
+                continue
+            if param.kind is param.VAR_POSITIONAL:
+                continue
+            default = ... if param.default is param.empty else param.default
+            fields[name] = (annotation, Field(default, description=self.param_docs.get(name)))
+        self.positional_only = [
+            n for n, p in signature.parameters.items() if p.kind is p.POSITIONAL_ONLY
+        ]
+        extra = "allow" if self.accepts_extra else "forbid"
+        self.model = create_model(
+            f"{getattr(fn, '__name__', 'tool')}_arguments",
+            __config__=ConfigDict(arbitrary_types_allowed=True, extra=extra),
+            **fields,
+        )
+        self.field_names = list(fields)
+
+    def input_schema(self) -> dict[str, Any]:
+        schema = self.model.model_json_schema()
+        schema.pop("title", None)
+        schema.setdefault("properties", {})
+        for prop in schema["properties"].values():
+            _drop_titles(prop)
+        if not self.accepts_extra:
+            schema["additionalProperties"] = False
+        return schema
+
+    def convert(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        """JSON arguments (already schema-checked) -> keyword arguments of the function."""
+        try:
+            instance = self.model.model_validate(arguments)
+        except pydantic.ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+                for e in exc.errors()
+            )
+            raise ArgumentError(f"Invalid argument {problems}") from None
+        values = {name: getattr(instance, name) for name in self.field_names}
+        if self.accepts_extra and instance.model_extra:
+            values.update(instance.model_extra)
+        return values
+
+
+def output_schema(fn: Callable[..., Any]) -> tuple[dict[str, Any] | None, bool]:
+    """Schema of the structured result from the return annotation, and whether it is wrapped.
+
+    Objects (dataclass, TypedDict, pydantic model, dict) are the structured result as they
+    are; other JSON values are wrapped as ``{"result": value}`` because ``structuredContent``
+    must be an object. ``str``, ``None`` and unannotated functions have no output schema.
+    """
+    annotation = _type_hints(fn).get("return", inspect.Signature.empty)
+    if annotation in (inspect.Signature.empty, None, type(None), str, Any):
+        return None, False
+    try:
+        schema = TypeAdapter(annotation).json_schema(mode="serialization")
+    except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError):
+        return None, False
+    if schema.get("type") == "object" or (
+        "$ref" in schema and _resolve(schema).get("type") == "object"
+    ):
+        schema.pop("title", None)
+        return schema, False
+    wrapped = {
+        "type": "object",
+        "properties": {"result": schema},
+        "required": ["result"],
+    }
+    if "$defs" in schema:
+        wrapped["$defs"] = schema.pop("$defs")
+    return wrapped, True
+
+
+def _resolve(schema: dict[str, Any]) -> dict[str, Any]:
+    ref = schema["$ref"].rsplit("/", 1)[-1]
+    return schema.get("$defs", {}).get(ref, {})
+
+
+def _drop_titles(schema: Any) -> None:
+    # pydantic titles every property ("A", "B"); they add tokens and no meaning.
+    if isinstance(schema, dict):
+        schema.pop("title", None)
+
+
+def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
+    target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn).__call__
+    try:
+        return typing.get_type_hints(target, include_extras=True)
+    except Exception:
+        # Unresolvable forward references: fall back to the raw annotations.
+        return dict(getattr(target, "__annotations__", {}))

@@ -1,0 +1,1 @@
+"""Transports: bytes in and out of the sans-IO protocol core."""

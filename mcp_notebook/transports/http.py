@@ -1,0 +1,361 @@
+"""Streamable HTTP (MCP 2025-11-25) served by tornado on a thread of its own.
+
+The thread answers the control plane at once, even while a cell runs; calls into user
+code are handed to the Server's executor (the kernel loop). Server->client notifications
+arrive from other threads through :meth:`HttpTransport.broadcast`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import socket
+import threading
+from collections import OrderedDict
+from typing import Any
+
+import tornado.httpserver
+import tornado.netutil
+import tornado.web
+
+from ..protocol import Server, Session, jsonrpc
+from ..protocol.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND, RpcError
+from ..protocol.versions import HANDSHAKE_VERSIONS
+from .security import Guard
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_BODY = 4 * 1024 * 1024
+SESSION_HEADER = "Mcp-Session-Id"
+VERSION_HEADER = "MCP-Protocol-Version"
+
+
+class HttpTransport:
+    """Owns the socket, the thread, the loop and the sessions of one HTTP endpoint."""
+
+    def __init__(
+        self,
+        server: Server,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        token: str | None = None,
+        path: str = "/mcp",
+        max_body: int = DEFAULT_MAX_BODY,
+        max_sessions: int = 1000,
+        allowed_hosts: list[str] | None = None,
+        allowed_origins: list[str] | None = None,
+    ) -> None:
+        self.server = server
+        self.host, self.path, self.max_body = host, path, max_body
+        self.max_sessions = max_sessions
+        self.guard = Guard(
+            bind_host=host,
+            token=token,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+        )
+        self.sessions: OrderedDict[str, Session] = OrderedDict()
+        self.streams: dict[str, McpHandler] = {}
+        self._requested_port = port
+        self.port: int | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._http: tornado.httpserver.HTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        if self.host in ("0.0.0.0", "::"):
+            host = socket.gethostname()
+        return f"http://{host}:{self.port}{self.path}"
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def start(self) -> None:
+        # Bind here, on the caller's thread, so a busy port fails the caller at once.
+        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
+        sockets = tornado.netutil.bind_sockets(
+            self._requested_port, address=self.host, family=family
+        )
+        self.port = sockets[0].getsockname()[1]
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(loop)
+            self.loop = loop
+            try:
+                app = tornado.web.Application(
+                    [(self.path, McpHandler, {"transport": self})],
+                    default_handler_class=NotFoundHandler,
+                )
+                self._http = tornado.httpserver.HTTPServer(
+                    app, max_body_size=self.max_body * 4, idle_connection_timeout=300
+                )
+                self._http.add_sockets(sockets)
+            except BaseException as exc:  # pragma: no cover - reported to the caller
+                failure.append(exc)
+                ready.set()
+                return
+            ready.set()
+            try:
+                loop.run_forever()
+            finally:
+                loop.close()
+
+        self._thread = threading.Thread(target=run, name="mcp-notebook-http", daemon=True)
+        self._thread.start()
+        ready.wait()
+        if failure:
+            raise failure[0]
+
+    def stop(self, timeout: float = 5.0) -> None:
+        loop, thread = self.loop, self._thread
+        if loop is None or thread is None or not thread.is_alive():
+            return
+
+        async def shutdown() -> None:
+            if self._http is not None:
+                self._http.stop()
+            for handler in list(self.streams.values()):
+                handler.close_stream()
+            self.streams.clear()
+            self.sessions.clear()
+            if self._http is not None:
+                await asyncio.wait_for(self._http.close_all_connections(), timeout)
+            loop.stop()
+
+        loop.call_soon_threadsafe(lambda: loop.create_task(shutdown()))
+        thread.join(timeout + 1)
+        self.loop = self._thread = None
+
+    # -- sessions and server->client messages -----------------------------------------
+    def new_session(self, session: Session) -> None:
+        self.sessions[session.id] = session
+        while len(self.sessions) > self.max_sessions:
+            # Forget the least recently used session that has no open stream.
+            for old_id in self.sessions:
+                if old_id not in self.streams:
+                    del self.sessions[old_id]
+                    break
+            else:
+                break
+
+    def end_session(self, session_id: str) -> None:
+        self.sessions.pop(session_id, None)
+        handler = self.streams.pop(session_id, None)
+        if handler is not None:
+            handler.close_stream()
+
+    def broadcast(self, message: dict[str, Any]) -> None:
+        """Send a notification to every session with an open stream; callable from any thread."""
+        loop = self.loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._broadcast, message)
+
+    def _broadcast(self, message: dict[str, Any]) -> None:
+        for handler in list(self.streams.values()):
+            handler.send_event(message)
+
+
+def _error_body(code: int, message: str, request_id: Any = None) -> bytes:
+    return jsonrpc.dumps(jsonrpc.error_response(request_id, RpcError(code, message)))
+
+
+class NotFoundHandler(tornado.web.RequestHandler):
+    def prepare(self) -> None:
+        self.set_status(404)
+        self.set_header("Content-Type", "application/json")
+        self.finish(_error_body(INVALID_REQUEST, "Not Found: the MCP endpoint is elsewhere"))
+
+
+@tornado.web.stream_request_body
+class McpHandler(tornado.web.RequestHandler):
+    SUPPORTED_METHODS = ("GET", "POST", "DELETE", "OPTIONS")
+
+    def initialize(self, transport: HttpTransport) -> None:
+        self.transport = transport
+        self._chunks: list[bytes] = []
+        self._size = 0
+        self._too_large = False
+        self._stream_session: str | None = None
+        self._event_id = 0
+
+    # -- gatekeeping -------------------------------------------------------------------
+    def fail(self, status: int, message: str, code: int = INVALID_REQUEST, request_id=None):
+        self.set_status(status)
+        self.set_header("Content-Type", "application/json")
+        if status == 401:
+            self.set_header("WWW-Authenticate", 'Bearer realm="mcp-notebook"')
+        self.finish(_error_body(code, message, request_id))
+
+    def prepare(self) -> None:
+        guard, headers = self.transport.guard, self.request.headers
+        problem = guard.host_problem(headers.get("Host"))
+        if problem is None:
+            problem = guard.origin_problem(headers.get("Origin"))
+        if problem is not None:
+            return self.fail(403, f"Forbidden: {problem}")
+        problem = guard.auth_problem(headers.get("Authorization"))
+        if problem is not None:
+            return self.fail(401, f"Unauthorized: {problem}")
+        if self.request.method == "POST":
+            length = headers.get("Content-Length")
+            if length is not None and length.isdigit() and int(length) > self.transport.max_body:
+                return self.fail(413, self._too_large_message())
+        return None
+
+    def _too_large_message(self) -> str:
+        return f"Payload Too Large: the limit is {self.transport.max_body} bytes"
+
+    def data_received(self, chunk: bytes) -> None:
+        self._size += len(chunk)
+        if self._size > self.transport.max_body:
+            self._too_large = True
+            self._chunks.clear()
+        elif not self._too_large:
+            self._chunks.append(chunk)
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        self.set_header("Content-Type", "application/json")
+        self.finish(_error_body(INVALID_REQUEST, self._reason))
+
+    def _session(self, message: Any = None) -> Session | None:
+        """The request's session, or None after answering 400/404."""
+        session_id = self.request.headers.get(SESSION_HEADER)
+        request_id = message.get("id") if isinstance(message, dict) else None
+        if not session_id:
+            self.fail(
+                400, f"Bad Request: {SESSION_HEADER} header is required", request_id=request_id
+            )
+            return None
+        session = self.transport.sessions.get(session_id)
+        if session is None:
+            self.fail(404, "Session not found: it ended or never existed", request_id=request_id)
+            return None
+        version = self.request.headers.get(VERSION_HEADER)
+        if version is not None and version not in HANDSHAKE_VERSIONS:
+            self.fail(
+                400,
+                f"Bad Request: unsupported {VERSION_HEADER} {version!r}; "
+                f"supported: {', '.join(HANDSHAKE_VERSIONS)}",
+                request_id=request_id,
+            )
+            return None
+        self.transport.sessions.move_to_end(session_id)
+        return session
+
+    # -- POST: one client message ------------------------------------------------------
+    async def post(self) -> None:
+        if self._too_large:
+            return self.fail(413, self._too_large_message())
+        content_type = self.request.headers.get("Content-Type", "")
+        if content_type.split(";")[0].strip().lower() != "application/json":
+            return self.fail(415, "Unsupported Media Type: send application/json")
+        accept = self.request.headers.get("Accept", "*/*").lower()
+        wants_json = "application/json" in accept or "*/*" in accept
+        if not wants_json and "text/event-stream" not in accept:
+            return self.fail(406, "Not Acceptable: accept application/json or text/event-stream")
+        try:
+            message = jsonrpc.parse(b"".join(self._chunks))
+            kind = jsonrpc.kind(message)
+        except RpcError as error:
+            return self.fail(400, error.message, error.code)
+        server = self.transport.server
+        if kind == "request" and message["method"] == "initialize":
+            session = Session(transport="http")
+            reply = await server.handle(message, session)
+            if reply is not None and "result" in reply:
+                self.transport.new_session(session)
+                self.set_header(SESSION_HEADER, session.id)
+            return self._reply(reply, wants_json)
+        has_session = bool(self.request.headers.get(SESSION_HEADER))
+        if kind == "request" and not has_session and not server.serves(message["method"]):
+            # e.g. a 2026-07-28 client probing with server/discover: a plain
+            # JSON-RPC error lets it fall back to initialize.
+            return self.fail(
+                404,
+                f"Method not found: {message['method']}",
+                METHOD_NOT_FOUND,
+                message["id"],
+            )
+        session = self._session(message)
+        if session is None:
+            return None
+        reply = await server.handle(message, session)
+        if kind != "request":
+            self.set_status(202)
+            return self.finish()
+        return self._reply(reply, wants_json)
+
+    def _reply(self, reply: dict[str, Any] | None, wants_json: bool) -> None:
+        if self.request.connection.stream.closed():  # client gone mid-call
+            return
+        body = jsonrpc.dumps(reply)
+        if wants_json:
+            self.set_header("Content-Type", "application/json")
+            self.finish(body)
+        else:
+            self.set_header("Content-Type", "text/event-stream")
+            self.set_header("Cache-Control", "no-cache")
+            self.finish(b"event: message\ndata: " + body + b"\n\n")
+
+    # -- GET: the server->client stream ------------------------------------------------
+    async def get(self) -> None:
+        if "text/event-stream" not in self.request.headers.get("Accept", "").lower():
+            return self.fail(406, "Not Acceptable: the GET stream is text/event-stream")
+        session = self._session()
+        if session is None:
+            return None
+        if session.id in self.transport.streams:
+            return self.fail(409, "Conflict: this session already has an open GET stream")
+        self._stream_session = session.id
+        self.transport.streams[session.id] = self
+        session.send = self.send_event
+        self.set_header("Content-Type", "text/event-stream")
+        self.set_header("Cache-Control", "no-cache")
+        self.set_header("X-Accel-Buffering", "no")
+        self._closed = asyncio.Event()
+        self.flush()
+        await self._closed.wait()
+
+    def send_event(self, message: dict[str, Any]) -> None:
+        if self._stream_session is None or self.request.connection.stream.closed():
+            return
+        self._event_id += 1
+        data = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
+        self.write(f"id: {self._event_id}\nevent: message\ndata: {data}\n\n")
+        self.flush()
+
+    def close_stream(self) -> None:
+        self._forget_stream()
+        closed = getattr(self, "_closed", None)
+        if closed is not None:
+            closed.set()
+
+    def _forget_stream(self) -> None:
+        session_id, self._stream_session = self._stream_session, None
+        if session_id is not None and self.transport.streams.get(session_id) is self:
+            del self.transport.streams[session_id]
+            session = self.transport.sessions.get(session_id)
+            if session is not None:
+                session.send = None
+
+    def on_connection_close(self) -> None:
+        self.close_stream()
+
+    # -- DELETE: end the session -------------------------------------------------------
+    def delete(self) -> None:
+        session = self._session()
+        if session is None:
+            return
+        self.transport.end_session(session.id)
+        self.set_status(200)
+        self.finish()
+
+    def options(self) -> None:
+        # No CORS: browsers on other origins are refused above; loopback pages need none.
+        self.set_status(204)
+        self.finish()

@@ -1,0 +1,74 @@
+"""Request checks that make a loopback server safe by default: token, Host and Origin."""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from urllib.parse import urlsplit
+
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+
+def is_loopback(host: str) -> bool:
+    host = host.strip("[]").lower()
+    if host in LOOPBACK_NAMES or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def split_host(value: str) -> str:
+    """``"[::1]:8000"`` -> ``"::1"``, ``"localhost:80"`` -> ``"localhost"``."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1 : value.find("]")] if "]" in value else value
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+class Guard:
+    """Decides whether a request may reach the server; each check returns a reason or None."""
+
+    def __init__(
+        self,
+        *,
+        bind_host: str,
+        token: str | None,
+        allowed_hosts: list[str] | None = None,
+        allowed_origins: list[str] | None = None,
+    ) -> None:
+        self.token = token
+        self._expected = f"Bearer {token}".encode() if token else b""
+        hosts = {h.lower().strip("[]") for h in allowed_hosts or ()}
+        # A wildcard bind serves whatever names reach it; only explicit lists restrict it.
+        self.check_hosts = bool(hosts) or bind_host not in ("0.0.0.0", "::", "")
+        if not is_loopback(bind_host):
+            hosts.add(bind_host.lower().strip("[]"))
+        self.allowed_hosts = hosts
+        self.allowed_origins = {o.rstrip("/").lower() for o in allowed_origins or ()}
+
+    def host_problem(self, host_header: str | None) -> str | None:
+        if not self.check_hosts:
+            return None
+        host = split_host(host_header or "")
+        if is_loopback(host) or host in self.allowed_hosts:
+            return None
+        return f"Host {host_header!r} is not allowed"
+
+    def origin_problem(self, origin: str | None) -> str | None:
+        if origin is None:
+            return None  # not a browser: nothing to rebind
+        if origin.rstrip("/").lower() in self.allowed_origins:
+            return None
+        parts = urlsplit(origin)
+        if parts.scheme in ("http", "https") and parts.hostname and is_loopback(parts.hostname):
+            return None
+        return f"Origin {origin!r} is not allowed"
+
+    def auth_problem(self, authorization: str | None) -> str | None:
+        if not self.token:
+            return None
+        if authorization and hmac.compare_digest(authorization.strip().encode(), self._expected):
+            return None
+        return "Missing or invalid bearer token" if authorization else "Missing bearer token"

@@ -228,7 +228,7 @@ class NotebookMCP:
                 role=role,
             )
             self.registry.add_prompt(prompt)
-            return prompt
+            return None
         if name_or_fn is not None and not isinstance(name_or_fn, str):
             raise TypeError("mcp.prompt() takes a name and a template, or decorates a function")
         decorator_name = name_or_fn or name
@@ -269,6 +269,7 @@ class NotebookMCP:
         port = overrides.get("port", port)
         token = overrides.get("token", token)
         auth = overrides.get("auth", auth)
+        name = overrides.get("name", name)
         with self._lock:
             if self._transport is not None:
                 self._stop_locked()

@@ -1,0 +1,167 @@
+"""``mcp-notebook serve``: run a notebook in a fresh kernel and keep its server up.
+
+The notebook runs in a real ipykernel started by jupyter_client, exactly as in Jupyter;
+the server lives inside that kernel. This process only drives it and relays what the
+cells print to stderr (stdout stays free for protocols).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import nbformat
+from jupyter_client.manager import KernelManager
+
+from .app import SERVE_OPTIONS_ENV
+
+logger = logging.getLogger(__name__)
+
+# Load the extension only if the notebook did not (IPython warns about a second load).
+_START = """\
+try:
+    mcp
+except NameError:
+    get_ipython().run_line_magic("load_ext", "mcp_notebook")
+if not mcp.running:
+    mcp.start()
+"""
+
+
+class NotebookError(RuntimeError):
+    """A cell failed while the notebook was starting."""
+
+
+@dataclass
+class ServeOptions:
+    host: str = "127.0.0.1"
+    port: int | None = None
+    token: str | None = None
+    auth: bool = True
+    name: str | None = None
+    startup_timeout: float = 600.0
+
+
+class NotebookKernel:
+    """A kernel that has executed a notebook's code cells and serves its registry."""
+
+    def __init__(self, path: Path, options: ServeOptions) -> None:
+        self.path = path.resolve()
+        self.options = options
+        self.url: str | None = None
+        self.token: str | None = None
+        self.manager: KernelManager | None = None
+        self.client: Any = None
+
+    def start(self) -> None:
+        notebook = nbformat.read(self.path, as_version=4)
+        overrides: dict[str, Any] = {
+            "host": self.options.host,
+            "auth": self.options.auth,
+            "name": self.options.name or self.path.stem,
+        }
+        if self.options.port is not None:
+            overrides["port"] = self.options.port
+        if self.options.token:
+            overrides["token"] = self.options.token
+        env = {**os.environ, SERVE_OPTIONS_ENV: json.dumps(overrides)}
+        self.manager = KernelManager(kernel_name="python3")
+        self.manager.start_kernel(env=env, cwd=str(self.path.parent))
+        self.client = self.manager.client()
+        self.client.start_channels()
+        self.client.wait_for_ready(timeout=60)
+        for index, cell in enumerate(notebook.cells):
+            if cell.cell_type == "code" and cell.source.strip():
+                self._execute(cell.source, f"cell {index + 1}")
+        reply = self._execute(_START, "start", {"url": "mcp.url", "token": "mcp.token"})
+        values = reply["content"]["user_expressions"]
+        self.url = _literal(values["url"])
+        self.token = _literal(values["token"])
+
+    def _execute(
+        self, code: str, where: str, expressions: dict[str, str] | None = None
+    ) -> dict[str, Any]:
+        reply = self.client.execute_interactive(
+            code,
+            user_expressions=expressions or {},
+            output_hook=_relay_output,
+            timeout=self.options.startup_timeout,
+            stop_on_error=True,
+        )
+        content = reply["content"]
+        if content["status"] != "ok":
+            trace = "\n".join(content.get("traceback") or [f"{content.get('ename')}"])
+            raise NotebookError(f"{self.path.name}: {where} failed:\n{trace}")
+        return reply
+
+    def alive(self) -> bool:
+        return self.manager is not None and self.manager.is_alive()
+
+    def shutdown(self) -> None:
+        if self.client is not None:
+            self.client.stop_channels()
+        if self.manager is not None and self.manager.has_kernel:
+            self.manager.shutdown_kernel(now=False)
+        self.manager = self.client = None
+
+
+def _literal(value: dict[str, Any]) -> Any:
+    import ast
+
+    if value.get("status") != "ok":
+        raise NotebookError(f"could not read the server address: {value.get('evalue')}")
+    return ast.literal_eval(value["data"]["text/plain"])
+
+
+def _relay_output(message: dict[str, Any]) -> None:
+    content = message["content"]
+    kind = message["msg_type"]
+    if kind == "stream":
+        sys.stderr.write(content["text"])
+    elif kind in ("execute_result", "display_data"):
+        text = content.get("data", {}).get("text/plain")
+        if text:
+            sys.stderr.write(text + "\n")
+
+
+def serve_http(path: Path, options: ServeOptions) -> int:
+    kernel = NotebookKernel(path, options)
+    _stop_on_signals()
+    try:
+        kernel.start()
+        print(f"Serving {path} over MCP Streamable HTTP at {kernel.url}", file=sys.stderr)
+        if kernel.token:
+            print(f"Token: {kernel.token}", file=sys.stderr)
+        print("Press Ctrl-C to stop.", file=sys.stderr, flush=True)
+        while kernel.alive():
+            time.sleep(0.5)
+        print("The kernel died; stopping.", file=sys.stderr)
+        return 1
+    except NotebookError as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("Shutting down the kernel.", file=sys.stderr)
+        return 0
+    finally:
+        kernel.shutdown()
+
+
+def _stop_on_signals() -> None:
+    """Ctrl-C or SIGTERM stops serving once; a second signal cannot cut the kernel's shutdown."""
+    received: list[int] = []
+
+    def stop(signum: int, frame: Any) -> None:
+        if not received:
+            received.append(signum)
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)

@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import httpx2
+import pytest
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from .kernels import Kernel
+
+
+@dataclass
+class Served:
+    kernel: Kernel
+    url: str
+    token: str | None
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+
+
+@pytest.fixture(scope="module")
+def kernel() -> Iterator[Kernel]:
+    """A real ipykernel for the tests of one module."""
+    k = Kernel()
+    try:
+        yield k
+    finally:
+        k.shutdown()
+
+
+def start_server(kernel: Kernel, setup: str, start: str = "%mcp start --port 0") -> Served:
+    kernel.run("%load_ext mcp_notebook")
+    kernel.run(setup)
+    kernel.run(start)
+    return Served(kernel, kernel.eval("mcp.url"), kernel.eval("mcp.token"))
+
+
+@asynccontextmanager
+async def connect(
+    served: Served, mode: str = "auto", **client_options
+) -> AsyncIterator[Client]:
+    """The official SDK client, connected to the notebook's endpoint with its token."""
+    async with (
+        httpx2.AsyncClient(headers=served.headers, timeout=30) as http,
+        Client(
+            streamable_http_client(served.url, http_client=http), mode=mode, **client_options
+        ) as client,
+    ):
+        yield client
+
+
+MODES = pytest.mark.parametrize("mode", ["legacy", "auto"])

@@ -1,0 +1,91 @@
+"""%mcp in a real kernel: what it prints, and UsageError (never a dead kernel) for bad input."""
+
+from __future__ import annotations
+
+import re
+import socket
+import urllib.error
+import urllib.request
+
+import pytest
+
+from ..kernels import KernelError
+
+
+@pytest.fixture(scope="module")
+def loaded(kernel):
+    kernel.run("%load_ext mcp_notebook")
+    kernel.run("@mcp.tool\ndef add(a: int, b: int) -> int:\n    return a + b\n")
+    return kernel
+
+
+def usage_error(kernel, line: str) -> str:
+    with pytest.raises(KernelError) as error:
+        kernel.run(line)
+    assert error.value.ename == "UsageError", error.value
+    assert kernel.run("1 + 1")[1].strip() == "2"  # the kernel carries on
+    return error.value.evalue
+
+
+def test_mcp_object_is_the_package_singleton(loaded):
+    assert loaded.eval("__import__('mcp_notebook').mcp is mcp") is True
+
+
+def test_start_prints_url_token_and_a_client_command(loaded):
+    _, output = loaded.run("%mcp start --port 0 --name demo")
+    url, token = loaded.eval("mcp.url"), loaded.eval("mcp.token")
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/mcp", url)
+    assert url in output and token in output
+    assert f"claude mcp add --transport http demo {url}" in output
+    assert f"Authorization: Bearer {token}" in output
+    _, status = loaded.run("%mcp status")
+    assert url in status and "bearer token" in status
+    _, listing = loaded.run("%mcp list")
+    assert "Tools (1):" in listing and "add" in listing
+
+
+def test_restart_keeps_the_token_and_stop_closes_the_port(loaded):
+    loaded.run("%mcp start --port 0")
+    first = loaded.eval("mcp.token")
+    loaded.run("%mcp start --port 0")
+    assert loaded.eval("mcp.token") == first
+    url = loaded.eval("mcp.url")
+    _, output = loaded.run("%mcp stop")
+    assert "stopped" in output
+    assert loaded.eval("mcp.url") is None
+    with pytest.raises(urllib.error.URLError):
+        urllib.request.urlopen(url, timeout=5)
+    _, status = loaded.run("%mcp status")
+    assert "not running" in status
+
+
+def test_no_auth_is_said_out_loud(loaded):
+    _, output = loaded.run("%mcp start --port 0 --no-auth")
+    assert "Authentication is off" in output
+    assert loaded.eval("mcp.token") is None
+    loaded.run("%mcp stop")
+
+
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("%mcp", "usage"),
+        ("%mcp launch", "invalid choice"),
+        ("%mcp start --port 70000", "--port must be 0-65535"),
+        ("%mcp start --port abc", "invalid int value"),
+        ("%mcp start --token t --no-auth", "not allowed with"),
+        ("%mcp start --host 'unclosed", "No closing quotation"),
+    ],
+)
+def test_bad_input_is_a_usage_error(loaded, line, expected):
+    assert expected in usage_error(loaded, line)
+
+
+def test_a_busy_port_is_a_usage_error_naming_it(loaded):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        message = usage_error(loaded, f"%mcp start --port {port}")
+    assert f"127.0.0.1:{port}" in message
+    assert loaded.eval("mcp.running") is False

@@ -1,0 +1,182 @@
+"""The official MCP Python SDK client against a live notebook, in both connection modes."""
+
+from __future__ import annotations
+
+import asyncio
+
+import mcp_types as types
+import pytest
+
+from ..conftest import MODES, connect, start_server
+from ..schema import validate
+
+SETUP = '''
+import pandas as pd
+
+@mcp.tool
+def add(a: int, b: int = 1) -> int:
+    """Add two numbers.
+
+    Args:
+        a: first addend
+        b: second addend
+    """
+    return a + b
+
+@mcp.tool
+def where_am_i() -> str:
+    import threading
+    return f"{threading.current_thread().name} {secret}"
+
+@mcp.tool
+async def slow_echo(text: str) -> str:
+    import asyncio
+    await asyncio.sleep(0.05)
+    return text.upper()
+
+@mcp.tool
+def explode(reason: str) -> str:
+    raise ValueError(f"cannot do that: {reason}")
+
+secret = "from-a-cell"
+sales = pd.DataFrame({"region": ["north", "south"], "units": [120, 80]})
+mcp.resource(sales, name="sales", description="units per region")
+
+@mcp.resource_template("notes://{day}")
+def notes(day: str) -> str:
+    return f"notes for {day}"
+
+mcp.prompt("summarize", "Summarize {topic} in {n} bullet points.", defaults={"n": "3"})
+'''
+
+
+@pytest.fixture(scope="module")
+def served(kernel):
+    return start_server(kernel, SETUP)
+
+
+def dump(model) -> dict:
+    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+@MODES
+async def test_lists_what_the_cells_registered(served, mode):
+    async with connect(served, mode) as client:
+        assert client.protocol_version == "2025-11-25"
+        tools = await client.list_tools()
+        names = [t.name for t in tools.tools]
+        assert names == ["add", "where_am_i", "slow_echo", "explode"]
+        add = tools.tools[0]
+        assert add.description == "Add two numbers."
+        assert add.input_schema["properties"]["a"] == {"type": "integer", "description": "first addend"}
+        assert add.input_schema["required"] == ["a"]
+        validate(dump(tools), "ListToolsResult")
+        resources = await client.list_resources()
+        assert [(r.uri, r.mime_type) for r in resources.resources] == [("df://sales", "text/csv")]
+        templates = await client.list_resource_templates()
+        assert [t.uri_template for t in templates.resource_templates] == ["notes://{day}"]
+        prompts = await client.list_prompts()
+        assert [(a.name, a.required) for a in prompts.prompts[0].arguments] == [
+            ("topic", True),
+            ("n", False),
+        ]
+
+
+@MODES
+async def test_calls_tools_on_the_kernel_thread(served, mode):
+    async with connect(served, mode) as client:
+        result = await client.call_tool("add", {"a": 2, "b": 5})
+        assert not result.is_error
+        assert result.content[0].text == "7"
+        assert result.structured_content == {"result": 7}
+        validate(dump(result), "CallToolResult")
+        where = await client.call_tool("where_am_i", {})
+        assert where.content[0].text == "MainThread from-a-cell"
+        echoed = await client.call_tool("slow_echo", {"text": "hi"})
+        assert echoed.content[0].text == "HI"
+
+
+@MODES
+async def test_tool_errors_are_results_not_crashes(served, mode):
+    async with connect(served, mode) as client:
+        bad_type = await client.call_tool("add", {"a": "seven"})
+        assert bad_type.is_error
+        assert "'a'" in bad_type.content[0].text
+        raised = await client.call_tool("explode", {"reason": "no"})
+        assert raised.is_error
+        assert "cannot do that: no" in raised.content[0].text
+        assert "Traceback" not in raised.content[0].text
+        with pytest.raises(Exception) as unknown:
+            await client.call_tool("nope", {})
+        assert getattr(unknown.value, "code", None) == types.INVALID_PARAMS
+    # The traceback stays in the notebook.
+    assert "ValueError" in served.kernel.eval("mcp.calls[-1].traceback")
+
+
+@MODES
+async def test_reads_resources_and_gets_prompts(served, mode):
+    async with connect(served, mode) as client:
+        read = await client.read_resource("df://sales")
+        assert read.contents[0].text.splitlines() == ["region,units", "north,120", "south,80"]
+        note = await client.read_resource("notes://monday")
+        assert note.contents[0].text == "notes for monday"
+        with pytest.raises(Exception) as missing:
+            await client.read_resource("df://nothing")
+        assert missing.value.code == -32002
+        assert missing.value.error.data == {"uri": "df://nothing"}
+        prompt = await client.get_prompt("summarize", {"topic": "cats"})
+        assert prompt.messages[0].content.text == "Summarize cats in 3 bullet points."
+        validate(dump(prompt), "GetPromptResult")
+        with pytest.raises(Exception) as no_topic:
+            await client.get_prompt("summarize", {})
+        assert no_topic.value.code == types.INVALID_PARAMS
+        assert "topic" in no_topic.value.error.message
+
+
+@MODES
+async def test_redefining_a_tool_in_a_cell_reaches_the_client(served, mode):
+    changed = asyncio.Event()
+    seen: list[str] = []
+
+    async def on_message(message) -> None:
+        method = getattr(message, "method", None)
+        if method:
+            seen.append(method)
+        if method == "notifications/tools/list_changed":
+            changed.set()
+
+    async with connect(served, mode, message_handler=on_message) as client:
+        await client.list_tools()
+        await asyncio.sleep(0.3)  # let the client open its GET stream
+        served.kernel.run(
+            '@mcp.tool(description="Add two numbers, then ten.")\n'
+            "def add(a: int, b: int = 1) -> int:\n"
+            "    return a + b + 10\n"
+        )
+        await asyncio.wait_for(changed.wait(), 10)
+        tools = await client.list_tools()
+        assert [t.name for t in tools.tools].count("add") == 1
+        assert tools.tools[0].name == "add"  # same place in the list
+        assert tools.tools[0].description == "Add two numbers, then ten."
+        result = await client.call_tool("add", {"a": 1, "b": 1})
+        assert result.content[0].text == "12"
+    served.kernel.run("@mcp.tool\ndef add(a: int, b: int = 1) -> int:\n    return a + b\n")
+    assert "notifications/tools/list_changed" in seen
+
+
+async def test_removing_a_prompt_notifies_and_hides_it(served):
+    changed = asyncio.Event()
+
+    async def on_message(message) -> None:
+        if getattr(message, "method", None) == "notifications/prompts/list_changed":
+            changed.set()
+
+    async with connect(served, "legacy", message_handler=on_message) as client:
+        await asyncio.sleep(0.3)
+        served.kernel.run('mcp.prompt("temporary", "just {x}")')
+        await asyncio.wait_for(changed.wait(), 10)
+        assert "temporary" in [p.name for p in (await client.list_prompts()).prompts]
+        changed.clear()
+        served.kernel.run('mcp.remove("temporary")')
+        await asyncio.wait_for(changed.wait(), 10)
+        assert "temporary" not in [p.name for p in (await client.list_prompts()).prompts]

@@ -1,0 +1,149 @@
+"""`mcp-notebook serve`: a notebook in a fresh kernel, served over HTTP until Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from .conftest import MODES, Served, connect
+
+ROOT = Path(__file__).resolve().parents[1]
+QUICKSTART = ROOT / "notebooks" / "quickstart.ipynb"
+SERVE = [sys.executable, "-m", "mcp_notebook.cli", "serve"]
+
+
+class ServeProcess:
+    def __init__(self, *args: str) -> None:
+        self.process = subprocess.Popen(
+            [*SERVE, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        self.stderr: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.process.stderr:
+            self.stderr.append(line)
+
+    def wait_for_url(self, timeout: float = 120) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for line in self.stderr:
+                found = re.search(r"Streamable HTTP at (\S+)", line)
+                if found:
+                    return found.group(1)
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.1)
+        raise AssertionError("serve did not start:\n" + "".join(self.stderr))
+
+    def children(self) -> list[int]:
+        path = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
+        return [int(pid) for pid in path.read_text().split()]
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+        try:
+            return self.process.wait(60)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+
+
+@pytest.fixture(scope="module")
+def quickstart():
+    served = ServeProcess(str(QUICKSTART), "--port", "0", "--token", "s3cret")
+    url = served.wait_for_url()
+    yield served, Served(kernel=None, url=url, token="s3cret")
+    served.stop()
+
+
+@MODES
+async def test_serves_the_quickstart_notebook(quickstart, mode):
+    _, served = quickstart
+    async with connect(served, mode) as client:
+        assert client.server_info.name == "quickstart"
+        assert [t.name for t in (await client.list_tools()).tools] == ["add"]
+        assert (await client.call_tool("add", {"a": 40, "b": 2})).content[0].text == "42"
+        sales = await client.read_resource("df://sales")
+        assert sales.contents[0].text.startswith("region,units,price\nnorth,120,9.5")
+        prompt = await client.get_prompt("summarize", {"topic": "sales"})
+        assert prompt.messages[0].content.text == "Summarize sales in 3 bullet points."
+
+
+def test_the_token_is_required(quickstart):
+    _, served = quickstart
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}).encode()
+    request = urllib.request.Request(
+        served.url, body, {"Content-Type": "application/json", "Accept": "application/json"}
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == 401
+
+
+def test_prints_url_and_token_on_stderr_and_nothing_on_stdout(quickstart):
+    process, served = quickstart
+    text = "".join(process.stderr)
+    assert served.url in text and "Token: s3cret" in text
+
+
+def test_ctrl_c_shuts_the_kernel_down():
+    served = ServeProcess(str(QUICKSTART), "--port", "0", "--no-auth")
+    served.wait_for_url()
+    kernels = served.children()
+    assert kernels, "the kernel runs as a child process"
+    assert served.stop() == 0
+    assert "Shutting down the kernel" in "".join(served.stderr)
+    deadline = time.monotonic() + 10
+    while any(alive(pid) for pid in kernels) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(alive(pid) for pid in kernels)
+    assert served.process.stdout.read() == ""
+
+
+def test_a_failing_cell_stops_start_up_with_its_traceback(tmp_path):
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell("%load_ext mcp_notebook"),
+        nbformat.v4.new_code_cell("ratio = 1 / 0"),
+        nbformat.v4.new_code_cell("%mcp start"),
+    ]
+    path = tmp_path / "broken.ipynb"
+    nbformat.write(notebook, path)
+    served = ServeProcess(str(path), "--port", "0")
+    code = served.process.wait(120)
+    served._reader.join(5)
+    text = "".join(served.stderr)
+    assert code == 1
+    assert "cell 2 failed" in text
+    assert "ZeroDivisionError" in text
+
+
+def test_a_missing_notebook_is_a_clear_error(tmp_path):
+    result = subprocess.run(
+        [*SERVE, str(tmp_path / "nope.ipynb")], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2
+    assert "no such notebook" in result.stderr

@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import re
 import secrets
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, TypeVar, overload
 
-from . import __version__
+from . import __version__, discovery
 from .protocol import CallLog, InlineExecutor, LoopExecutor, Server, jsonrpc
 from .protocol.executor import Executor
 from .registry import Kind, Prompt, Registry, Resource, ResourceTemplate, Tool
 from .transports.http import DEFAULT_MAX_BODY, HttpTransport
 
+logger = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
 _MISSING: Any = object()
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
@@ -37,13 +40,17 @@ class ServerInfo:
 class NotebookMCP:
     """Registers tools, resources and prompts, and serves them while the notebook runs."""
 
-    def __init__(self, name: str = "mcp-notebook") -> None:
+    def __init__(self, name: str | None = None) -> None:
         self.registry = Registry()
         self.calls = CallLog()
-        self.name = name
+        self._name = name
         self.instructions: str | None = None
+        # Filled in by the kernel extension: what a discovery file says about this server.
+        self.kernel_id: str | None = None
+        self.notebook_path: str | None = None
         self._transport: HttpTransport | None = None
         self._token: str | None = None
+        self._discovery_file: Path | None = None
         self._lock = threading.Lock()
         self.registry.subscribe(self._announce)
 
@@ -241,6 +248,19 @@ class NotebookMCP:
 
     # -- serving -----------------------------------------------------------------------
     @property
+    def name(self) -> str:
+        """The server's name: given with ``--name``, else the notebook's file name."""
+        if self._name:
+            return self._name
+        if self.notebook_path:
+            return Path(self.notebook_path).stem
+        return "mcp-notebook"
+
+    @name.setter
+    def name(self, value: str | None) -> None:
+        self._name = value
+
+    @property
     def running(self) -> bool:
         return self._transport is not None
 
@@ -290,6 +310,16 @@ class NotebookMCP:
             )
             transport = self._bind(server, host, port, max_body)
             self._transport = transport
+            try:
+                self._discovery_file = discovery.register(
+                    self.name,
+                    transport.url,
+                    self._token,
+                    kernel_id=self.kernel_id,
+                    notebook=self.notebook_path,
+                )
+            except OSError as exc:
+                logger.warning("could not write the discovery file: %s", exc)
         return ServerInfo(transport.url, self._token, self.name)
 
     def _bind(self, server: Server, host: str, port: int | None, max_body: int) -> HttpTransport:
@@ -312,6 +342,8 @@ class NotebookMCP:
 
     def _stop_locked(self) -> None:
         transport, self._transport = self._transport, None
+        discovery.unregister(self._discovery_file)
+        self._discovery_file = None
         if transport is not None:
             transport.stop()
 

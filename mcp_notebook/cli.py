@@ -1,14 +1,17 @@
-"""The ``mcp-notebook`` command."""
+"""The ``mcp-notebook`` command: serve | bridge | list | config."""
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import logging
+import os
 import sys
 from importlib import resources
 from pathlib import Path
 
 from . import __version__
+from .clients import CLIENTS
 
 
 def _default_notebook() -> Path:
@@ -26,17 +29,31 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=__version__)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
     commands = parser.add_subparsers(dest="command", required=True)
+
     serve = commands.add_parser("serve", help="run a notebook in a fresh kernel and serve it")
     serve.add_argument(
         "notebook", nargs="?", type=Path, help="the .ipynb to serve (default: the quickstart)"
     )
-    serve.add_argument("--transport", choices=["http"], default="http")
+    serve.add_argument("--transport", choices=["http", "stdio"], default="http")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=None, help="default 8765, or any free port")
     serve.add_argument("--name", default=None, help="server name (default: the notebook's)")
     auth = serve.add_mutually_exclusive_group()
     auth.add_argument("--token", default=None, help="bearer token (default: random)")
     auth.add_argument("--no-auth", action="store_true", help="accept requests without a token")
+
+    bridge = commands.add_parser("bridge", help="MCP on stdio, relayed to a running notebook")
+    bridge.add_argument("name", nargs="?", help="the server's name (default: the only one)")
+    bridge.add_argument("--url", default=None, help="the notebook's endpoint, instead of a name")
+    bridge.add_argument(
+        "--token", default=None, help="bearer token (default: $MCP_NOTEBOOK_TOKEN or discovery)"
+    )
+
+    commands.add_parser("list", help="list the notebook servers running on this machine")
+
+    config = commands.add_parser("config", help="print the configuration for an MCP client")
+    config.add_argument("client", choices=CLIENTS)
+    config.add_argument("name", nargs="?", help="the server's name (default: the only one)")
     return parser
 
 
@@ -47,22 +64,65 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    if args.command == "serve":
-        from .headless import ServeOptions, serve_http
+    return {"serve": _serve, "bridge": _bridge, "list": _list, "config": _config}[args.command](
+        args
+    )
 
-        path = args.notebook or _default_notebook()
-        if not path.is_file():
-            print(f"mcp-notebook: no such notebook: {path}", file=sys.stderr)
-            return 2
-        options = ServeOptions(
-            host=args.host,
-            port=args.port,
-            token=args.token,
-            auth=not args.no_auth,
-            name=args.name,
-        )
-        return serve_http(path, options)
-    return 2
+
+def _serve(args: argparse.Namespace) -> int:
+    from .headless import ServeOptions, serve_http, serve_stdio
+
+    path = args.notebook or _default_notebook()
+    if not path.is_file():
+        print(f"mcp-notebook: no such notebook: {path}", file=sys.stderr)
+        return 2
+    options = ServeOptions(
+        host=args.host, port=args.port, token=args.token, auth=not args.no_auth, name=args.name
+    )
+    if args.transport == "stdio":
+        return serve_stdio(path, options)
+    return serve_http(path, options)
+
+
+def _bridge(args: argparse.Namespace) -> int:
+    from .bridge import Bridge, Target, protocol_stdout
+
+    output = protocol_stdout()
+    token = args.token or os.environ.get("MCP_NOTEBOOK_TOKEN") or None
+    Bridge(Target(name=args.name, url=args.url, token=token), output).run(sys.stdin.buffer)
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from . import discovery
+
+    records = discovery.running()
+    if not records:
+        print(f"No notebook servers are running (looked in {discovery.folder()}).")
+        return 0
+    for record in records:
+        started = datetime.datetime.fromtimestamp(record.started).strftime("%Y-%m-%d %H:%M:%S")
+        notebook = record.notebook or "-"
+        print(f"{record.name}\t{record.url}\tpid {record.pid}\t{started}\t{notebook}")
+    return 0
+
+
+def _config(args: argparse.Namespace) -> int:
+    from . import discovery
+    from .clients import snippet
+
+    try:
+        record = discovery.find(args.name)
+        name, url, token = record.name, record.url, record.token
+    except discovery.NotFound as exc:
+        if args.name is None:
+            print(f"mcp-notebook: {exc}", file=sys.stderr)
+            return 1
+        name, url, token = args.name, None, None  # the bridge finds it once it runs
+    found = snippet(args.client, name, url, token)
+    print(found.where, file=sys.stderr)
+    print(found.text)
+    return 0
 
 
 if __name__ == "__main__":

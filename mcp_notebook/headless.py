@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import logging
 import os
+import secrets
 import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +57,7 @@ class NotebookKernel:
     def __init__(self, path: Path, options: ServeOptions) -> None:
         self.path = path.resolve()
         self.options = options
+        self.name = options.name or self.path.stem
         self.url: str | None = None
         self.token: str | None = None
         self.manager: KernelManager | None = None
@@ -65,15 +68,20 @@ class NotebookKernel:
         overrides: dict[str, Any] = {
             "host": self.options.host,
             "auth": self.options.auth,
-            "name": self.options.name or self.path.stem,
+            "name": self.name,
         }
         if self.options.port is not None:
             overrides["port"] = self.options.port
         if self.options.token:
             overrides["token"] = self.options.token
-        env = {**os.environ, SERVE_OPTIONS_ENV: json.dumps(overrides)}
+        env = {
+            **os.environ,
+            SERVE_OPTIONS_ENV: json.dumps(overrides),
+            "JPY_SESSION_NAME": str(self.path),
+        }
         self.manager = KernelManager(kernel_name="python3")
-        self.manager.start_kernel(env=env, cwd=str(self.path.parent))
+        # The kernel's own stdout goes to our stderr: stdout may be a protocol stream.
+        self.manager.start_kernel(env=env, cwd=str(self.path.parent), stdout=sys.stderr.fileno())
         self.client = self.manager.client()
         self.client.start_channels()
         self.client.wait_for_ready(timeout=60)
@@ -129,6 +137,44 @@ def _relay_output(message: dict[str, Any]) -> None:
         text = content.get("data", {}).get("text/plain")
         if text:
             sys.stderr.write(text + "\n")
+
+
+def serve_stdio(path: Path, options: ServeOptions) -> int:
+    """Serve MCP on this process's stdin/stdout: the notebook's kernel behind the bridge."""
+    from .bridge import Bridge, Target, protocol_stdout
+
+    output = protocol_stdout()
+    # The kernel's endpoint is private to this process: loopback, any port, its own token.
+    private = ServeOptions(
+        host="127.0.0.1",
+        port=0,
+        token=secrets.token_urlsafe(24),
+        name=options.name,
+        startup_timeout=options.startup_timeout,
+    )
+    kernel = NotebookKernel(path, private)
+    _stop_on_signals()
+    try:
+        kernel.start()
+        print(f"Serving {path} over MCP stdio", file=sys.stderr, flush=True)
+        bridge = Bridge(Target(name=kernel.name, url=kernel.url, token=kernel.token), output)
+        threading.Thread(target=_exit_with_kernel, args=(kernel,), daemon=True).start()
+        bridge.run(sys.stdin.buffer)
+        return 0
+    except NotebookError as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        kernel.shutdown()
+
+
+def _exit_with_kernel(kernel: NotebookKernel) -> None:
+    while kernel.alive():
+        time.sleep(0.5)
+    print("The kernel died; stopping.", file=sys.stderr, flush=True)
+    os._exit(1)
 
 
 def serve_http(path: Path, options: ServeOptions) -> int:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import os
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -10,6 +12,9 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from .kernels import Kernel
+
+# Kernels, discovery files and subprocesses of this run stay out of the user's runtime dir.
+os.environ["JUPYTER_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="mcp-notebook-tests-")
 
 
 @dataclass

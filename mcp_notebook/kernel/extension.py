@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import atexit
+import os
+from pathlib import Path
 from typing import Any
 
 from ..app import mcp
@@ -12,6 +14,8 @@ _loaded: dict[str, Any] = {}
 
 
 def load(ipython: Any) -> None:
+    mcp.kernel_id = _kernel_id()
+    mcp.notebook_path = _notebook_path(ipython)
     ipython.push({"mcp": mcp})
     ipython.register_magics(McpMagics(ipython, mcp))
     if not _loaded:
@@ -22,3 +26,25 @@ def load(ipython: Any) -> None:
 
 def unload(ipython: Any) -> None:
     mcp.stop()
+
+
+def _kernel_id() -> str | None:
+    try:
+        from ipykernel.connect import get_connection_file
+
+        name = Path(get_connection_file()).stem
+    except Exception:  # not in a kernel (e.g. plain IPython)
+        return None
+    return name.removeprefix("kernel-")
+
+
+def _notebook_path(ipython: Any) -> str | None:
+    # Jupyter Server exports the notebook path; VS Code puts it in the namespace.
+    for value in (
+        ipython.user_ns.get("__vsc_ipynb_file__"),
+        os.environ.get("JPY_SESSION_NAME"),
+        ipython.user_ns.get("__session__"),
+    ):
+        if isinstance(value, str) and value.endswith(".ipynb"):
+            return value
+    return None

@@ -10,6 +10,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
 
 from ..app import NotebookMCP
+from ..clients import CLIENTS, http_command, snippet
 
 
 class _Parser(argparse.ArgumentParser):
@@ -37,6 +38,8 @@ def _parser() -> _Parser:
     commands.add_parser("stop", help="stop serving")
     commands.add_parser("status", help="show the server state")
     commands.add_parser("list", help="list registered tools, resources and prompts")
+    config = commands.add_parser("config", help="print the configuration for an MCP client")
+    config.add_argument("client", choices=CLIENTS)
     return parser
 
 
@@ -73,11 +76,10 @@ class McpMagics(Magics):
         print(f"MCP server {info.name!r} serving at {info.url}")
         if info.token:
             print(f"Token: {info.token}")
-            header = f' --header "Authorization: Bearer {info.token}"'
         else:
             print("Authentication is off (--no-auth): anyone on this host can call your tools.")
-            header = ""
-        print(f"Claude Code: claude mcp add --transport http {info.name} {info.url}{header}")
+        print(f"Claude Code: {http_command(info.name, info.url, info.token)}")
+        print("Other clients: %mcp config claude-desktop|claude-code|cursor|vscode")
 
     def _stop(self, args: argparse.Namespace) -> None:
         was_running = self.app.running
@@ -98,6 +100,13 @@ class McpMagics(Magics):
             f"{len(status['tools'])} tools, {len(status['resources'])} resources, "
             f"{len(status['resource_templates'])} templates, {len(status['prompts'])} prompts"
         )
+
+    def _config(self, args: argparse.Namespace) -> None:
+        if not self.app.running:
+            print("(The server is not running: %mcp start, then the client can connect.)")
+        found = snippet(args.client, self.app.name, self.app.url, self.app.token)
+        print(found.where)
+        print(found.text)
 
     def _list(self, args: argparse.Namespace) -> None:
         registry = self.app.registry

@@ -90,6 +90,7 @@ class HttpTransport:
                 app = tornado.web.Application(
                     [(self.path, McpHandler, {"transport": self})],
                     default_handler_class=NotFoundHandler,
+                    log_function=_log_request,
                 )
                 self._http = tornado.httpserver.HTTPServer(
                     app, max_body_size=self.max_body * 4, idle_connection_timeout=300
@@ -158,6 +159,12 @@ class HttpTransport:
     def _broadcast(self, message: dict[str, Any]) -> None:
         for handler in list(self.streams.values()):
             handler.send_event(message)
+
+
+def _log_request(handler: tornado.web.RequestHandler) -> None:
+    # Access lines would land in the notebook's stderr; keep them for debug logging.
+    request = handler.request
+    logger.debug("%s %s %s", handler.get_status(), request.method, request.uri)
 
 
 def _error_body(code: int, message: str, request_id: Any = None) -> bytes:

@@ -134,7 +134,9 @@ class NotebookMCP:
         is_frame = type(obj).__name__ == "DataFrame" and hasattr(obj, "to_csv")
         if callable(obj) and not is_frame:
             reader = obj
-            name = name or getattr(obj, "__name__", None)
+            function_name = getattr(obj, "__name__", None)
+            if not name and function_name and function_name.isidentifier():
+                name = function_name  # not "<lambda>": that is no name to serve by
             if description is None and getattr(obj, "__doc__", None):
                 description = obj.__doc__.strip().split("\n\n")[0]
         elif isinstance(obj, (str, bytes, bytearray)) or is_frame:

@@ -45,7 +45,12 @@ def response(request_id: Any, result: dict[str, Any]) -> Message:
 
 
 def error_response(request_id: Any, error: RpcError) -> Message:
-    return {"jsonrpc": "2.0", "id": request_id, "error": error.to_error()}
+    # MCP forbids null ids; an error to a request whose id is unknown simply has none.
+    message: Message = {"jsonrpc": "2.0"}
+    if request_id is not None:
+        message["id"] = request_id
+    message["error"] = error.to_error()
+    return message
 
 
 def notification(method: str, params: dict[str, Any] | None = None) -> Message:

@@ -15,6 +15,7 @@ from typing import Any
 import pydantic
 from pydantic import ConfigDict, Field, TypeAdapter, create_model
 
+from .compat import pydantic_ready
 from .docstrings import parse_docstring
 
 
@@ -122,7 +123,8 @@ def _drop_titles(schema: Any) -> None:
 def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
     target = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn).__call__
     try:
-        return typing.get_type_hints(target, include_extras=True)
+        hints = typing.get_type_hints(target, include_extras=True)
     except Exception:
         # Unresolvable forward references: fall back to the raw annotations.
-        return dict(getattr(target, "__annotations__", {}))
+        hints = dict(getattr(target, "__annotations__", {}))
+    return {name: pydantic_ready(hint) for name, hint in hints.items()}

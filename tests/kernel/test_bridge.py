@@ -1,0 +1,185 @@
+"""`mcp-notebook bridge`: a stdio client reaches a live notebook and keeps seeing its changes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from mcp.client import Client
+from mcp.shared.exceptions import MCPError
+
+from ..conftest import MODES
+from ..kernels import Kernel
+from ..schema import validate, validate_notification, validate_reply
+from ..stdio import INITIALIZE, RawStdio, module_params
+
+SETUP = '''
+import time
+
+@mcp.tool
+def add(a: int, b: int = 1) -> int:
+    """Add two numbers."""
+    return a + b
+
+@mcp.tool
+def nap(seconds: float) -> str:
+    time.sleep(seconds)
+    return "rested"
+
+notes = "first draft"
+mcp.resource(lambda: notes, name="notes", uri="text://notes")
+mcp.prompt("greet", "Say hello to {who}.")
+'''
+
+
+def serve_in(kernel: Kernel, name: str) -> None:
+    kernel.run("%load_ext mcp_notebook")
+    kernel.run(SETUP)
+    kernel.run(f"%mcp start --port 0 --name {name}")
+
+
+@pytest.fixture(scope="module")
+def bridged(kernel):
+    serve_in(kernel, "bridged")
+    return kernel
+
+
+def dump(model) -> dict:
+    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+class Notifications:
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+        self.changed = asyncio.Event()
+
+    async def __call__(self, message) -> None:
+        method = getattr(message, "method", None)
+        if method:
+            self.seen.append(method)
+        if method == "notifications/tools/list_changed":
+            self.changed.set()
+
+
+@MODES
+async def test_list_call_read_get_through_the_bridge(bridged, mode):
+    async with Client(module_params("bridge", "bridged"), mode=mode) as client:
+        assert client.server_info.name == "bridged"
+        tools = await client.list_tools()
+        assert [t.name for t in tools.tools] == ["add", "nap"]
+        validate(dump(tools), "ListToolsResult")
+        result = await client.call_tool("add", {"a": 20, "b": 22})
+        assert result.content[0].text == "42"
+        validate(dump(result), "CallToolResult")
+        bridged.run('notes = "second draft"')
+        read = await client.read_resource("text://notes")
+        assert read.contents[0].text == "second draft"
+        prompt = await client.get_prompt("greet", {"who": "Ada"})
+        assert prompt.messages[0].content.text == "Say hello to Ada."
+        with pytest.raises(MCPError) as unknown:
+            await client.call_tool("missing", {})
+        assert unknown.value.code == -32602
+
+
+@MODES
+async def test_a_redefined_tool_reaches_the_client_through_the_bridge(bridged, mode):
+    notes = Notifications()
+    async with Client(
+        module_params("bridge", "bridged"), mode=mode, message_handler=notes
+    ) as client:
+        await client.list_tools()
+        await asyncio.sleep(0.5)  # the bridge opens its GET stream after initialized
+        bridged.run("@mcp.tool\ndef add(a: int, b: int = 1) -> int:\n    return a + b + 1000\n")
+        await asyncio.wait_for(notes.changed.wait(), 10)
+        assert (await client.call_tool("add", {"a": 1})).content[0].text == "1002"
+    bridged.run("@mcp.tool\ndef add(a: int, b: int = 1) -> int:\n    return a + b\n")
+
+
+@MODES
+async def test_the_bridge_follows_a_kernel_restart(mode):
+    kernel = Kernel()
+    try:
+        serve_in(kernel, f"restarting-{mode}")
+        notes = Notifications()
+        params = module_params("bridge", f"restarting-{mode}")
+        async with Client(params, mode=mode, message_handler=notes) as client:
+            assert (await client.call_tool("add", {"a": 1, "b": 1})).content[0].text == "2"
+            await asyncio.sleep(0.5)
+            # A call in flight when the kernel dies gets an error, not silence.
+            in_flight = asyncio.ensure_future(client.call_tool("nap", {"seconds": 60}))
+            await asyncio.sleep(1.0)
+            kernel.manager.restart_kernel(now=True)
+            with pytest.raises(MCPError) as broken:
+                await asyncio.wait_for(in_flight, 30)
+            assert "bridge" in broken.value.error.message
+            kernel.client.wait_for_ready(timeout=60)
+            notes.changed.clear()
+            serve_in(kernel, f"restarting-{mode}")
+            # The bridge found the new server and told the client to refresh its lists.
+            await asyncio.wait_for(notes.changed.wait(), 20)
+            for _ in range(50):
+                if "notifications/prompts/list_changed" in notes.seen:
+                    break
+                await asyncio.sleep(0.1)
+            assert "notifications/prompts/list_changed" in notes.seen
+            assert "notifications/resources/list_changed" in notes.seen
+            assert (await client.call_tool("add", {"a": 2, "b": 2})).content[0].text == "4"
+    finally:
+        kernel.shutdown()
+
+
+async def test_a_stopped_server_gives_an_error_naming_it(bridged):
+    async with Client(module_params("bridge", "bridged"), mode="legacy") as client:
+        assert (await client.call_tool("add", {"a": 1})).content[0].text == "2"
+        bridged.run("%mcp stop")
+        try:
+            with pytest.raises(MCPError) as gone:
+                await asyncio.wait_for(client.call_tool("add", {"a": 1}), 10)
+            assert "bridged" in gone.value.error.message
+        finally:
+            bridged.run("%mcp start --port 0 --name bridged")
+        # ...and the same bridge works again once the notebook serves again.
+        assert (await client.call_tool("add", {"a": 2})).content[0].text == "3"
+
+
+def test_no_server_at_all_is_a_prompt_error_naming_it(bridged):
+    raw = RawStdio("bridge", "nobody-here")
+    try:
+        raw.send(INITIALIZE)
+        reply = raw.reply_to(1, timeout=10)
+        assert reply["error"]["code"] == -32000
+        assert "'nobody-here'" in reply["error"]["message"]
+        validate_reply("initialize", reply)
+    finally:
+        assert raw.close() == 0
+
+
+def test_stdout_holds_only_protocol_and_stdin_eof_ends_the_bridge(bridged):
+    raw = RawStdio("bridge", "bridged")
+    raw.send(INITIALIZE)
+    validate_reply("initialize", raw.reply_to(1))
+    raw.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    raw.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "add", "arguments": {"a": 1}},
+        }
+    )
+    assert validate_reply("tools/call", raw.reply_to(2))["result"]["content"][0]["text"] == "2"
+    raw.send({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"cursor": "bogus"}})
+    assert raw.reply_to(3)["error"]["code"] == -32602
+    raw.process.stdin.write(b"this is not json\n")
+    raw.process.stdin.flush()
+    bridged.run("@mcp.tool\ndef add(a: int, b: int = 1) -> int:\n    return a + b\n")
+    raw.send({"jsonrpc": "2.0", "id": 4, "method": "ping"})
+    raw.reply_to(4)
+    assert raw.close() == 0
+    messages = [json.loads(line) for line in raw.lines]
+    assert all(m.get("jsonrpc") == "2.0" for m in messages)
+    assert any(m.get("error", {}).get("code") == -32700 for m in messages)
+    for message in messages:
+        if message.get("method"):
+            validate_notification(message)

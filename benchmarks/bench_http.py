@@ -1,0 +1,472 @@
+#!/usr/bin/env python
+"""Loopback HTTP benchmark: mcp_notebook's in-kernel server vs the mcp SDK vs a tornado floor.
+
+All serve ``add(a: int, b: int) -> int`` over MCP Streamable HTTP on 127.0.0.1. See README.md.
+Table on stdout, logs on stderr. ``--serve KIND`` (internal) runs one subprocess server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import contextlib
+import http.client
+import json
+import multiprocessing as mp
+import select
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from urllib.parse import urlsplit
+
+PROTOCOL = "2025-11-25"
+SERVERS = ("ours", "sdk", "sdk-json", "floor")
+LABELS = {
+    "ours": "mcp_notebook (in-kernel)",
+    "sdk": "mcp SDK (default, SSE)",
+    "sdk-json": "mcp SDK (json_response)",
+    "floor": "tornado floor",
+}
+CALLS = {
+    "ping": None,
+    "tools/list": {},
+    "tools/call": {"name": "add", "arguments": {"a": 2, "b": 3}},
+}
+KERNEL_CODE = """\
+%load_ext mcp_notebook
+@mcp.tool
+def add(a: int, b: int) -> int:
+    return a + b
+%mcp start --port 0 --no-auth
+"""
+
+
+def log(msg: str) -> None:
+    print(f"[bench] {msg}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- lean client
+class Client:
+    """One keep-alive connection + one MCP session. http.client keeps client CPU small,
+    which matters on a 2-core box where client and server share the CPUs."""
+
+    def __init__(self, url: str, timeout: float = 15.0):
+        parts = urlsplit(url)
+        self.path = parts.path or "/"
+        self.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+        self.conn.connect()
+        # Small request/response pairs: avoid Nagle/delayed-ACK stalls.
+        self.conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        }
+        self.next_id = 0
+
+    def _post(self, message: dict) -> http.client.HTTPResponse:
+        self.conn.request("POST", self.path, json.dumps(message).encode(), self.headers)
+        return self.conn.getresponse()
+
+    def call(self, method: str, params: dict | None = None) -> dict:
+        self.next_id += 1
+        message = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        resp = self._post(message)
+        body = resp.read()  # always drain, so the connection can be reused
+        if resp.status != 200:
+            raise RuntimeError(f"{method}: HTTP {resp.status}: {body[:200]!r}")
+        if resp.getheader("Content-Type", "").startswith("text/event-stream"):
+            reply = self._from_sse(body, self.next_id)
+        else:
+            reply = json.loads(body)
+        if "error" in reply:
+            raise RuntimeError(f"{method}: {reply['error']}")
+        self.last_response = resp
+        return reply["result"]
+
+    @staticmethod
+    def _from_sse(body: bytes, want_id: int) -> dict:
+        # The SDK's default mode answers a POST with an SSE stream; find our response event.
+        for event in body.decode().replace("\r\n", "\n").split("\n\n"):
+            data = "\n".join(ln[5:].lstrip() for ln in event.split("\n") if ln.startswith("data:"))
+            if data:
+                msg = json.loads(data)
+                if isinstance(msg, dict) and msg.get("id") == want_id:
+                    return msg
+        raise RuntimeError(f"no response with id {want_id} in SSE body: {body[:200]!r}")
+
+    def notify(self, method: str) -> None:
+        resp = self._post({"jsonrpc": "2.0", "method": method})
+        resp.read()
+        if resp.status != 202:
+            raise RuntimeError(f"{method}: expected 202, got {resp.status}")
+
+    def initialize(self) -> Client:
+        info = {"name": "bench_http", "version": "0"}
+        params = {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": info}
+        self.call("initialize", params)
+        session = self.last_response.getheader("Mcp-Session-Id")
+        if session:
+            self.headers["Mcp-Session-Id"] = session
+        self.headers["MCP-Protocol-Version"] = PROTOCOL
+        self.notify("notifications/initialized")
+        return self
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def connect(url: str, deadline_s: float = 30.0) -> Client:
+    """Initialize a session, retrying briefly while a freshly started server comes up."""
+    end = time.monotonic() + deadline_s
+    while True:
+        try:
+            return Client(url).initialize()
+        except (ConnectionError, OSError):
+            if time.monotonic() > end:
+                raise
+            time.sleep(0.1)
+
+
+# --------------------------------------------------------------------------- measurements
+def check_add(client: Client) -> None:
+    result = client.call("tools/call", CALLS["tools/call"])
+    if result.get("content", [{}])[0].get("text") != "5":  # every server must really add
+        raise RuntimeError(f"add(2, 3) returned {result!r}")
+
+
+def measure_latency(urls: dict, n: int, warmup: int, rounds: int) -> tuple[dict, dict]:
+    """Sequential latency, interleaved: each round gives every server n/rounds requests per
+    method, so drifting machine load (other jobs on a small VM) hits all servers alike."""
+    clients, samples, errors = {}, {}, {}
+    try:
+        for name, url in urls.items():
+            try:
+                clients[name] = connect(url)
+                check_add(clients[name])
+                samples[name] = {m: [] for m in CALLS}
+            except Exception as exc:
+                errors[name] = repr(exc)
+        for _ in range(rounds):
+            for name in list(samples):
+                client = clients[name]
+                try:
+                    for method, params in CALLS.items():
+                        for _ in range(max(20, warmup // rounds)):  # (re-)warm after switching
+                            client.call(method, params)
+                        for _ in range(max(1, n // rounds)):
+                            t0 = time.perf_counter()
+                            client.call(method, params)
+                            samples[name][method].append((time.perf_counter() - t0) * 1e3)
+                except Exception as exc:
+                    errors[name] = repr(exc)
+                    del samples[name]
+    finally:
+        for client in clients.values():
+            client.close()
+    out = {}
+    for name, per_method in samples.items():
+        out[name] = {}
+        for method, v in per_method.items():
+            p50, p99 = statistics.median(v), statistics.quantiles(v, n=100)[98]
+            out[name][method] = {"p50_ms": p50, "p99_ms": p99, "mean_ms": statistics.fmean(v)}
+            log(f"  {name:<8} {method:<10} p50 {p50:.3f} ms, p99 {p99:.3f} ms")
+    return out, errors
+
+
+def _throughput_worker(url, duration, warmup, barrier, queue) -> None:
+    try:
+        client = connect(url)
+        params = CALLS["tools/call"]
+        for _ in range(warmup):
+            client.call("tools/call", params)
+        barrier.wait(timeout=120)  # all clients start hammering at the same moment
+        count, t0 = 0, time.perf_counter()
+        end = t0 + duration
+        while time.perf_counter() < end:
+            client.call("tools/call", params)
+            count += 1
+        queue.put((count, time.perf_counter() - t0))
+        client.close()
+    except Exception as exc:
+        barrier.abort()
+        queue.put(("error", repr(exc)))
+
+
+def measure_throughput(url: str, clients: int, duration: float, warmup: int) -> float:
+    # spawn, not fork: the parent may hold zmq sockets/threads of the kernel client.
+    ctx = mp.get_context("spawn")
+    barrier, queue = ctx.Barrier(clients), ctx.Queue()
+    args = (url, duration, warmup, barrier, queue)
+    procs = [ctx.Process(target=_throughput_worker, args=args, daemon=True) for _ in range(clients)]
+    try:
+        for p in procs:
+            p.start()
+        results = [queue.get(timeout=duration + 180) for _ in procs]
+    finally:
+        for p in procs:
+            p.join(timeout=5)
+            if p.is_alive():
+                p.kill()
+    if errors := [r[1] for r in results if r[0] == "error"]:
+        raise RuntimeError(f"throughput client failed: {errors[0]}")
+    rps = sum(count / elapsed for count, elapsed in results)
+    log(f"  throughput {rps:.0f} req/s with {clients} clients")
+    return rps
+
+
+# --------------------------------------------------------------------------- servers
+@contextlib.contextmanager
+def subprocess_server(kind: str):
+    """Run this script with --serve KIND; the child binds port 0 and prints the port."""
+    cmd = [sys.executable, __file__, "--serve", kind]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)  # stderr -> ours
+    try:
+        ready, _, _ = select.select([proc.stdout], [], [], 60)
+        line = proc.stdout.readline() if ready else ""
+        if not line.startswith("PORT "):
+            raise RuntimeError(f"server {kind} did not start (got {line!r})")
+        yield f"http://127.0.0.1:{int(line.split()[1])}/mcp"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@contextlib.contextmanager
+def kernel_server():
+    """Start a real ipykernel, load mcp_notebook in it and read back the endpoint URL."""
+    from jupyter_client.manager import start_new_kernel
+
+    def hook(msg):  # keep kernel output off our stdout
+        if msg["msg_type"] in ("stream", "error"):
+            c = msg["content"]
+            log(f"  kernel: {c.get('text', '').rstrip() or c.get('evalue')}")
+
+    km, kc = start_new_kernel(kernel_name="python3", startup_timeout=120)
+    try:
+        log(f"  kernel pid {km.provisioner.process.pid}")
+        reply = kc.execute_interactive(
+            KERNEL_CODE, user_expressions={"url": "mcp.url"}, timeout=120, output_hook=hook
+        )
+        content = reply["content"]
+        expr = content.get("user_expressions", {}).get("url", {})
+        for what, c in (("kernel setup", content), ("mcp.url", expr)):
+            if c.get("status") != "ok":
+                raise RuntimeError(f"{what} failed: {c.get('ename')}: {c.get('evalue')}")
+        yield str(ast.literal_eval(expr["data"]["text/plain"]))
+    finally:
+        with contextlib.suppress(Exception):
+            kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def _listen() -> socket.socket:
+    # proto must be IPPROTO_TCP (not 0): asyncio only sets TCP_NODELAY on accepted sockets
+    # whose proto says TCP; otherwise Nagle + delayed ACK add ~40 ms per response.
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+def serve_sdk(json_response: bool) -> None:
+    import uvicorn
+    from mcp.server.mcpserver import MCPServer
+
+    # WARNING level: per-request INFO logging would be measured otherwise.
+    server = MCPServer("bench", log_level="WARNING")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    # host=127.0.0.1 makes the SDK enable DNS-rebinding protection that allows
+    # Host 127.0.0.1:* and no/loopback Origin -- exactly what our client sends.
+    app = server.streamable_http_app(json_response=json_response, host="127.0.0.1")
+    sock = _listen()
+    print(f"PORT {sock.getsockname()[1]}", flush=True)
+    config = uvicorn.Config(app, log_level="warning", access_log=False)
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def serve_floor() -> None:
+    """The practical floor: tornado, hand-written JSON-RPC, no validation frameworks."""
+    import asyncio
+
+    import tornado.httpserver
+    import tornado.web
+
+    sessions: set[str] = set()
+    props = {"a": {"type": "integer"}, "b": {"type": "integer"}}
+    tool = {"name": "add", "inputSchema": {"type": "object", "properties": props}}
+
+    class Handler(tornado.web.RequestHandler):
+        def post(self):
+            msg = json.loads(self.request.body)
+            method = msg.get("method")
+            if method == "initialize":
+                session = uuid.uuid4().hex
+                sessions.add(session)
+                self.set_header("Mcp-Session-Id", session)
+                info = {"name": "floor", "version": "0"}
+                result = {"protocolVersion": PROTOCOL, "capabilities": {"tools": {}}}
+                result["serverInfo"] = info
+            elif self.request.headers.get("Mcp-Session-Id") not in sessions:
+                self.set_status(404)
+                return
+            elif "id" not in msg:  # notification
+                self.set_status(202)
+                return
+            elif method == "ping":
+                result = {}
+            elif method == "tools/list":
+                result = {"tools": [tool]}
+            elif method == "tools/call":
+                args = msg["params"]["arguments"]
+                value = int(args["a"]) + int(args["b"])
+                text = [{"type": "text", "text": str(value)}]
+                result = {"content": text, "structuredContent": {"result": value}}
+            else:
+                raise tornado.web.HTTPError(400)  # not needed by this benchmark
+            self.write({"jsonrpc": "2.0", "id": msg["id"], "result": result})
+
+    async def main():
+        sock = _listen()
+        server = tornado.httpserver.HTTPServer(tornado.web.Application([(r"/mcp", Handler)]))
+        server.add_sockets([sock])
+        print(f"PORT {sock.getsockname()[1]}", flush=True)
+        await asyncio.Event().wait()
+
+    asyncio.run(main())
+
+
+# --------------------------------------------------------------------------- report
+def ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b else None
+
+
+def report(results: dict, clients: int) -> dict:
+    def fmt(v, spec=".3f"):
+        return "-" if v is None else format(v, spec)
+
+    def get(name, method, key):
+        return results.get(name, {}).get("latency", {}).get(method, {}).get(key)
+
+    head = ["server", "ping p50", "p99", "list p50", "p99", "call p50", "p99", f"rps x{clients}"]
+    rows = [head]
+    for name, res in results.items():
+        row = [LABELS[name]]
+        for method in CALLS:
+            row += [fmt(get(name, method, "p50_ms")), fmt(get(name, method, "p99_ms"))]
+        rows.append([*row, fmt(res.get("throughput_rps"), ".0f")])
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    print(f"latency: ms, sequential, one keep-alive connection; rps: tools/call, {clients} clients")
+    for r in rows:
+        cells = [r[0].ljust(widths[0])]
+        cells += [c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)]
+        print("  ".join(cells))
+
+    ratios = {}
+    print("\nratios ours/other (p50: lower is better; rps: higher is better)")
+    if "latency" not in results.get("ours", {}):
+        print("  (no results for ours)")
+    for other in ("sdk", "sdk-json", "floor"):
+        if other not in results or "ours" not in results:
+            continue
+        r = {m: ratio(get("ours", m, "p50_ms"), get(other, m, "p50_ms")) for m in CALLS}
+        r["throughput"] = ratio(*(results[n].get("throughput_rps") for n in ("ours", other)))
+        ratios[other] = r
+        cells = "  ".join(f"{k} {fmt(v, '.2f')}x" for k, v in r.items())
+        print(f"  vs {LABELS[other]:<24} {cells}")
+
+    sdk, floor = ratios.get("sdk", {}), ratios.get("floor", {})
+    checks = [  # targets stated by the project
+        ("tools/call p50 <= 0.5x SDK default", sdk.get("tools/call"), 0.5, "le"),
+        ("tools/call p50 <= 1.5x floor", floor.get("tools/call"), 1.5, "le"),
+        (f"{clients}-client rps >= 2x SDK default", sdk.get("throughput"), 2.0, "ge"),
+    ]
+    targets = {}
+    print("\ntargets")
+    for text, value, limit, op in checks:
+        met = None if value is None else (value <= limit if op == "le" else value >= limit)
+        targets[text] = {"ratio": value, "met": met}
+        verdict = {None: "n/a", True: "MET", False: "NOT MET"}[met]
+        shown = "-" if value is None else f"{value:.2f}x"
+        print(f"  {text:<36} {shown:>7}  {verdict}")
+    return {"ratios": ratios, "targets": targets}
+
+
+# --------------------------------------------------------------------------- main
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--requests", type=int, default=2000, help="timed requests per method")
+    ap.add_argument("--warmup", type=int, default=200, help="untimed requests per method")
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved latency rounds")
+    ap.add_argument("--clients", type=int, default=8, help="concurrent client processes")
+    ap.add_argument("--duration", type=float, default=5.0, help="throughput run length, seconds")
+    ap.add_argument("--servers", default=",".join(SERVERS), help=f"subset of {','.join(SERVERS)}")
+    ap.add_argument("--json", metavar="PATH", help="also write results as JSON")
+    ap.add_argument("--serve", choices=("sdk", "sdk-json", "floor"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+
+    if args.serve == "floor":
+        serve_floor()
+        return 0
+    if args.serve:
+        serve_sdk(json_response=args.serve == "sdk-json")
+        return 0
+
+    names = [s for s in args.servers.split(",") if s]
+    if unknown := set(names) - set(SERVERS):
+        ap.error(f"unknown servers: {sorted(unknown)}")
+    results: dict = {name: {} for name in names}
+    # All servers stay up for the whole run (idle ones cost ~nothing) so latency rounds can
+    # be interleaved; the ExitStack stops every one of them, whatever happens.
+    with contextlib.ExitStack() as stack:
+        urls = {}
+        for name in names:
+            log(f"{LABELS[name]}: starting")
+            try:
+                server = kernel_server() if name == "ours" else subprocess_server(name)
+                urls[name] = results[name]["url"] = stack.enter_context(server)
+                log(f"  endpoint {urls[name]}")
+            except Exception as exc:
+                results[name]["error"] = repr(exc)
+        log(f"latency: {args.requests} requests per method, {args.rounds} interleaved rounds")
+        latency, errors = measure_latency(urls, args.requests, args.warmup, args.rounds)
+        for name, url in urls.items():
+            if name in errors:
+                results[name]["error"] = errors[name]
+                continue
+            results[name]["latency"] = latency[name]
+            try:
+                log(f"{LABELS[name]}: throughput")
+                rps = measure_throughput(url, args.clients, args.duration, args.warmup // 4)
+                results[name]["throughput_rps"] = rps
+            except Exception as exc:
+                results[name]["error"] = repr(exc)
+    failed = [name for name, res in results.items() if "error" in res]
+    for name in failed:
+        log(f"{LABELS[name]}: FAILED: {results[name]['error']}")
+
+    summary = report(results, args.clients)
+    if args.json:
+        params = {k: v for k, v in vars(args).items() if k not in ("json", "serve")}
+        with open(args.json, "w") as fh:
+            json.dump({"params": params, "servers": results, **summary}, fh, indent=2)
+        log(f"wrote {args.json}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -46,9 +46,7 @@ def start_server(kernel: Kernel, setup: str, start: str = "%mcp start --port 0")
 
 
 @asynccontextmanager
-async def connect(
-    served: Served, mode: str = "auto", **client_options
-) -> AsyncIterator[Client]:
+async def connect(served: Served, mode: str = "auto", **client_options) -> AsyncIterator[Client]:
     """The official SDK client, connected to the notebook's endpoint with its token."""
     async with (
         httpx2.AsyncClient(headers=served.headers, timeout=30) as http,

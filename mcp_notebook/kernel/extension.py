@@ -35,7 +35,8 @@ def _kernel_id() -> str | None:
         name = Path(get_connection_file()).stem
     except Exception:  # not in a kernel (e.g. plain IPython)
         return None
-    return name.removeprefix("kernel-")
+    # Jupyter names it kernel-<id>.json; other launchers use temporary names, not ids.
+    return name.removeprefix("kernel-") if name.startswith("kernel-") else None
 
 
 def _notebook_path(ipython: Any) -> str | None:

@@ -1,8 +1,8 @@
 """Where user code runs.
 
 The server never calls a tool, reader or prompt function itself: it hands a zero-argument
-``work`` callable to an executor. In a kernel that is the kernel's own loop (see
-DESIGN.md §3); elsewhere, the caller's loop.
+``work`` callable to an executor. ``work()`` returns a value or an awaitable. In a kernel
+the executor is the kernel's own loop (see DESIGN.md §3); elsewhere, the caller's loop.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ class Executor(Protocol):
     async def run(self, work: Callable[[], Any]) -> Any: ...
 
 
-async def _complete(work: Callable[[], Any]) -> Any:
-    value = work()
+async def settle(value: Any) -> Any:
+    """Await ``value`` until it is no longer awaitable."""
     while inspect.isawaitable(value):
         value = await value
     return value
@@ -28,23 +28,76 @@ class InlineExecutor:
     """Runs user code on the loop that handles the request (tests, plain scripts)."""
 
     async def run(self, work: Callable[[], Any]) -> Any:
-        return await _complete(work)
+        return await settle(work())
+
+
+class _Handoff:
+    """One call's journey to the kernel loop and back; settled exactly once."""
+
+    def __init__(self, caller: asyncio.AbstractEventLoop, work: Callable[[], Any]) -> None:
+        self.caller, self.work = caller, work
+        self.outcome: asyncio.Future[Any] = caller.create_future()
+        self.cancelled = False
+        self.task: asyncio.Future[Any] | None = None
+
+    def start(self) -> None:
+        """On the kernel loop. Sync functions run right here: no task, no extra hop."""
+        if self.cancelled:
+            return  # cancelled while it waited for the kernel: never runs
+        try:
+            value = self.work()
+            if inspect.isawaitable(value):
+                self.task = asyncio.ensure_future(settle(value))
+                self.task.add_done_callback(self._task_done)
+                return
+        except BaseException as exc:  # SystemExit or KeyboardInterrupt in a tool included
+            self._report(False, exc)
+            return
+        self._report(True, value)
+
+    def _task_done(self, task: asyncio.Future[Any]) -> None:
+        if task.cancelled():
+            self._report(False, asyncio.CancelledError())
+        elif task.exception() is not None:
+            self._report(False, task.exception())
+        else:
+            self._report(True, task.result())
+
+    def _report(self, ok: bool, value: Any) -> None:
+        self.caller.call_soon_threadsafe(self._settle, ok, value)
+
+    def _settle(self, ok: bool, value: Any) -> None:
+        if self.outcome.done():
+            return
+        if ok:
+            self.outcome.set_result(value)
+        else:
+            self.outcome.set_exception(value)
 
 
 class LoopExecutor:
     """Runs user code on another thread's event loop (the kernel's) and waits for it.
 
-    Cancelling the waiting coroutine cancels the work if it has not started yet, and
-    cancels a running async tool at its next ``await``.
+    Cancelling the waiting coroutine stops work that has not started yet, and cancels a
+    running async tool at its next ``await``.
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
 
     async def run(self, work: Callable[[], Any]) -> Any:
-        if asyncio.get_running_loop() is self.loop:
-            return await _complete(work)
+        caller = asyncio.get_running_loop()
+        if caller is self.loop:
+            return await settle(work())
         if self.loop.is_closed() or not self.loop.is_running():
             raise RuntimeError("the kernel's event loop is not running")
-        future = asyncio.run_coroutine_threadsafe(_complete(work), self.loop)
-        return await asyncio.wrap_future(future)
+        handoff = _Handoff(caller, work)
+        self.loop.call_soon_threadsafe(handoff.start)
+        try:
+            return await handoff.outcome
+        except asyncio.CancelledError:
+            handoff.cancelled = True
+            task = handoff.task
+            if task is not None:
+                self.loop.call_soon_threadsafe(task.cancel)
+            raise

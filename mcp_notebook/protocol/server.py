@@ -7,7 +7,9 @@ become JSON-RPC errors.
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import inspect
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -17,7 +19,7 @@ from ..registry import ArgumentError, Registry, ResourceTemplate
 from ..registry.content import error_result
 from . import jsonrpc
 from .calls import CallLog, CallRecord
-from .executor import Executor, InlineExecutor
+from .executor import Executor, InlineExecutor, settle
 from .jsonrpc import RESOURCE_NOT_FOUND, Message, RpcError, invalid_params
 from .session import Session
 from .versions import negotiate
@@ -164,15 +166,15 @@ class Server:
             record.finish("error", error=ValueError(problem))
             return error_result(problem)
 
-        async def work() -> dict[str, Any]:
-            value = tool.invoke(arguments, {})
-            while hasattr(value, "__await__"):
-                value = await value
-            return tool.result(value)
+        def work() -> Any:
+            return _then(tool.invoke(arguments, {}), tool.result)
 
         try:
             result = await self.executor.run(work)
-        except Exception as exc:
+        except asyncio.CancelledError:
+            record.finish("cancelled")
+            raise
+        except BaseException as exc:
             record.finish("error", error=exc)
             # The traceback stays in the notebook (``mcp.calls``); the client gets the message.
             return error_result(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
@@ -214,11 +216,8 @@ class Server:
             )
         record = self.calls.add(CallRecord("prompts/get", name, arguments, session.client_label))
 
-        async def work() -> dict[str, Any]:
-            value = prompt.render(arguments)
-            while hasattr(value, "__await__"):
-                value = await value
-            return prompt.result(value)
+        def work() -> Any:
+            return _then(prompt.render(arguments), prompt.result)
 
         return await self._run_user(record, work, f"rendering prompt '{name}'")
 
@@ -232,13 +231,27 @@ class Server:
         except ArgumentError as exc:
             record.finish("error", error=exc)
             raise invalid_params(str(exc)) from exc
-        except Exception as exc:
+        except asyncio.CancelledError:
+            record.finish("cancelled")
+            raise
+        except BaseException as exc:  # a SystemExit in user code must not end the server
             record.finish("error", error=exc)
             raise RpcError(
                 jsonrpc.INTERNAL_ERROR, f"Error {what}: {type(exc).__name__}: {exc}"
             ) from exc
         record.finish("done", result=result)
         return result
+
+
+def _then(value: Any, convert: Callable[[Any], Any]) -> Any:
+    """``convert(value)``, after awaiting it if the user function was async."""
+    if inspect.isawaitable(value):
+        return _convert_later(value, convert)
+    return convert(value)
+
+
+async def _convert_later(awaitable: Any, convert: Callable[[Any], Any]) -> Any:
+    return convert(await settle(awaitable))
 
 
 def _required_str(params: dict[str, Any], key: str) -> str:

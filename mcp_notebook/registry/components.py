@@ -70,9 +70,9 @@ class Tool:
 
     def argument_error(self, arguments: dict[str, Any]) -> str | None:
         """A message naming the offending field, or None when the arguments fit the schema."""
-        error = best_match(self._validator.iter_errors(arguments))
-        if error is None:
+        if self._validator.is_valid(arguments):
             return None
+        error = best_match(self._validator.iter_errors(arguments))
         where = "/".join(str(p) for p in error.absolute_path)
         prefix = f"Invalid argument '{where}'" if where else "Invalid arguments"
         return f"{prefix} for tool '{self.name}': {error.message}"
@@ -87,8 +87,8 @@ class Tool:
         result = tool_result(value, self.wrap_output)
         if self._output_validator is not None:
             structured = result.get("structuredContent")
-            error = best_match(self._output_validator.iter_errors(structured))
-            if error is not None:
+            if not self._output_validator.is_valid(structured):
+                error = best_match(self._output_validator.iter_errors(structured))
                 raise ValueError(
                     f"Tool '{self.name}' returned a result that does not match its "
                     f"output schema: {error.message}"

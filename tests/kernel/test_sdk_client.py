@@ -68,7 +68,10 @@ async def test_lists_what_the_cells_registered(served, mode):
         assert names == ["add", "where_am_i", "slow_echo", "explode"]
         add = tools.tools[0]
         assert add.description == "Add two numbers."
-        assert add.input_schema["properties"]["a"] == {"type": "integer", "description": "first addend"}
+        assert add.input_schema["properties"]["a"] == {
+            "type": "integer",
+            "description": "first addend",
+        }
         assert add.input_schema["required"] == ["a"]
         validate(dump(tools), "ListToolsResult")
         resources = await client.list_resources()

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar, overload
 
 from . import __version__, discovery
-from .protocol import CallLog, InlineExecutor, LoopExecutor, Server, jsonrpc
+from .protocol import CallLog, InlineExecutor, LoopExecutor, Server
 from .protocol.executor import Executor
 from .registry import Kind, Prompt, Registry, Resource, ResourceTemplate, Tool
 from .transports.http import DEFAULT_MAX_BODY, HttpTransport
@@ -45,10 +45,14 @@ class NotebookMCP:
         self.calls = CallLog()
         self._name = name
         self.instructions: str | None = None
-        # Filled in by the kernel extension: what a discovery file says about this server.
+        # Filled in by the kernel extension: what a discovery file says about this server,
+        # and the notebook's namespace for resources bound to variables.
         self.kernel_id: str | None = None
         self.notebook_path: str | None = None
+        self.namespace: dict[str, Any] | None = None
+        self.watched: dict[str, str] = {}  # variable -> URI of the resource that serves it
         self._transport: HttpTransport | None = None
+        self._server: Server | None = None
         self._token: str | None = None
         self._discovery_file: Path | None = None
         self._lock = threading.Lock()
@@ -115,22 +119,36 @@ class NotebookMCP:
         title: str | None = None,
         description: str | None = None,
         annotations: dict[str, Any] | None = None,
+        size: int | None = None,
+        meta: dict[str, Any] | None = None,
+        var: str | None = None,
     ) -> Any:
         """Serve a str, bytes, DataFrame or zero-argument callable as a resource.
 
         ``mcp.resource(df, name="sales")`` or, on a function, ``@mcp.resource`` /
-        ``@mcp.resource(uri="notes://today")``. Returns ``obj`` unchanged.
+        ``@mcp.resource(uri="notes://today")``. ``mcp.resource(var="notes")`` serves
+        whatever the notebook variable holds when it is read; subscribers hear when a cell
+        re-binds it. Returns ``obj`` unchanged.
         """
+        options = {
+            "name": name,
+            "uri": uri,
+            "mime_type": mime_type,
+            "title": title,
+            "description": description,
+            "annotations": annotations,
+            "size": size,
+            "meta": meta,
+        }
+        if var is not None:
+            if obj is not _MISSING:
+                raise TypeError("mcp.resource() takes a value or var=, not both")
+            options["name"] = name or var
+            self.resource(self._variable_reader(var), **options)
+            self.watched[var] = self.registry.resources_by_name(options["name"])
+            return None
         if obj is _MISSING:
-            return lambda value: self.resource(
-                value,
-                name=name,
-                uri=uri,
-                mime_type=mime_type,
-                title=title,
-                description=description,
-                annotations=annotations,
-            )
+            return lambda value: self.resource(value, **options)
         is_frame = type(obj).__name__ == "DataFrame" and hasattr(obj, "to_csv")
         if callable(obj) and not is_frame:
             reader = obj
@@ -154,10 +172,9 @@ class NotebookMCP:
             uri = f"df://{name}" if is_frame else f"resource://{name}"
         if not _URI.match(uri):
             raise ValueError(f"Invalid resource URI {uri!r}: it needs a scheme, e.g. data://x")
-        size = None
-        if isinstance(obj, str):
+        if size is None and isinstance(obj, str):
             size = len(obj.encode())
-        elif isinstance(obj, (bytes, bytearray)):
+        elif size is None and isinstance(obj, (bytes, bytearray)):
             size = len(obj)
         if mime_type is None and is_frame:
             mime_type = "text/csv"
@@ -173,9 +190,20 @@ class NotebookMCP:
                 mime_type=mime_type,
                 size=size,
                 annotations=annotations,
+                meta=meta,
             )
         )
         return obj
+
+    def _variable_reader(self, var: str) -> Callable[[], Any]:
+        def read() -> Any:
+            namespace = self.namespace if self.namespace is not None else {}
+            if var not in namespace:
+                raise LookupError(f"the notebook has no variable {var!r} (yet)")
+            return namespace[var]
+
+        read.__name__ = var
+        return read
 
     def resource_template(
         self,
@@ -186,8 +214,13 @@ class NotebookMCP:
         title: str | None = None,
         description: str | None = None,
         annotations: dict[str, Any] | None = None,
+        complete: dict[str, Any] | None = None,
     ) -> Callable[[F], F]:
-        """``@mcp.resource_template("notes://{day}")``: the function receives the URI's values."""
+        """``@mcp.resource_template("notes://{day}")``: the function receives the URI's values.
+
+        ``complete={"day": ["mon", "tue"]}`` (or a function of the typed prefix) feeds
+        ``completion/complete`` for a template variable.
+        """
         if not _URI.match(uri_template):
             raise ValueError(f"Invalid URI template {uri_template!r}: it needs a scheme")
 
@@ -201,6 +234,7 @@ class NotebookMCP:
                     description=description,
                     mime_type=mime_type,
                     annotations=annotations,
+                    completers=dict(complete or {}),
                 )
             )
             return fn
@@ -219,12 +253,17 @@ class NotebookMCP:
         description: str | None = None,
         defaults: dict[str, str] | None = None,
         role: str = "user",
+        complete: dict[str, Any] | None = None,
     ) -> Any:
-        """``mcp.prompt("name", "text with {arg}")``, or ``@mcp.prompt`` on a function."""
+        """``mcp.prompt("name", "text with {arg}")``, or ``@mcp.prompt`` on a function.
+
+        ``complete={"arg": [...] or fn(prefix)}`` feeds ``completion/complete``.
+        """
         if callable(name_or_fn):
             prompt = Prompt.from_function(
                 name_or_fn, name=name, title=title, description=description
             )
+            prompt.completers = dict(complete or {})
             self.registry.add_prompt(prompt)
             return name_or_fn
         if isinstance(name_or_fn, str) and template is not None:
@@ -236,12 +275,15 @@ class NotebookMCP:
                 defaults=defaults,
                 role=role,
             )
+            prompt.completers = dict(complete or {})
             self.registry.add_prompt(prompt)
             return None
         if name_or_fn is not None and not isinstance(name_or_fn, str):
             raise TypeError("mcp.prompt() takes a name and a template, or decorates a function")
         decorator_name = name_or_fn or name
-        return lambda fn: self.prompt(fn, name=decorator_name, title=title, description=description)
+        return lambda fn: self.prompt(
+            fn, name=decorator_name, title=title, description=description, complete=complete
+        )
 
     def remove(self, name: str) -> None:
         """Remove the tool, prompt or resource (by name or URI) called ``name``."""
@@ -311,7 +353,7 @@ class NotebookMCP:
                 calls=self.calls,
             )
             transport = self._bind(server, host, port, max_body)
-            self._transport = transport
+            self._transport, self._server = transport, server
             try:
                 self._discovery_file = discovery.register(
                     self.name,
@@ -343,7 +385,7 @@ class NotebookMCP:
             self._stop_locked()
 
     def _stop_locked(self) -> None:
-        transport, self._transport = self._transport, None
+        transport, self._transport, self._server = self._transport, None, None
         discovery.unregister(self._discovery_file)
         self._discovery_file = None
         if transport is not None:
@@ -362,10 +404,22 @@ class NotebookMCP:
             "prompts": list(self.registry.prompts),
         }
 
-    def _announce(self, kind: Kind) -> None:
-        transport = self._transport
-        if transport is not None:
-            transport.broadcast(jsonrpc.notification(f"notifications/{kind}/list_changed"))
+    def resource_updated(self, name_or_uri: str) -> None:
+        """Tell subscribed clients that a resource's content changed."""
+        for uri, resource in self.registry.resources.items():
+            if name_or_uri in (uri, resource.name):
+                self.registry.resource_updated(uri)
+                return
+        self.registry.resource_updated(name_or_uri)  # e.g. a URI served by a template
+
+    def _announce(self, kind: Kind, detail: str | None) -> None:
+        transport, server = self._transport, self._server
+        if transport is None or server is None:
+            return
+        if kind == "updated":
+            transport.call_soon(server.resource_updated, detail)
+        else:
+            transport.call_soon(server.broadcast, f"notifications/{kind}/list_changed")
 
     def __repr__(self) -> str:
         state = f"serving {self.url}" if self.running else "not serving"

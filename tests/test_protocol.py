@@ -153,7 +153,7 @@ async def test_invalid_request_neither_request_nor_response():
 
 @pytest.mark.parametrize(
     "method",
-    ["server/discover", "tools/unknown", "sampling/createMessage", "logging/setLevel", "", "PING"],
+    ["server/discover", "tools/unknown", "sampling/createMessage", "", "PING"],
 )
 async def test_unknown_methods_are_method_not_found(method):
     server, _ = make_server()

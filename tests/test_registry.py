@@ -1028,7 +1028,7 @@ async def test_remove_by_name_and_uri():
 def test_every_change_notifies_registry_listeners():
     mcp = NotebookMCP()
     events: list[str] = []
-    unsubscribe = mcp.registry.subscribe(events.append)
+    unsubscribe = mcp.registry.subscribe(lambda kind, detail: events.append(kind))
 
     mcp.tool(lambda: "x", name="t")
     mcp.tool(lambda: "y", name="t")  # re-registration is a change too
@@ -1054,10 +1054,26 @@ def test_every_change_notifies_registry_listeners():
     assert events == []
 
 
+def test_re_registering_a_resource_announces_its_content_changed():
+    mcp = NotebookMCP()
+    events: list[tuple[str, str | None]] = []
+    mcp.registry.subscribe(lambda kind, detail: events.append((kind, detail)))
+    mcp.resource("v1", name="notes")
+    mcp.resource("v2", name="notes")
+    assert events == [
+        ("resources", None),
+        ("resources", None),
+        ("updated", "resource://notes"),
+    ]
+    events.clear()
+    mcp.resource_updated("notes")
+    assert events == [("updated", "resource://notes")]
+
+
 def test_failed_registration_changes_nothing_and_notifies_nobody():
     mcp = NotebookMCP()
     events: list[str] = []
-    mcp.registry.subscribe(events.append)
+    mcp.registry.subscribe(lambda kind, detail: events.append(kind))
     with pytest.raises(TypeError):
         mcp.resource(3.14, name="pi")
     with pytest.raises(ValueError):

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..app import mcp
+from .live import VariableWatcher
 from .magics import McpMagics
 
 _loaded: dict[str, Any] = {}
@@ -16,9 +17,13 @@ _loaded: dict[str, Any] = {}
 def load(ipython: Any) -> None:
     mcp.kernel_id = _kernel_id()
     mcp.notebook_path = _notebook_path(ipython)
+    mcp.namespace = ipython.user_ns
     ipython.push({"mcp": mcp})
     ipython.register_magics(McpMagics(ipython, mcp))
-    if not _loaded:
+    if "watcher" not in _loaded:
+        _loaded["watcher"] = VariableWatcher(mcp, ipython.user_ns)
+        ipython.events.register("post_run_cell", _loaded["watcher"])
+    if "ipython" not in _loaded:
         # Close the socket and the server thread with the kernel (shutdown or restart).
         atexit.register(mcp.stop)
         _loaded["ipython"] = ipython

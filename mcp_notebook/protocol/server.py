@@ -1,17 +1,16 @@
 """The MCP methods over a Registry, sans-IO: ``await server.handle(message, session)``.
 
 Transports decode bytes into messages, pick the session, and send back what ``handle``
-returns (``None`` for notifications and responses). This is the one place where exceptions
-become JSON-RPC errors.
+returns (``None`` for notifications, responses and cancelled requests). This is the one
+place where exceptions become JSON-RPC errors.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import inspect
-import json
 import logging
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -19,14 +18,19 @@ from ..registry import ArgumentError, Registry, ResourceTemplate
 from ..registry.content import error_result
 from . import jsonrpc
 from .calls import CallLog, CallRecord
+from .context import Context
 from .executor import Executor, InlineExecutor, settle
 from .jsonrpc import RESOURCE_NOT_FOUND, Message, RpcError, invalid_params
-from .session import Session
+from .paging import page
+from .session import LOG_LEVELS, Session
 from .versions import negotiate
 
 logger = logging.getLogger(__name__)
 
-Handler = Callable[[dict[str, Any], Session], Awaitable[dict[str, Any]]]
+Handler = Callable[[dict[str, Any], Session, Any], Awaitable[dict[str, Any]]]
+# Methods that run user code: each runs as its own task so that the client can cancel it.
+CANCELLABLE = frozenset({"tools/call", "resources/read", "prompts/get", "completion/complete"})
+MAX_COMPLETIONS = 100
 
 
 class Server:
@@ -46,20 +50,52 @@ class Server:
         self.executor: Executor = executor or InlineExecutor()
         self.page_size = page_size
         self.calls = calls if calls is not None else CallLog()
+        self.sessions: OrderedDict[str, Session] = OrderedDict()
         self._methods: dict[str, Handler] = {
             "initialize": self._initialize,
             "ping": self._ping,
+            "logging/setLevel": self._set_level,
             "tools/list": self._tools_list,
             "tools/call": self._tools_call,
             "resources/list": self._resources_list,
             "resources/templates/list": self._templates_list,
             "resources/read": self._resources_read,
+            "resources/subscribe": self._subscribe,
+            "resources/unsubscribe": self._unsubscribe,
             "prompts/list": self._prompts_list,
             "prompts/get": self._prompts_get,
+            "completion/complete": self._complete,
         }
 
     def serves(self, method: str) -> bool:
         return method in self._methods
+
+    # -- sessions (all on the server's loop) ---------------------------------------------
+    def open_session(self, session: Session) -> Session:
+        self.sessions[session.id] = session
+        return session
+
+    def close_session(self, session_id: str) -> Session | None:
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            session.close()
+        return session
+
+    def broadcast(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        to: Callable[[Session], bool] | None = None,
+    ) -> None:
+        for session in list(self.sessions.values()):
+            if to is None or to(session):
+                session.notify(method, params)
+
+    def resource_updated(self, uri: str) -> None:
+        """Tell the sessions subscribed to ``uri`` that its content changed."""
+        self.broadcast(
+            "notifications/resources/updated", {"uri": uri}, lambda s: uri in s.subscriptions
+        )
 
     # -- entry point -------------------------------------------------------------------
     async def handle(self, message: Any, session: Session) -> Message | None:
@@ -73,39 +109,68 @@ class Server:
             self._notification(message, session)
             return None
         if kind == "response":
-            return None  # we send no requests yet, so no response is awaited
+            session.resolve(message)
+            return None
         request_id = message["id"]
+        method = message["method"]
         try:
-            handler = self._methods.get(message["method"])
+            handler = self._methods.get(method)
             if handler is None:
                 raise RpcError(
-                    jsonrpc.METHOD_NOT_FOUND,
-                    f"Method not found: {message['method']}",
-                    {"method": message["method"]},
+                    jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method}
                 )
-            result = await handler(message.get("params") or {}, session)
+            params = message.get("params") or {}
+            if method in CANCELLABLE:
+                result = await self._cancellable(handler, params, session, request_id)
+                if result is None:
+                    return None  # cancelled: the client expects no response
+            else:
+                result = await handler(params, session, request_id)
         except RpcError as error:
             return jsonrpc.error_response(request_id, error)
         except Exception as exc:
-            logger.exception("internal error handling %s", message.get("method"))
+            logger.exception("internal error handling %s", method)
             return jsonrpc.error_response(
                 request_id, RpcError(jsonrpc.INTERNAL_ERROR, f"Internal error: {exc}")
             )
         return jsonrpc.response(request_id, result)
 
+    async def _cancellable(
+        self, handler: Handler, params: dict[str, Any], session: Session, request_id: Any
+    ) -> dict[str, Any] | None:
+        task = asyncio.ensure_future(handler(params, session, request_id))
+        session.in_flight[request_id] = task
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if task.cancelled() and not _current_task_cancelling():
+                return None  # the client cancelled it
+            raise
+        finally:
+            if session.in_flight.get(request_id) is task:
+                del session.in_flight[request_id]
+
     def _notification(self, message: Message, session: Session) -> None:
-        if message["method"] == "notifications/initialized":
+        method, params = message["method"], message.get("params") or {}
+        if method == "notifications/initialized":
             session.initialized = True
+        elif method == "notifications/cancelled":
+            task = session.in_flight.get(params.get("requestId"))
+            if task is not None:
+                logger.info("client cancelled request %r", params.get("requestId"))
+                task.cancel()
 
     # -- lifecycle ---------------------------------------------------------------------
     def capabilities(self) -> dict[str, Any]:
         return {
             "tools": {"listChanged": True},
-            "resources": {"listChanged": True},
+            "resources": {"subscribe": True, "listChanged": True},
             "prompts": {"listChanged": True},
+            "logging": {},
+            "completions": {},
         }
 
-    async def _initialize(self, params: dict[str, Any], session: Session) -> dict[str, Any]:
+    async def _initialize(self, params: dict, session: Session, _: Any) -> dict[str, Any]:
         requested = params.get("protocolVersion")
         if not isinstance(requested, str):
             raise invalid_params("initialize needs a protocolVersion string")
@@ -123,34 +188,38 @@ class Server:
             result["instructions"] = self.instructions
         return result
 
-    async def _ping(self, params: dict[str, Any], session: Session) -> dict[str, Any]:
+    async def _ping(self, params: dict, session: Session, _: Any) -> dict[str, Any]:
+        return {}
+
+    async def _set_level(self, params: dict, session: Session, _: Any) -> dict[str, Any]:
+        level = params.get("level")
+        if level not in LOG_LEVELS:
+            raise invalid_params(
+                f"Invalid log level {level!r}: use one of {', '.join(LOG_LEVELS)}",
+                {"level": level},
+            )
+        session.log_level = level
         return {}
 
     # -- listing -----------------------------------------------------------------------
-    def _page(self, kind: str, items: list[dict[str, Any]], params: dict[str, Any]) -> dict:
-        start = _decode_cursor(params.get("cursor"), kind)
-        end = start + self.page_size
-        result: dict[str, Any] = {kind: items[start:end]}
-        if end < len(items):
-            result["nextCursor"] = _encode_cursor(kind, end)
-        return result
+    async def _tools_list(self, params: dict, session: Session, _: Any) -> dict[str, Any]:
+        items = [t.definition for t in self.registry.tools.values()]
+        return page("tools", items, params, self.page_size)
 
-    async def _tools_list(self, params: dict[str, Any], session: Session) -> dict[str, Any]:
-        return self._page("tools", [t.definition for t in self.registry.tools.values()], params)
-
-    async def _resources_list(self, params: dict[str, Any], session: Session) -> dict:
+    async def _resources_list(self, params: dict, session: Session, _: Any) -> dict:
         items = [r.definition for r in self.registry.resources.values()]
-        return self._page("resources", items, params)
+        return page("resources", items, params, self.page_size)
 
-    async def _templates_list(self, params: dict[str, Any], session: Session) -> dict:
+    async def _templates_list(self, params: dict, session: Session, _: Any) -> dict:
         items = [t.definition for t in self.registry.templates.values()]
-        return self._page("resourceTemplates", items, params)
+        return page("resourceTemplates", items, params, self.page_size)
 
-    async def _prompts_list(self, params: dict[str, Any], session: Session) -> dict:
-        return self._page("prompts", [p.definition for p in self.registry.prompts.values()], params)
+    async def _prompts_list(self, params: dict, session: Session, _: Any) -> dict:
+        items = [p.definition for p in self.registry.prompts.values()]
+        return page("prompts", items, params, self.page_size)
 
     # -- calls into user code ----------------------------------------------------------
-    async def _tools_call(self, params: dict[str, Any], session: Session) -> dict[str, Any]:
+    async def _tools_call(self, params: dict, session: Session, request_id: Any) -> dict:
         name = _required_str(params, "name")
         arguments = params.get("arguments")
         if arguments is None:
@@ -165,28 +234,35 @@ class Server:
         if problem is not None:
             record.finish("error", error=ValueError(problem))
             return error_result(problem)
+        injected: dict[type, Any] = {}
+        context = None
+        if tool.injected:
+            meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+            context = Context(
+                session, asyncio.get_running_loop(), request_id, meta.get("progressToken")
+            )
+            injected[Context] = context
 
         def work() -> Any:
-            return _then(tool.invoke(arguments, {}), tool.result)
+            return _then(tool.invoke(arguments, injected), tool.result)
 
         try:
             result = await self.executor.run(work)
         except asyncio.CancelledError:
+            if context is not None:
+                context._cancel()
             record.finish("cancelled")
             raise
-        except BaseException as exc:
+        except BaseException as exc:  # a SystemExit in user code must not end the server
             record.finish("error", error=exc)
             # The traceback stays in the notebook (``mcp.calls``); the client gets the message.
             return error_result(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
         record.finish("done", result=result)
         return result
 
-    async def _resources_read(self, params: dict[str, Any], session: Session) -> dict:
+    async def _resources_read(self, params: dict, session: Session, _: Any) -> dict:
         uri = _required_str(params, "uri")
-        found = self.registry.find_resource(uri)
-        if found is None:
-            raise RpcError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
-        component, values = found
+        component, values = self._find_resource(uri)
         record = self.calls.add(
             CallRecord("resources/read", uri, values or {}, session.client_label)
         )
@@ -198,7 +274,23 @@ class Server:
 
         return await self._run_user(record, work, "reading resource " + uri)
 
-    async def _prompts_get(self, params: dict[str, Any], session: Session) -> dict[str, Any]:
+    def _find_resource(self, uri: str) -> tuple[Any, dict[str, str] | None]:
+        found = self.registry.find_resource(uri)
+        if found is None:
+            raise RpcError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
+        return found
+
+    async def _subscribe(self, params: dict, session: Session, _: Any) -> dict[str, Any]:
+        uri = _required_str(params, "uri")
+        self._find_resource(uri)
+        session.subscriptions.add(uri)
+        return {}
+
+    async def _unsubscribe(self, params: dict, session: Session, _: Any) -> dict[str, Any]:
+        session.subscriptions.discard(_required_str(params, "uri"))
+        return {}
+
+    async def _prompts_get(self, params: dict, session: Session, _: Any) -> dict[str, Any]:
         name = _required_str(params, "name")
         prompt = self.registry.prompts.get(name)
         if prompt is None:
@@ -221,8 +313,45 @@ class Server:
 
         return await self._run_user(record, work, f"rendering prompt '{name}'")
 
-    async def _run_user(self, record: CallRecord, work: Callable[[], Any], what: str) -> dict:
-        """Run a reader/renderer; its failures are request errors (no isError here)."""
+    async def _complete(self, params: dict, session: Session, _: Any) -> dict[str, Any]:
+        ref, argument = params.get("ref"), params.get("argument")
+        if not isinstance(ref, dict) or not isinstance(argument, dict):
+            raise invalid_params("completion/complete needs ref and argument objects")
+        name, value = argument.get("name"), argument.get("value", "")
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise invalid_params("argument.name and argument.value must be strings")
+        context = params.get("context") if isinstance(params.get("context"), dict) else {}
+        known = context.get("arguments") if isinstance(context.get("arguments"), dict) else {}
+        if ref.get("type") == "ref/prompt":
+            target = self.registry.prompts.get(str(ref.get("name")))
+            if target is None:
+                raise invalid_params(f"Unknown prompt: {ref.get('name')}")
+        elif ref.get("type") == "ref/resource":
+            target = self.registry.templates.get(str(ref.get("uri")))
+            if target is None:
+                raise invalid_params(f"Unknown resource template: {ref.get('uri')}")
+        else:
+            raise invalid_params(f"Unknown completion reference type: {ref.get('type')}")
+        completer = target.completers.get(name)
+        values: list[str] = []
+        if completer is not None:
+            record = self.calls.add(
+                CallRecord("completion/complete", name, {"value": value}, session.client_label)
+            )
+            found = await self._run_user(
+                record, lambda: _suggest(completer, value, known), f"completing '{name}'"
+            )
+            values = [str(v) for v in found]
+        return {
+            "completion": {
+                "values": values[:MAX_COMPLETIONS],
+                "total": len(values),
+                "hasMore": len(values) > MAX_COMPLETIONS,
+            }
+        }
+
+    async def _run_user(self, record: CallRecord, work: Callable[[], Any], what: str) -> Any:
+        """Run a reader/renderer/completer; its failures are request errors."""
         try:
             result = await self.executor.run(work)
         except RpcError as error:
@@ -243,6 +372,21 @@ class Server:
         return result
 
 
+def _suggest(completer: Any, value: str, known: dict[str, Any]) -> Any:
+    """A completer is a list of candidates, or a function of (value[, arguments])."""
+    if callable(completer):
+        accepts_context = len(inspect.signature(completer).parameters) > 1
+        found = completer(value, known) if accepts_context else completer(value)
+        return _then(found, list)
+    return [c for c in completer if str(c).startswith(value)]
+
+
+def _current_task_cancelling() -> bool:
+    """Whether the caller itself is being cancelled (then it is not the client's cancel)."""
+    task = asyncio.current_task()
+    return bool(task is not None and getattr(task, "cancelling", lambda: 0)())
+
+
 def _then(value: Any, convert: Callable[[Any], Any]) -> Any:
     """``convert(value)``, after awaiting it if the user function was async."""
     if inspect.isawaitable(value):
@@ -259,21 +403,3 @@ def _required_str(params: dict[str, Any], key: str) -> str:
     if not isinstance(value, str):
         raise invalid_params(f"params.{key} must be a string")
     return value
-
-
-def _encode_cursor(kind: str, offset: int) -> str:
-    raw = json.dumps({"k": kind, "o": offset}).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: Any, kind: str) -> int:
-    if cursor is None:
-        return 0
-    try:
-        padded = str(cursor) + "=" * (-len(str(cursor)) % 4)
-        data = json.loads(base64.urlsafe_b64decode(padded))
-        if data["k"] == kind and isinstance(data["o"], int) and data["o"] >= 0:
-            return data["o"]
-    except (ValueError, KeyError, TypeError):
-        pass
-    raise invalid_params("Invalid cursor", {"cursor": cursor})

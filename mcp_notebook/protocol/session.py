@@ -1,14 +1,30 @@
-"""What the server remembers about one connected client."""
+"""What the server remembers about one connected client, and how it reaches that client.
+
+A session lives on the server's event loop. Transports give it an ``outbound`` function
+that delivers a server->client message, preferably on the stream of the request it
+belongs to (``related``), else on the session's own stream.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import itertools
 import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-Message = dict[str, Any]
+from .jsonrpc import INTERNAL_ERROR, Message, RpcError
+
+# RFC 5424 severities, as MCP's logging utility names them, least severe first.
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+
+Outbound = Callable[[Message, Any], bool]
+
+
+class ClientUnavailable(RuntimeError):
+    """The client cannot be reached with a request (no stream open, or it went away)."""
 
 
 @dataclass(eq=False)
@@ -20,11 +36,78 @@ class Session:
     initialized: bool = False
     transport: str = "memory"
     created: float = field(default_factory=time.time)
-    # Set by a transport while it can deliver server->client messages (e.g. a GET stream).
-    send: Callable[[Message], None] | None = None
+    log_level: str | None = None
+    subscriptions: set[str] = field(default_factory=set)
+    # Set by the transport; returns False when the message could not be delivered.
+    outbound: Outbound | None = None
+    # Set by transports that can end a request's stream early for the client to resume it.
+    close_stream: Callable[[Any, int | None], bool] | None = None
+    pending: dict[Any, asyncio.Future[Any]] = field(default_factory=dict)
+    in_flight: dict[Any, asyncio.Future[Any]] = field(default_factory=dict)
+    _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
     @property
     def client_label(self) -> str:
         name = self.client_info.get("name") or "client"
         version = self.client_info.get("version")
         return f"{name} {version}" if version else str(name)
+
+    def send(self, message: Message, related: Any = None) -> bool:
+        if self.outbound is None:
+            return False
+        return self.outbound(message, related)
+
+    def notify(
+        self, method: str, params: dict[str, Any] | None = None, related: Any = None
+    ) -> bool:
+        message: Message = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        return self.send(message, related)
+
+    def wants_log(self, level: str) -> bool:
+        if self.log_level is None:
+            return True
+        return LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.log_level)
+
+    async def request(
+        self, method: str, params: dict[str, Any], related: Any = None, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """Send a server->client request and wait for the client's response."""
+        request_id = f"s-{next(self._ids)}"
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.pending[request_id] = future
+        message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        try:
+            if not self.send(message, related):
+                raise ClientUnavailable(
+                    f"cannot send {method} to the client: it has no open stream to receive it"
+                )
+            return await asyncio.wait_for(future, timeout)
+        finally:
+            self.pending.pop(request_id, None)
+
+    def resolve(self, message: Message) -> None:
+        """A client's response to one of our requests."""
+        future = self.pending.get(message.get("id"))
+        if future is None or future.done():
+            return
+        if "error" in message:
+            error = message["error"] if isinstance(message["error"], dict) else {}
+            future.set_exception(
+                RpcError(
+                    error.get("code", INTERNAL_ERROR),
+                    str(error.get("message", "client error")),
+                    error.get("data"),
+                )
+            )
+        else:
+            future.set_result(message.get("result") or {})
+
+    def close(self) -> None:
+        """The session ended: nothing it waits for will come."""
+        for future in self.pending.values():
+            if not future.done():
+                future.set_exception(ClientUnavailable("the client's session ended"))
+        for task in list(self.in_flight.values()):
+            task.cancel()

@@ -17,7 +17,7 @@ import jsonschema
 from jsonschema.exceptions import best_match
 
 from .content import resource_contents, text_block, to_json_value, tool_result
-from .signature import SignatureModel, output_schema
+from .signature import SignatureModel, injected_parameters, output_schema
 from .uri_template import UriTemplate
 
 
@@ -37,14 +37,14 @@ class Tool:
     confirm: bool = False
     meta: dict[str, Any] | None = None
     icons: list[dict[str, Any]] | None = None
-    skip_parameters: frozenset[str] = frozenset()
     wrap_output: bool = False
     signature: SignatureModel | None = field(default=None, repr=False)
     definition: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
+        self.injected = injected_parameters(self.fn)
         if self.input_schema is None:
-            self.signature = SignatureModel(self.fn, self.skip_parameters)
+            self.signature = SignatureModel(self.fn, frozenset(self.injected))
             self.input_schema = self.signature.input_schema()
             if self.description is None:
                 self.description = self.signature.description or None
@@ -77,10 +77,11 @@ class Tool:
         prefix = f"Invalid argument '{where}'" if where else "Invalid arguments"
         return f"{prefix} for tool '{self.name}': {error.message}"
 
-    def invoke(self, arguments: dict[str, Any], injected: dict[str, Any]) -> Any:
-        """Call the function; the result may be awaitable."""
+    def invoke(self, arguments: dict[str, Any], injected: dict[type, Any]) -> Any:
+        """Call the function; ``injected`` maps types (e.g. Context) to values to pass."""
         kwargs = self.signature.convert(arguments) if self.signature else dict(arguments)
-        kwargs.update(injected)
+        for name, kind in self.injected.items():
+            kwargs[name] = next((v for t, v in injected.items() if issubclass(t, kind)), None)
         return self.fn(**kwargs)
 
     def result(self, value: Any) -> dict[str, Any]:
@@ -136,6 +137,8 @@ class ResourceTemplate:
     description: str | None = None
     mime_type: str | None = None
     annotations: dict[str, Any] | None = None
+    # Per template variable: a list of candidates, or fn(value[, arguments]) -> candidates.
+    completers: dict[str, Any] = field(default_factory=dict)
     definition: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -175,6 +178,7 @@ class Prompt:
     title: str | None = None
     description: str | None = None
     signature: SignatureModel | None = field(default=None, repr=False)
+    completers: dict[str, Any] = field(default_factory=dict)
     definition: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:

@@ -13,8 +13,9 @@ from typing import Any, Literal
 
 from .components import Prompt, Resource, ResourceTemplate, Tool
 
-Kind = Literal["tools", "resources", "prompts"]
-Listener = Callable[[Kind], None]
+Kind = Literal["tools", "resources", "prompts", "updated"]
+# Called with a kind whose list changed, or ("updated", uri) when a resource's content did.
+Listener = Callable[[Kind, str | None], None]
 
 
 class Registry:
@@ -37,9 +38,13 @@ class Registry:
 
         return unsubscribe
 
-    def _changed(self, kind: Kind) -> None:
+    def _changed(self, kind: Kind, detail: str | None = None) -> None:
         for listener in self._listeners:
-            listener(kind)
+            listener(kind, detail)
+
+    def resource_updated(self, uri: str) -> None:
+        """Announce that the content at ``uri`` changed (subscribers are told)."""
+        self._changed("updated", uri)
 
     # -- changes -----------------------------------------------------------------------
     def add_tool(self, tool: Tool) -> Tool:
@@ -49,12 +54,15 @@ class Registry:
         return tool
 
     def add_resource(self, resource: Resource) -> Resource:
+        replaced = resource.uri in self.resources
         with self._lock:
             # A resource is known by its URI; re-registering a name at a new URI moves it.
             stale = [u for u, r in self.resources.items() if r.name == resource.name]
             items = {u: r for u, r in self.resources.items() if u not in stale or u == resource.uri}
             self.resources = {**items, resource.uri: resource}
         self._changed("resources")
+        if replaced:
+            self._changed("updated", resource.uri)
         return resource
 
     def add_template(self, template: ResourceTemplate) -> ResourceTemplate:
@@ -91,10 +99,18 @@ class Registry:
     def clear(self) -> None:
         with self._lock:
             self.tools, self.resources, self.templates, self.prompts = {}, {}, {}, {}
-        for kind in ("tools", "resources", "prompts"):
-            self._changed(kind)  # type: ignore[arg-type]
+        self._changed("tools")
+        self._changed("resources")
+        self._changed("prompts")
 
     # -- lookups -----------------------------------------------------------------------
+    def resources_by_name(self, name: str) -> str:
+        """The URI of the resource called ``name``."""
+        for uri, resource in self.resources.items():
+            if resource.name == name:
+                return uri
+        raise KeyError(name)
+
     def find_resource(self, uri: str) -> tuple[Any, dict[str, str] | None] | None:
         """The resource at ``uri``, or the first template matching it with its values."""
         resource = self.resources.get(uri)

@@ -17,6 +17,7 @@ from pydantic import ConfigDict, Field, TypeAdapter, create_model
 
 from .compat import pydantic_ready
 from .docstrings import parse_docstring
+from .injected import Injected
 
 
 class ArgumentError(ValueError):
@@ -78,6 +79,15 @@ class SignatureModel:
         if self.accepts_extra and instance.model_extra:
             values.update(instance.model_extra)
         return values
+
+
+def injected_parameters(fn: Callable[..., Any]) -> dict[str, type]:
+    """Parameters annotated with a server-injected type (``Context``), by name."""
+    found = {}
+    for name, hint in _type_hints(fn).items():
+        if name != "return" and isinstance(hint, type) and issubclass(hint, Injected):
+            found[name] = hint
+    return found
 
 
 def output_schema(fn: Callable[..., Any]) -> tuple[dict[str, Any] | None, bool]:

@@ -1,21 +1,28 @@
 """Streamable HTTP (MCP 2025-11-25) served by tornado on a thread of its own.
 
 The thread answers the control plane at once, even while a cell runs; calls into user
-code are handed to the Server's executor (the kernel loop). Server->client notifications
-arrive from other threads through :meth:`HttpTransport.broadcast`.
+code are handed to the Server's executor (the kernel loop). Other threads reach the
+sessions through :meth:`HttpTransport.call_soon`.
+
+A POST is answered with JSON unless something must reach the client before the result
+(progress, a log line, an elicitation): then, if the client accepts it, the answer turns
+into an SSE stream on the spot. Server->client messages unrelated to a request go on the
+session's GET stream. Every SSE event has an id, and ``Last-Event-ID`` resumes a stream.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
+import contextlib
+import itertools
 import logging
 import socket
 import threading
-from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 import tornado.httpserver
+import tornado.iostream
 import tornado.netutil
 import tornado.web
 
@@ -23,16 +30,19 @@ from ..protocol import Server, Session, jsonrpc
 from ..protocol.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND, RpcError
 from ..protocol.versions import HANDSHAKE_VERSIONS
 from .security import Guard
+from .sse import SseStream, parse_event_id
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
 SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
+GET_STREAM = "g"
+KEEP_FINISHED_STREAMS = 32
 
 
 class HttpTransport:
-    """Owns the socket, the thread, the loop and the sessions of one HTTP endpoint."""
+    """Owns the socket, the thread, the loop and the streams of one HTTP endpoint."""
 
     def __init__(
         self,
@@ -56,13 +66,18 @@ class HttpTransport:
             allowed_hosts=allowed_hosts,
             allowed_origins=allowed_origins,
         )
-        self.sessions: OrderedDict[str, Session] = OrderedDict()
-        self.streams: dict[str, McpHandler] = {}
+        # Per session: its streams by key (the GET stream and one per streamed POST).
+        self.streams: dict[str, dict[str, SseStream]] = {}
+        self._stream_numbers = itertools.count(1)
         self._requested_port = port
         self.port: int | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._http: tornado.httpserver.HTTPServer | None = None
+
+    @property
+    def sessions(self) -> dict[str, Session]:
+        return self.server.sessions
 
     @property
     def url(self) -> str:
@@ -96,7 +111,7 @@ class HttpTransport:
                     app, max_body_size=self.max_body * 4, idle_connection_timeout=300
                 )
                 self._http.add_sockets(sockets)
-            except BaseException as exc:  # pragma: no cover - reported to the caller
+            except BaseException as exc:  # reported to the caller
                 failure.append(exc)
                 ready.set()
                 return
@@ -120,45 +135,95 @@ class HttpTransport:
         async def shutdown() -> None:
             if self._http is not None:
                 self._http.stop()
-            for handler in list(self.streams.values()):
-                handler.close_stream()
-            self.streams.clear()
-            self.sessions.clear()
+            for session_id in list(self.sessions):
+                self.end_session(session_id)
             if self._http is not None:
-                await asyncio.wait_for(self._http.close_all_connections(), timeout)
+                try:
+                    await asyncio.wait_for(self._http.close_all_connections(), timeout)
+                except asyncio.TimeoutError:
+                    logger.warning("some connections did not close in time")
             loop.stop()
 
         loop.call_soon_threadsafe(lambda: loop.create_task(shutdown()))
         thread.join(timeout + 1)
         self.loop = self._thread = None
 
-    # -- sessions and server->client messages -----------------------------------------
+    def call_soon(self, callback: Callable[..., Any], *args: Any) -> None:
+        """Run ``callback`` on the server's loop; callable from any thread."""
+        loop = self.loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(callback, *args)
+
+    # -- sessions ----------------------------------------------------------------------
     def new_session(self, session: Session) -> None:
-        self.sessions[session.id] = session
+        session.outbound = lambda message, related: self._route(session, message, related)
+        session.close_stream = lambda related, retry: self._close_early(session, related, retry)
+        self.server.open_session(session)
+        self.streams[session.id] = {}
         while len(self.sessions) > self.max_sessions:
-            # Forget the least recently used session that has no open stream.
+            # Forget the least recently used session that has no open GET stream.
             for old_id in self.sessions:
-                if old_id not in self.streams:
-                    del self.sessions[old_id]
+                stream = self.streams.get(old_id, {}).get(GET_STREAM)
+                if stream is None or stream.writer is None:
+                    self.end_session(old_id)
                     break
             else:
                 break
 
     def end_session(self, session_id: str) -> None:
-        self.sessions.pop(session_id, None)
-        handler = self.streams.pop(session_id, None)
-        if handler is not None:
-            handler.close_stream()
+        self.server.close_session(session_id)
+        for stream in self.streams.pop(session_id, {}).values():
+            stream.finish()
 
-    def broadcast(self, message: dict[str, Any]) -> None:
-        """Send a notification to every session with an open stream; callable from any thread."""
-        loop = self.loop
-        if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(self._broadcast, message)
+    def touch(self, session_id: str) -> None:
+        self.sessions.move_to_end(session_id)  # type: ignore[attr-defined]
 
-    def _broadcast(self, message: dict[str, Any]) -> None:
-        for handler in list(self.streams.values()):
-            handler.send_event(message)
+    # -- streams -----------------------------------------------------------------------
+    def open_request_stream(self, session: Session, request_id: Any) -> SseStream:
+        stream = SseStream(f"p{next(self._stream_numbers)}")
+        streams = self.streams.setdefault(session.id, {})
+        streams[stream.key] = stream
+        streams[f"request:{request_id!r}"] = stream
+        return stream
+
+    def close_request_stream(self, session: Session, request_id: Any, stream: SseStream) -> None:
+        streams = self.streams.get(session.id)
+        if streams is None:
+            return
+        streams.pop(f"request:{request_id!r}", None)
+        if not stream.resumable:
+            streams.pop(stream.key, None)  # answered with plain JSON: nothing to resume
+            return
+        finished = [k for k, s in streams.items() if s.done and k != GET_STREAM]
+        for key in finished[:-KEEP_FINISHED_STREAMS]:
+            streams.pop(key, None)
+
+    def get_stream(self, session: Session) -> SseStream:
+        streams = self.streams.setdefault(session.id, {})
+        if GET_STREAM not in streams:
+            streams[GET_STREAM] = SseStream(GET_STREAM)
+        return streams[GET_STREAM]
+
+    def _route(self, session: Session, message: dict[str, Any], related: Any) -> bool:
+        streams = self.streams.get(session.id, {})
+        if related is not None:
+            stream = streams.get(f"request:{related!r}")
+            if stream is not None and (stream.writer is not None or stream.resumable):
+                stream.send(message)
+                return True
+        stream = streams.get(GET_STREAM)
+        if stream is not None and stream.writer is not None:
+            stream.send(message)
+            return True
+        return False
+
+    def _close_early(self, session: Session, related: Any, retry_ms: int | None) -> bool:
+        """Close a request's SSE connection now; the client resumes it with a GET."""
+        stream = self.streams.get(session.id, {}).get(f"request:{related!r}")
+        if stream is None or stream.writer is None:
+            return False
+        stream.detach(stream.writer, retry_ms)
+        return True
 
 
 def _log_request(handler: tornado.web.RequestHandler) -> None:
@@ -187,8 +252,8 @@ class McpHandler(tornado.web.RequestHandler):
         self._chunks: list[bytes] = []
         self._size = 0
         self._too_large = False
-        self._stream_session: str | None = None
-        self._event_id = 0
+        self._streaming = False
+        self._ended: asyncio.Event | None = None
 
     # -- gatekeeping -------------------------------------------------------------------
     def fail(self, status: int, message: str, code: int = INVALID_REQUEST, request_id=None):
@@ -251,7 +316,7 @@ class McpHandler(tornado.web.RequestHandler):
                 request_id=request_id,
             )
             return None
-        self.transport.sessions.move_to_end(session_id)
+        self.transport.touch(session_id)
         return session
 
     # -- POST: one client message ------------------------------------------------------
@@ -263,7 +328,8 @@ class McpHandler(tornado.web.RequestHandler):
             return self.fail(415, "Unsupported Media Type: send application/json")
         accept = self.request.headers.get("Accept", "*/*").lower()
         wants_json = "application/json" in accept or "*/*" in accept
-        if not wants_json and "text/event-stream" not in accept:
+        wants_sse = "text/event-stream" in accept
+        if not wants_json and not wants_sse:
             return self.fail(406, "Not Acceptable: accept application/json or text/event-stream")
         try:
             message = jsonrpc.parse(b"".join(self._chunks))
@@ -283,22 +349,38 @@ class McpHandler(tornado.web.RequestHandler):
             # e.g. a 2026-07-28 client probing with server/discover: a plain
             # JSON-RPC error lets it fall back to initialize.
             return self.fail(
-                404,
-                f"Method not found: {message['method']}",
-                METHOD_NOT_FOUND,
-                message["id"],
+                404, f"Method not found: {message['method']}", METHOD_NOT_FOUND, message["id"]
             )
         session = self._session(message)
         if session is None:
             return None
-        reply = await server.handle(message, session)
         if kind != "request":
+            await server.handle(message, session)
             self.set_status(202)
             return self.finish()
-        return self._reply(reply, wants_json)
+        stream = None
+        if wants_sse:
+            stream = self.transport.open_request_stream(session, message["id"])
+            stream.writer = self
+            self._stream = stream
+        try:
+            reply = await server.handle(message, session)
+        finally:
+            if stream is not None:
+                self.transport.close_request_stream(session, message["id"], stream)
+        if stream is None or (not stream.resumable and stream.writer is self):
+            return self._reply(reply, wants_json)  # nothing was streamed: plain JSON
+        if reply is not None:
+            stream.send(reply)
+        stream.finish()
+        return None
 
     def _reply(self, reply: dict[str, Any] | None, wants_json: bool) -> None:
         if self.request.connection.stream.closed():  # client gone mid-call
+            return
+        if reply is None:  # cancelled by the client: no response is due
+            self.set_status(202)
+            self.finish()
             return
         body = jsonrpc.dumps(reply)
         if wants_json:
@@ -309,49 +391,72 @@ class McpHandler(tornado.web.RequestHandler):
             self.set_header("Cache-Control", "no-cache")
             self.finish(b"event: message\ndata: " + body + b"\n\n")
 
-    # -- GET: the server->client stream ------------------------------------------------
+    # -- SSE writing (POST streams and GET streams) ------------------------------------
+    def _start_sse(self, first_id: str | None) -> None:
+        self._streaming = True
+        self._ended = asyncio.Event()
+        self.set_header("Content-Type", "text/event-stream")
+        self.set_header("Cache-Control", "no-cache")
+        self.set_header("X-Accel-Buffering", "no")
+        if first_id is not None:
+            # The priming event: an id the client can resume from, with empty data.
+            self.write(f"id: {first_id}\ndata: \n\n")
+        self.flush()
+
+    def write_event(self, event_id: str, data: str) -> None:
+        if self._finished or self.request.connection.stream.closed():
+            return
+        if not self._streaming:
+            key = event_id.rpartition(".")[0]
+            self._start_sse(f"{key}.0")
+        self.write(f"id: {event_id}\nevent: message\ndata: {data}\n\n")
+        self.flush()
+
+    def end_stream(self, retry_ms: int | None = None, last_id: str | None = None) -> None:
+        if self._finished:
+            return
+        if not self._streaming and last_id is not None:
+            self._start_sse(last_id)  # closing early: give the client an id to resume from
+        if retry_ms is not None and not self.request.connection.stream.closed():
+            self.write(f"retry: {int(retry_ms)}\n\n")
+        if self._ended is not None:
+            self._ended.set()
+        with contextlib.suppress(tornado.iostream.StreamClosedError):
+            self.finish()
+
+    # -- GET: the server->client stream, or the resumption of a broken one -------------
     async def get(self) -> None:
         if "text/event-stream" not in self.request.headers.get("Accept", "").lower():
             return self.fail(406, "Not Acceptable: the GET stream is text/event-stream")
         session = self._session()
         if session is None:
             return None
-        if session.id in self.transport.streams:
-            return self.fail(409, "Conflict: this session already has an open GET stream")
-        self._stream_session = session.id
-        self.transport.streams[session.id] = self
-        session.send = self.send_event
-        self.set_header("Content-Type", "text/event-stream")
-        self.set_header("Cache-Control", "no-cache")
-        self.set_header("X-Accel-Buffering", "no")
-        self._closed = asyncio.Event()
-        self.flush()
-        await self._closed.wait()
-
-    def send_event(self, message: dict[str, Any]) -> None:
-        if self._stream_session is None or self.request.connection.stream.closed():
-            return
-        self._event_id += 1
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-        self.write(f"id: {self._event_id}\nevent: message\ndata: {data}\n\n")
-        self.flush()
-
-    def close_stream(self) -> None:
-        self._forget_stream()
-        closed = getattr(self, "_closed", None)
-        if closed is not None:
-            closed.set()
-
-    def _forget_stream(self) -> None:
-        session_id, self._stream_session = self._stream_session, None
-        if session_id is not None and self.transport.streams.get(session_id) is self:
-            del self.transport.streams[session_id]
-            session = self.transport.sessions.get(session_id)
-            if session is not None:
-                session.send = None
+        resume = parse_event_id(self.request.headers.get("Last-Event-ID"))
+        if resume is not None:
+            stream = self.transport.streams.get(session.id, {}).get(resume[0])
+            if stream is None:
+                return self.fail(404, f"Unknown or expired stream for event {resume[0]!r}")
+            if stream.writer is not None and stream.writer is not self:
+                stream.writer.end_stream()
+            self._start_sse(None)
+            stream.attach(self, resume[1])
+        else:
+            stream = self.transport.get_stream(session)
+            if stream.writer is not None:
+                return self.fail(409, "Conflict: this session already has an open GET stream")
+            self._start_sse(f"{GET_STREAM}.{stream.seq}")
+            stream.writer = self
+        self._stream = stream
+        if not self._finished:
+            await self._ended.wait()
 
     def on_connection_close(self) -> None:
-        self.close_stream()
+        # The stream goes on without this connection, until the client resumes it.
+        stream = getattr(self, "_stream", None)
+        if stream is not None and stream.writer is self:
+            stream.writer = None
+        if self._ended is not None:
+            self._ended.set()
 
     # -- DELETE: end the session -------------------------------------------------------
     def delete(self) -> None:

@@ -245,7 +245,10 @@ def sse_events(data: bytes) -> list[dict[str, str]]:
 
 
 def next_sse_event(response: http.client.HTTPResponse) -> dict[str, str]:
-    """Read one event from an open SSE response (blocks up to the socket timeout)."""
+    """Read one message event from an open SSE response (blocks up to the socket timeout).
+
+    Priming events (an id with empty data, sent so the client can resume) are skipped.
+    """
     lines: list[bytes] = []
     while True:
         line = response.readline()
@@ -253,7 +256,10 @@ def next_sse_event(response: http.client.HTTPResponse) -> dict[str, str]:
             raise AssertionError(f"the SSE stream ended; partial event: {lines}")
         if line.strip() == b"":
             if lines:
-                return sse_events(b"".join(lines) + b"\n")[0]
+                event = sse_events(b"".join(lines) + b"\n")[0]
+                lines = []
+                if event.get("data"):
+                    return event
             continue
         lines.append(line)
 

@@ -1,0 +1,208 @@
+"""``Context``: what a tool can do with the client while it runs.
+
+Tools run on the kernel thread; the session lives on the server's loop. Every method here
+crosses over with ``call_soon_threadsafe`` / ``run_coroutine_threadsafe``, so a tool may
+use it from either thread, and notifications keep their order relative to the result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from ..registry.injected import Injected
+from .session import LOG_LEVELS, Session
+
+
+class CapabilityError(RuntimeError):
+    """The client did not declare the capability this call needs."""
+
+
+@dataclass(frozen=True)
+class ElicitResult:
+    action: str  # "accept" | "decline" | "cancel"
+    content: dict[str, Any] | None = None
+
+    @property
+    def accepted(self) -> bool:
+        return self.action == "accept"
+
+
+class Context(Injected):
+    """Annotate a tool parameter with ``Context`` to receive one per call."""
+
+    def __init__(
+        self,
+        session: Session,
+        loop: asyncio.AbstractEventLoop,
+        request_id: Any = None,
+        progress_token: Any = None,
+    ) -> None:
+        self.session = session
+        self.request_id = request_id
+        self.progress_token = progress_token
+        self._loop = loop
+        self._cancelled = threading.Event()
+        self._last_progress: float | None = None
+
+    # -- about the call ----------------------------------------------------------------
+    @property
+    def client_info(self) -> dict[str, Any]:
+        return dict(self.session.client_info)
+
+    @property
+    def client_capabilities(self) -> dict[str, Any]:
+        return dict(self.session.client_capabilities)
+
+    @property
+    def cancelled(self) -> bool:
+        """True once the client cancelled this call (check it in long loops)."""
+        return self._cancelled.is_set()
+
+    def _cancel(self) -> None:
+        self._cancelled.set()
+
+    # -- notifications -----------------------------------------------------------------
+    def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Send ``notifications/progress`` (only if the client asked, with a progressToken)."""
+        if self._last_progress is not None and progress <= self._last_progress:
+            raise ValueError(f"progress must increase: {progress} after {self._last_progress}")
+        self._last_progress = progress
+        if self.progress_token is None:
+            return
+        params: dict[str, Any] = {"progressToken": self.progress_token, "progress": progress}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        self._notify("notifications/progress", params)
+
+    def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        """Send ``notifications/message`` at an RFC 5424 level, if the client wants it."""
+        if level not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {level!r}: use one of {', '.join(LOG_LEVELS)}")
+        if not self.session.wants_log(level):
+            return
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        self._notify("notifications/message", params)
+
+    def debug(self, data: Any, logger: str | None = None) -> None:
+        self.log("debug", data, logger)
+
+    def info(self, data: Any, logger: str | None = None) -> None:
+        self.log("info", data, logger)
+
+    def warning(self, data: Any, logger: str | None = None) -> None:
+        self.log("warning", data, logger)
+
+    def error(self, data: Any, logger: str | None = None) -> None:
+        self.log("error", data, logger)
+
+    def _notify(self, method: str, params: dict[str, Any]) -> None:
+        if _on_loop(self._loop):
+            self.session.notify(method, params, self.request_id)
+        else:
+            self._loop.call_soon_threadsafe(self.session.notify, method, params, self.request_id)
+
+    def close_sse_stream(self, retry_ms: int | None = None) -> bool:
+        """Close this call's SSE connection now; the client reconnects and resumes it.
+
+        Useful for long calls behind proxies that drop idle connections. Returns False
+        when the transport cannot do it (e.g. the reply is not being streamed).
+        """
+        closer = self.session.close_stream
+        if closer is None:
+            return False
+        if _on_loop(self._loop):
+            return closer(self.request_id, retry_ms)
+        self._loop.call_soon_threadsafe(closer, self.request_id, retry_ms)
+        return True
+
+    # -- requests to the client ----------------------------------------------------------
+    async def elicit(self, message: str, schema: dict[str, Any] | None = None) -> ElicitResult:
+        """Ask the user for input (form mode); ``schema`` is the spec's restricted schema."""
+        self._require("elicitation", "form")
+        requested = schema or {"type": "object", "properties": {}}
+        result = await self._request(
+            "elicitation/create",
+            {"mode": "form", "message": message, "requestedSchema": requested},
+        )
+        return ElicitResult(result.get("action", "cancel"), result.get("content"))
+
+    async def elicit_url(
+        self, message: str, url: str, elicitation_id: str | None = None
+    ) -> ElicitResult:
+        """Send the user to a URL (URL mode), e.g. to sign in somewhere."""
+        self._require("elicitation", "url")
+        params = {
+            "mode": "url",
+            "message": message,
+            "url": url,
+            "elicitationId": elicitation_id or uuid.uuid4().hex,
+        }
+        result = await self._request("elicitation/create", params)
+        return ElicitResult(result.get("action", "cancel"), result.get("content"))
+
+    async def sample(
+        self,
+        messages: str | list[dict[str, Any]],
+        *,
+        max_tokens: int = 512,
+        system_prompt: str | None = None,
+        **options: Any,
+    ) -> dict[str, Any]:
+        """Ask the client's model (``sampling/createMessage``); returns the raw result."""
+        self._require("sampling")
+        if isinstance(messages, str):
+            messages = [{"role": "user", "content": {"type": "text", "text": messages}}]
+        params: dict[str, Any] = {"messages": messages, "maxTokens": max_tokens, **options}
+        if system_prompt is not None:
+            params["systemPrompt"] = system_prompt
+        return await self._request("sampling/createMessage", params)
+
+    async def list_roots(self) -> list[dict[str, Any]]:
+        """The client's roots (``roots/list``)."""
+        self._require("roots")
+        result = await self._request("roots/list", {})
+        return list(result.get("roots", []))
+
+    def _require(self, capability: str, mode: str | None = None) -> None:
+        declared = self.session.client_capabilities.get(capability)
+        if declared is None:
+            raise CapabilityError(
+                f"the client did not declare the '{capability}' capability, so this "
+                "tool cannot use it"
+            )
+        # An empty elicitation capability means form mode only (2025-06-18 clients).
+        if mode == "url" and not (isinstance(declared, dict) and "url" in declared):
+            raise CapabilityError("the client does not support URL-mode elicitation")
+
+    async def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        coroutine = self.session.request(method, params, self.request_id)
+        if _on_loop(self._loop):
+            return await coroutine
+        return await _across(coroutine, self._loop)
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
+async def _across(coroutine: Coroutine[Any, Any, Any], loop: asyncio.AbstractEventLoop) -> Any:
+    future = asyncio.run_coroutine_threadsafe(coroutine, loop)
+    try:
+        return await asyncio.wrap_future(future)
+    except asyncio.CancelledError:
+        future.cancel()
+        raise

@@ -3,21 +3,36 @@
 ``%load_ext mcp_notebook`` puts :data:`mcp` in the namespace and registers ``%mcp``.
 """
 
-__version__ = "0.1.0"
-
+from ._version import __version__
 from .app import NotebookMCP, ServerInfo, mcp
+from .protocol.context import CapabilityError, Context, ElicitResult
+from .registry.blocks import Audio, Blob, EmbeddedResource, Image, ResourceLink, ToolResult
 
 
-def load_ipython_extension(ipython):  # pragma: no cover - exercised through real kernels
+def load_ipython_extension(ipython):
     from .kernel.extension import load
 
     load(ipython)
 
 
-def unload_ipython_extension(ipython):  # pragma: no cover
+def unload_ipython_extension(ipython):
     from .kernel.extension import unload
 
     unload(ipython)
 
 
-__all__ = ["NotebookMCP", "ServerInfo", "__version__", "mcp"]
+__all__ = [
+    "Audio",
+    "Blob",
+    "CapabilityError",
+    "Context",
+    "ElicitResult",
+    "EmbeddedResource",
+    "Image",
+    "NotebookMCP",
+    "ResourceLink",
+    "ServerInfo",
+    "ToolResult",
+    "__version__",
+    "mcp",
+]

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar, overload
 
-from . import __version__, discovery
+from . import discovery
+from ._version import __version__
 from .protocol import CallLog, InlineExecutor, LoopExecutor, Server
 from .protocol.executor import Executor
 from .registry import Kind, Prompt, Registry, Resource, ResourceTemplate, Tool

@@ -10,7 +10,7 @@ import sys
 from importlib import resources
 from pathlib import Path
 
-from . import __version__
+from ._version import __version__
 from .clients import CLIENTS
 
 

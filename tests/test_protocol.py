@@ -606,3 +606,21 @@ async def test_invalid_arguments_are_recorded_as_error():
     (record,) = server.calls
     assert record.status == "error"
     assert record.target == "echo"
+
+
+async def test_set_level_accepts_rfc5424_levels_and_rejects_others():
+    server, _ = make_server()
+    session = Session()
+    reply = await server.handle(
+        {"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "notice"}},
+        session,
+    )
+    validate_reply("ping", reply)
+    assert session.log_level == "notice"
+    bad = await server.handle(
+        {"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "loud"}},
+        session,
+    )
+    assert bad["error"]["code"] == -32602
+    assert "loud" in bad["error"]["message"]
+    assert session.log_level == "notice"

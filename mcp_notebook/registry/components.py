@@ -16,6 +16,7 @@ from typing import Any
 import jsonschema
 from jsonschema.exceptions import best_match
 
+from .blocks import BLOCK_TYPES
 from .content import resource_contents, text_block, to_json_value, tool_result
 from .signature import SignatureModel, injected_parameters, output_schema
 from .uri_template import UriTemplate
@@ -88,6 +89,12 @@ class Tool:
         result = tool_result(value, self.wrap_output)
         if self._output_validator is not None:
             structured = result.get("structuredContent")
+            if structured is None:
+                raise ValueError(
+                    f"Tool '{self.name}' has an output schema (from its return annotation or "
+                    "output_schema=) but returned no structured result; return a value of "
+                    "that type, or ToolResult(structured=...)"
+                )
             if not self._output_validator.is_valid(structured):
                 error = best_match(self._output_validator.iter_errors(structured))
                 raise ValueError(
@@ -282,5 +289,7 @@ def _message(value: Any) -> dict[str, Any]:
         content = value.get("content", "")
         if isinstance(content, str):
             content = text_block(content)
+        elif isinstance(content, BLOCK_TYPES):
+            content = content.block()
         return {"role": value["role"], "content": to_json_value(content)}
     raise TypeError(f"a prompt must return str or messages, not {type(value).__name__}")

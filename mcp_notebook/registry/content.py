@@ -5,17 +5,13 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pydantic
 from pydantic_core import to_jsonable_python
 
-_IMAGE_MAGIC = {
-    b"\x89PNG\r\n\x1a\n": "image/png",
-    b"\xff\xd8\xff": "image/jpeg",
-    b"GIF87a": "image/gif",
-    b"GIF89a": "image/gif",
-}
+from .blocks import BLOCK_TYPES, ToolResult, bytes_block, sniff_mime
 
 
 def text_block(text: str) -> dict[str, Any]:
@@ -37,17 +33,36 @@ def dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, allow_nan=False, default=repr)
 
 
+# Extra converters (e.g. the kernel's display formatter for plots and rich objects): each
+# takes a value and returns a list of content blocks, or None when it does not apply.
+CONVERTERS: list[Callable[[Any], list[dict[str, Any]] | None]] = []
+
+
 def tool_result(value: Any, wrap_output: bool) -> dict[str, Any]:
     """The ``CallToolResult`` for what a tool function returned."""
+    if isinstance(value, ToolResult):
+        result: dict[str, Any] = {
+            "content": [block for item in value.content for block in content_blocks(item)],
+            "isError": value.is_error,
+        }
+        if value.structured is not None:
+            result["structuredContent"] = to_json_value(value.structured)
+        if value.meta:
+            result["_meta"] = value.meta
+        return result
     if value is None:
         return {"content": [], "isError": False}
     if isinstance(value, str):
-        result: dict[str, Any] = {"content": [text_block(value)], "isError": False}
+        result = {"content": [text_block(value)], "isError": False}
         if wrap_output:
             result["structuredContent"] = {"result": value}
         return result
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return {"content": [bytes_block(bytes(value))], "isError": False}
+    if isinstance(value, (list, tuple)) and any(_is_block(v) for v in value):
+        # A mix of text and content blocks: several blocks in one result.
+        return {"content": [b for item in value for b in content_blocks(item)], "isError": False}
+    blocks = _converted(value)
+    if blocks is not None:
+        return {"content": blocks, "isError": False}
     if is_structured(value) or wrap_output:
         data = to_json_value(value)
         structured = {"result": data} if wrap_output or not isinstance(data, dict) else data
@@ -61,27 +76,42 @@ def tool_result(value: Any, wrap_output: bool) -> dict[str, Any]:
     return {"content": [text_block(repr(value))], "isError": False}
 
 
+def content_blocks(item: Any) -> list[dict[str, Any]]:
+    """One item of a multi-part result as content blocks."""
+    if isinstance(item, str):
+        return [text_block(item)]
+    if isinstance(item, BLOCK_TYPES):
+        return [item.block()]
+    if isinstance(item, dict) and isinstance(item.get("type"), str):
+        return [item]  # already a content block
+    if isinstance(item, (bytes, bytearray, memoryview)):
+        return [bytes_block(bytes(item))]
+    converted = _converted(item)
+    if converted is not None:
+        return converted
+    if is_structured(item):
+        return [text_block(dumps(to_json_value(item)))]
+    return [text_block(str(item))]
+
+
+def _is_block(value: Any) -> bool:
+    return isinstance(value, BLOCK_TYPES)
+
+
+def _converted(value: Any) -> list[dict[str, Any]] | None:
+    if isinstance(value, BLOCK_TYPES):
+        return [value.block()]
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return [bytes_block(bytes(value))]
+    for convert in CONVERTERS:
+        blocks = convert(value)
+        if blocks is not None:
+            return blocks
+    return None
+
+
 def error_result(message: str) -> dict[str, Any]:
     return {"content": [text_block(message)], "isError": True}
-
-
-def bytes_block(data: bytes, mime_type: str | None = None) -> dict[str, Any]:
-    mime_type = mime_type or sniff_mime(data)
-    encoded = base64.b64encode(data).decode("ascii")
-    if mime_type.startswith(("image/", "audio/")):
-        kind = "image" if mime_type.startswith("image/") else "audio"
-        return {"type": kind, "data": encoded, "mimeType": mime_type}
-    return {
-        "type": "resource",
-        "resource": {"uri": "blob:tool-result", "mimeType": mime_type, "blob": encoded},
-    }
-
-
-def sniff_mime(data: bytes) -> str:
-    for magic, mime in _IMAGE_MAGIC.items():
-        if data.startswith(magic):
-            return mime
-    return "application/octet-stream"
 
 
 def resource_contents(uri: str, value: Any, mime_type: str | None) -> dict[str, Any]:

@@ -1,0 +1,315 @@
+"""Tools that talk back: progress, logging, elicitation, sampling, roots, cancellation, content."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+
+import mcp_types as types
+import pytest
+from mcp.shared.exceptions import MCPError
+
+from ..conftest import MODES, connect, start_server
+from ..schema import validate
+
+SETUP = r"""
+import asyncio, base64
+from mcp_notebook import (
+    Audio, Blob, Context, EmbeddedResource, Image, ResourceLink, ToolResult,
+)
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+)
+ran = []
+
+@mcp.tool
+async def count_up(steps: int, ctx: Context) -> str:
+    for i in range(1, steps + 1):
+        ctx.report_progress(i, total=steps, message=f"step {i}")
+        await asyncio.sleep(0.01)
+    return "counted"
+
+@mcp.tool
+def chatty(ctx: Context) -> str:
+    for level in ("debug", "info", "warning", "error"):
+        ctx.log(level, f"a {level} line", logger="chatty")
+    return "logged"
+
+@mcp.tool
+async def ask_name(ctx: Context) -> str:
+    answer = await ctx.elicit(
+        "What is your name?",
+        {"type": "object", "properties": {"name": {"type": "string", "default": "Ada"}},
+         "required": ["name"]},
+    )
+    return f"{answer.action}:{(answer.content or {}).get('name')}"
+
+@mcp.tool
+async def ask_model(question: str, ctx: Context) -> str:
+    result = await ctx.sample(question, max_tokens=50)
+    return result["content"]["text"]
+
+@mcp.tool
+async def roots(ctx: Context) -> list[str]:
+    return [r["uri"] for r in await ctx.list_roots()]
+
+@mcp.tool
+async def sleepy(ctx: Context) -> str:
+    try:
+        await asyncio.sleep(30)
+    except asyncio.CancelledError:
+        ran.append("cancelled")
+        raise
+    return "woke"
+
+@mcp.tool
+def queued() -> str:
+    ran.append("queued ran")
+    return "ran"
+
+@mcp.tool
+def gallery():
+    return [
+        "three kinds:",
+        Image(PNG),
+        Audio(b"RIFF....WAVEfmt ", mime_type="audio/wav"),
+        EmbeddedResource("memo://1", text="hello"),
+        EmbeddedResource("memo://2", blob=b"\x00\x01", mime_type="application/octet-stream"),
+        ResourceLink("df://sales", name="sales", mime_type="text/csv"),
+        Blob(b"%PDF-1.4", "application/pdf"),
+    ]
+
+N_SCHEMA = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+
+@mcp.tool(output_schema=N_SCHEMA)
+def wrong_shape() -> dict:
+    return {"n": "not a number"}
+
+@mcp.tool
+def explicit() -> ToolResult:
+    return ToolResult(content=["partial"], structured={"rows": 3}, is_error=True)
+
+memo = "first"
+mcp.resource(var="memo", uri="memo://current")
+
+@mcp.resource_template("files://{folder}/{name}", complete={"folder": ["docs", "data", "dist"]})
+def files(folder: str, name: str) -> str:
+    return f"{folder}/{name}"
+
+def colors(prefix):
+    return [c for c in ("red", "green", "grey") if c.startswith(prefix)]
+
+mcp.prompt("pick", "Use {color}.", complete={"color": colors})
+"""
+
+
+@pytest.fixture(scope="module")
+def served(kernel):
+    return start_server(kernel, SETUP)
+
+
+def wait_for_reply(kernel, message_id: str) -> None:
+    while kernel.client.get_shell_msg(timeout=30)["parent_header"].get("msg_id") != message_id:
+        pass
+
+
+def dump(model) -> dict:
+    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+@MODES
+async def test_progress_reaches_the_callback_in_order(served, mode):
+    seen: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(progress, total, message):
+        seen.append((progress, total, message))
+
+    async with connect(served, mode) as client:
+        result = await client.call_tool("count_up", {"steps": 3}, progress_callback=on_progress)
+    assert result.content[0].text == "counted"
+    assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+
+
+@MODES
+async def test_logging_honours_the_session_level(served, mode):
+    lines: list[tuple[str, str]] = []
+
+    async def on_log(params) -> None:
+        validate(dump(params), "LoggingMessageNotificationParams")
+        lines.append((params.level, params.data))
+
+    async with connect(served, mode, logging_callback=on_log) as client:
+        await client.call_tool("chatty", {})
+        await asyncio.sleep(0.2)
+        assert [level for level, _ in lines] == ["debug", "info", "warning", "error"]
+        lines.clear()
+        await client.set_logging_level("warning")
+        await client.call_tool("chatty", {})
+        await asyncio.sleep(0.2)
+        assert lines == [("warning", "a warning line"), ("error", "a error line")]
+
+
+@MODES
+@pytest.mark.parametrize(
+    "answer, expected",
+    [
+        (types.ElicitResult(action="accept", content={"name": "Grace"}), "accept:Grace"),
+        (types.ElicitResult(action="decline"), "decline:None"),
+        (types.ElicitResult(action="cancel"), "cancel:None"),
+    ],
+)
+async def test_elicitation_accept_decline_cancel(served, mode, answer, expected):
+    asked: list[dict] = []
+
+    async def on_elicit(context, params):
+        asked.append(dump(params))
+        return answer
+
+    async with connect(served, mode, elicitation_callback=on_elicit) as client:
+        result = await client.call_tool("ask_name", {})
+    assert result.content[0].text == expected
+    assert asked[0]["message"] == "What is your name?"
+    assert asked[0]["requestedSchema"]["properties"]["name"]["default"] == "Ada"
+
+
+@MODES
+async def test_sampling_and_roots_go_to_the_client(served, mode):
+    async def on_sample(context, params):
+        question = params.messages[0].content.text
+        return types.CreateMessageResult(
+            role="assistant",
+            content=types.TextContent(type="text", text=f"the model says: {question[::-1]}"),
+            model="test-model",
+        )
+
+    async def on_roots(context):
+        return types.ListRootsResult(roots=[types.Root(uri="file:///work/project", name="p")])
+
+    async with connect(
+        served, mode, sampling_callback=on_sample, list_roots_callback=on_roots
+    ) as client:
+        sampled = await client.call_tool("ask_model", {"question": "abc"})
+        assert sampled.content[0].text == "the model says: cba"
+        listed = await client.call_tool("roots", {})
+        assert listed.structured_content == {"result": ["file:///work/project"]}
+
+
+async def test_undeclared_client_features_are_a_clear_tool_error(served):
+    async with connect(served, "legacy") as client:
+        result = await client.call_tool("ask_model", {"question": "x"})
+    assert result.is_error
+    assert "did not declare the 'sampling' capability" in result.content[0].text
+
+
+async def test_cancelling_a_running_async_tool(served):
+    served.kernel.run("ran.clear()")
+    async with connect(served, "legacy") as client:
+        with pytest.raises((asyncio.TimeoutError, TimeoutError)):
+            await asyncio.wait_for(client.call_tool("sleepy", {}), 1.0)
+        await asyncio.sleep(0.5)
+        assert served.kernel.eval("ran") == ["cancelled"]
+        assert served.kernel.eval("[c.status for c in mcp.calls if c.target == 'sleepy'][-1]") == (
+            "cancelled"
+        )
+        assert (await client.call_tool("queued", {})).content[0].text == "ran"
+
+
+async def test_cancelling_a_call_queued_behind_a_cell_means_it_never_runs(served):
+    served.kernel.run("ran.clear()")
+    async with connect(served, "legacy") as client:
+        message_id = served.kernel.client.execute("import time; print('busy'); time.sleep(3)")
+        while True:  # wait until the cell runs, so that the call has to queue behind it
+            output = served.kernel.client.get_iopub_msg(timeout=30)
+            if (
+                output["parent_header"].get("msg_id") == message_id
+                and output["msg_type"] == "stream"
+            ):
+                break
+        with pytest.raises((asyncio.TimeoutError, TimeoutError)):
+            await asyncio.wait_for(client.call_tool("queued", {}), 0.5)
+        # Wait for the cell without blocking this loop: the client's cancel must go out.
+        await asyncio.to_thread(wait_for_reply, served.kernel, message_id)
+        await asyncio.sleep(0.3)
+    assert served.kernel.eval("ran") == []
+
+
+@MODES
+async def test_every_content_type_in_one_result(served, mode):
+    async with connect(served, mode) as client:
+        result = await client.call_tool("gallery", {})
+    blocks = dump(result)["content"]
+    validate(dump(result), "CallToolResult")
+    assert [b["type"] for b in blocks] == [
+        "text",
+        "image",
+        "audio",
+        "resource",
+        "resource",
+        "resource_link",
+        "resource",
+    ]
+    assert blocks[1]["mimeType"] == "image/png"
+    assert base64.b64decode(blocks[1]["data"]).startswith(b"\x89PNG")
+    assert blocks[2]["mimeType"] == "audio/wav"
+    assert blocks[3]["resource"] == {"uri": "memo://1", "mimeType": "text/plain", "text": "hello"}
+    assert base64.b64decode(blocks[4]["resource"]["blob"]) == b"\x00\x01"
+    assert blocks[5]["uri"] == "df://sales"
+    assert blocks[6]["resource"]["mimeType"] == "application/pdf"
+
+
+async def test_results_that_break_their_output_schema_are_tool_errors(served):
+    async with connect(served, "legacy") as client:
+        wrong = await client.call_tool("wrong_shape", {})
+        assert wrong.is_error and "output schema" in wrong.content[0].text
+        explicit = await client.call_tool("explicit", {})
+        assert explicit.is_error and explicit.structured_content == {"rows": 3}
+
+
+@MODES
+async def test_subscribers_hear_when_a_cell_rebinds_the_variable(served, mode):
+    updated = asyncio.Event()
+    uris: list[str] = []
+
+    async def on_message(message) -> None:
+        if getattr(message, "method", None) == "notifications/resources/updated":
+            uris.append(message.params.uri)
+            updated.set()
+
+    served.kernel.run('memo = "first"')
+    async with connect(served, mode, message_handler=on_message) as client:
+        assert (await client.read_resource("memo://current")).contents[0].text == "first"
+        await client.subscribe_resource("memo://current")
+        await asyncio.sleep(0.3)
+        served.kernel.run('memo = "second"')
+        await asyncio.wait_for(updated.wait(), 10)
+        assert uris == ["memo://current"]
+        assert (await client.read_resource("memo://current")).contents[0].text == "second"
+        await client.unsubscribe_resource("memo://current")
+        updated.clear()
+        served.kernel.run('memo = "third"')
+        await asyncio.sleep(0.5)
+        assert not updated.is_set()
+        with pytest.raises(MCPError) as unknown:
+            await client.subscribe_resource("memo://nothing")
+        assert unknown.value.code == -32002
+
+
+@MODES
+async def test_completion_for_template_variables_and_prompt_arguments(served, mode):
+    async with connect(served, mode) as client:
+        folders = await client.complete(
+            types.ResourceTemplateReference(type="ref/resource", uri="files://{folder}/{name}"),
+            {"name": "folder", "value": "d"},
+        )
+        assert folders.completion.values == ["docs", "data", "dist"]
+        colors = await client.complete(
+            types.PromptReference(type="ref/prompt", name="pick"), {"name": "color", "value": "gr"}
+        )
+        assert colors.completion.values == ["green", "grey"]
+        validate(dump(colors), "CompleteResult")
+        with pytest.raises(MCPError) as unknown:
+            await client.complete(
+                types.PromptReference(type="ref/prompt", name="nope"), {"name": "x", "value": ""}
+            )
+        assert unknown.value.code == -32602

@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import signal
 import subprocess
-import sys
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -18,49 +14,10 @@ import nbformat
 import pytest
 
 from .conftest import MODES, Served, connect
+from .serving import SERVE, ServeProcess
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICKSTART = ROOT / "notebooks" / "quickstart.ipynb"
-SERVE = [sys.executable, "-m", "mcp_notebook.cli", "serve"]
-
-
-class ServeProcess:
-    def __init__(self, *args: str) -> None:
-        self.process = subprocess.Popen(
-            [*SERVE, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
-        self.stderr: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        for line in self.process.stderr:
-            self.stderr.append(line)
-
-    def wait_for_url(self, timeout: float = 120) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for line in self.stderr:
-                found = re.search(r"Streamable HTTP at (\S+)", line)
-                if found:
-                    return found.group(1)
-            if self.process.poll() is not None:
-                break
-            time.sleep(0.1)
-        raise AssertionError("serve did not start:\n" + "".join(self.stderr))
-
-    def children(self) -> list[int]:
-        path = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
-        return [int(pid) for pid in path.read_text().split()]
-
-    def stop(self) -> int:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-        try:
-            return self.process.wait(60)
-        finally:
-            if self.process.poll() is None:
-                self.process.kill()
 
 
 def alive(pid: int) -> bool:

@@ -38,6 +38,7 @@ DEFAULT_MAX_BODY = 4 * 1024 * 1024
 SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
 GET_STREAM = "g"
+RETRY_MS = 500  # how long a client waits before resuming a stream that broke
 KEEP_FINISHED_STREAMS = 32
 
 
@@ -399,8 +400,8 @@ class McpHandler(tornado.web.RequestHandler):
         self.set_header("Cache-Control", "no-cache")
         self.set_header("X-Accel-Buffering", "no")
         if first_id is not None:
-            # The priming event: an id the client can resume from, with empty data.
-            self.write(f"id: {first_id}\ndata: \n\n")
+            # The priming event: an id to resume from, how soon to retry, and empty data.
+            self.write(f"id: {first_id}\nretry: {RETRY_MS}\ndata: \n\n")
         self.flush()
 
     def write_event(self, event_id: str, data: str) -> None:

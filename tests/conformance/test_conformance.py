@@ -1,0 +1,70 @@
+"""The official MCP conformance suite against `mcp-notebook serve notebooks/everything.ipynb`.
+
+The suite is an npm package that needs Node 22; ``node.py`` installs both from the npm
+registry into a cache, so this runs wherever npm does (CI included).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ..serving import ServeProcess
+from .node import conformance_command
+
+EVERYTHING = Path(__file__).resolve().parents[2] / "notebooks" / "everything.ipynb"
+
+# (suite version, extra arguments): the released suite for 2025-11-25, and the pre-release
+# that also covers 2026-07-28, run here at 2025-11-25.
+RUNS = {
+    "0.1.16": [],
+    "0.2.0-alpha.12": ["--spec-version", "2025-11-25"],
+}
+
+
+@pytest.fixture(scope="module")
+def everything():
+    served = ServeProcess(str(EVERYTHING), "--port", "0", "--no-auth")
+    try:
+        yield served.wait_for_url()
+    finally:
+        served.stop()
+
+
+def checks_in(folder: Path) -> list[dict]:
+    found = []
+    for path in sorted(folder.glob("*/checks.json")):
+        scenario = path.parent.name
+        for check in json.loads(path.read_text()):
+            found.append({"scenario": scenario, **check})
+    return found
+
+
+@pytest.mark.parametrize("version", list(RUNS))
+def test_the_official_suite_passes_with_no_failure_and_no_warning(everything, version, tmp_path):
+    command = [
+        *conformance_command(version),
+        "server",
+        "--url",
+        everything,
+        "--suite",
+        "all",
+        *RUNS[version],
+        "-o",
+        str(tmp_path),
+    ]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    checks = checks_in(tmp_path)
+    bad = [c for c in checks if c["status"] in ("FAILURE", "WARNING")]
+    summary = "\n".join(
+        f"{c['scenario']}: {c['id']} {c['status']} {c.get('errorMessage', '')}" for c in bad
+    )
+    assert run.returncode == 0, summary or run.stdout[-4000:] + run.stderr[-4000:]
+    assert not bad, summary
+    scenarios = {c["scenario"].split("-20")[0] for c in checks}
+    # Every scenario of the suite ran (32 in 0.1.16), each with passing checks.
+    assert len(scenarios) >= 32
+    assert sum(c["status"] == "SUCCESS" for c in checks) >= 46

@@ -12,9 +12,13 @@ import inspect
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from .calls import CallRecord
+
 
 class Executor(Protocol):
-    async def run(self, work: Callable[[], Any]) -> Any: ...
+    async def run(self, work: Callable[[], Any], record: CallRecord | None = None) -> Any:
+        """Run ``work`` where user code belongs; ``record`` is the call it serves, if any."""
+        ...
 
 
 async def settle(value: Any) -> Any:
@@ -27,15 +31,19 @@ async def settle(value: Any) -> Any:
 class InlineExecutor:
     """Runs user code on the loop that handles the request (tests, plain scripts)."""
 
-    async def run(self, work: Callable[[], Any]) -> Any:
+    async def run(self, work: Callable[[], Any], record: CallRecord | None = None) -> Any:
+        if record is not None:
+            record.set_status("running")
         return await settle(work())
 
 
 class _Handoff:
     """One call's journey to the kernel loop and back; settled exactly once."""
 
-    def __init__(self, caller: asyncio.AbstractEventLoop, work: Callable[[], Any]) -> None:
-        self.caller, self.work = caller, work
+    def __init__(
+        self, caller: asyncio.AbstractEventLoop, work: Callable[[], Any], record: CallRecord | None
+    ) -> None:
+        self.caller, self.work, self.record = caller, work, record
         self.outcome: asyncio.Future[Any] = caller.create_future()
         self.cancelled = False
         self.task: asyncio.Future[Any] | None = None
@@ -44,6 +52,8 @@ class _Handoff:
         """On the kernel loop. Sync functions run right here: no task, no extra hop."""
         if self.cancelled:
             return  # cancelled while it waited for the kernel: never runs
+        if self.record is not None:
+            self.record.set_status("running")
         try:
             value = self.work()
             if inspect.isawaitable(value):
@@ -85,13 +95,15 @@ class LoopExecutor:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
 
-    async def run(self, work: Callable[[], Any]) -> Any:
+    async def run(self, work: Callable[[], Any], record: CallRecord | None = None) -> Any:
         caller = asyncio.get_running_loop()
         if caller is self.loop:
+            if record is not None:
+                record.set_status("running")
             return await settle(work())
         if self.loop.is_closed() or not self.loop.is_running():
             raise RuntimeError("the kernel's event loop is not running")
-        handoff = _Handoff(caller, work)
+        handoff = _Handoff(caller, work, record)
         self.loop.call_soon_threadsafe(handoff.start)
         try:
             return await handoff.outcome

@@ -28,6 +28,13 @@ from .versions import negotiate
 logger = logging.getLogger(__name__)
 
 Handler = Callable[[dict[str, Any], Session, Any], Awaitable[dict[str, Any]]]
+Confirm = Callable[[Any, dict[str, Any], Session, CallRecord], Awaitable[dict[str, Any]]]
+
+
+class Declined(Exception):
+    """The user (or the confirmation policy) did not let a tool run; the message says why."""
+
+
 # Methods that run user code: each runs as its own task so that the client can cancel it.
 CANCELLABLE = frozenset({"tools/call", "resources/read", "prompts/get", "completion/complete"})
 MAX_COMPLETIONS = 100
@@ -51,6 +58,9 @@ class Server:
         self.page_size = page_size
         self.calls = calls if calls is not None else CallLog()
         self.sessions: OrderedDict[str, Session] = OrderedDict()
+        # Asks the person at the notebook before a tool runs; returns the arguments to use
+        # (possibly edited) or raises Declined. None: no confirmations.
+        self.confirm: Confirm | None = None
         self._methods: dict[str, Handler] = {
             "initialize": self._initialize,
             "ping": self._ping,
@@ -247,7 +257,16 @@ class Server:
             return _then(tool.invoke(arguments, injected), tool.result)
 
         try:
-            result = await self.executor.run(work)
+            if self.confirm is not None:
+                arguments = await self.confirm(tool, arguments, session, record)
+                problem = tool.argument_error(arguments)  # the user may have edited them
+                if problem is not None:
+                    record.finish("error", error=ValueError(problem))
+                    return error_result(problem)
+            result = await self.executor.run(work, record)
+        except Declined as declined:
+            record.finish("denied", error=declined)
+            return error_result(str(declined))
         except asyncio.CancelledError:
             if context is not None:
                 context._cancel()
@@ -353,7 +372,7 @@ class Server:
     async def _run_user(self, record: CallRecord, work: Callable[[], Any], what: str) -> Any:
         """Run a reader/renderer/completer; its failures are request errors."""
         try:
-            result = await self.executor.run(work)
+            result = await self.executor.run(work, record)
         except RpcError as error:
             record.finish("error", error=error)
             raise

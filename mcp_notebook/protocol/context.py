@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..registry.injected import Injected
+from .jsonrpc import MISSING_CAPABILITY, RpcError
+from .mrtr import Asker
 from .session import LOG_LEVELS, Session
 
 
@@ -48,6 +50,8 @@ class Context(Injected):
         self._loop = loop
         self._cancelled = threading.Event()
         self._last_progress: float | None = None
+        # 2026-07-28: requests to the client become input requests of the call (MRTR).
+        self.asker: Asker | None = None
 
     # -- about the call ----------------------------------------------------------------
     @property
@@ -127,28 +131,36 @@ class Context(Injected):
         return True
 
     # -- requests to the client ----------------------------------------------------------
-    async def elicit(self, message: str, schema: dict[str, Any] | None = None) -> ElicitResult:
-        """Ask the user for input (form mode); ``schema`` is the spec's restricted schema."""
+    async def elicit(
+        self, message: str, schema: dict[str, Any] | None = None, *, key: str | None = None
+    ) -> ElicitResult:
+        """Ask the user for input (form mode); ``schema`` is the spec's restricted schema.
+
+        ``key`` names the request on 2026-07-28, where the client answers by key.
+        """
         self._require("elicitation", "form")
         requested = schema or {"type": "object", "properties": {}}
         result = await self._request(
             "elicitation/create",
             {"mode": "form", "message": message, "requestedSchema": requested},
+            key,
         )
         return ElicitResult(result.get("action", "cancel"), result.get("content"))
 
     async def elicit_url(
-        self, message: str, url: str, elicitation_id: str | None = None
+        self,
+        message: str,
+        url: str,
+        elicitation_id: str | None = None,
+        *,
+        key: str | None = None,
     ) -> ElicitResult:
         """Send the user to a URL (URL mode), e.g. to sign in somewhere."""
         self._require("elicitation", "url")
-        params = {
-            "mode": "url",
-            "message": message,
-            "url": url,
-            "elicitationId": elicitation_id or uuid.uuid4().hex,
-        }
-        result = await self._request("elicitation/create", params)
+        params = {"mode": "url", "message": message, "url": url}
+        if self.asker is None:  # 2026-07-28 dropped the id: the retry itself correlates
+            params["elicitationId"] = elicitation_id or uuid.uuid4().hex
+        result = await self._request("elicitation/create", params, key)
         return ElicitResult(result.get("action", "cancel"), result.get("content"))
 
     async def sample(
@@ -157,6 +169,7 @@ class Context(Injected):
         *,
         max_tokens: int = 512,
         system_prompt: str | None = None,
+        key: str | None = None,
         **options: Any,
     ) -> dict[str, Any]:
         """Ask the client's model (``sampling/createMessage``); returns the raw result."""
@@ -166,30 +179,56 @@ class Context(Injected):
         params: dict[str, Any] = {"messages": messages, "maxTokens": max_tokens, **options}
         if system_prompt is not None:
             params["systemPrompt"] = system_prompt
-        return await self._request("sampling/createMessage", params)
+        return await self._request("sampling/createMessage", params, key)
 
-    async def list_roots(self) -> list[dict[str, Any]]:
+    async def list_roots(self, *, key: str | None = None) -> list[dict[str, Any]]:
         """The client's roots (``roots/list``)."""
         self._require("roots")
-        result = await self._request("roots/list", {})
+        result = await self._request("roots/list", {}, key)
         return list(result.get("roots", []))
+
+    def require_capability(self, capability: str) -> None:
+        """Fail the call now, the way the protocol prescribes, unless the client has it.
+
+        On 2026-07-28 that is a ``-32021`` error naming the capability; before, a tool error.
+        """
+        self._require(capability)
 
     def _require(self, capability: str, mode: str | None = None) -> None:
         declared = self.session.client_capabilities.get(capability)
         if declared is None:
-            raise CapabilityError(
+            message = (
                 f"the client did not declare the '{capability}' capability, so this "
                 "tool cannot use it"
             )
+            if self.asker is not None:  # 2026-07-28: a protocol error the client can act on
+                raise MissingCapabilityError(capability, message)
+            raise CapabilityError(message)
         # An empty elicitation capability means form mode only (2025-06-18 clients).
         if mode == "url" and not (isinstance(declared, dict) and "url" in declared):
             raise CapabilityError("the client does not support URL-mode elicitation")
 
-    async def _request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        coroutine = self.session.request(method, params, self.request_id)
+    async def _request(
+        self, method: str, params: dict[str, Any], key: str | None = None
+    ) -> dict[str, Any]:
+        if self.asker is not None:
+            coroutine = _answer(self.asker, method, params, key)
+        else:
+            coroutine = self.session.request(method, params, self.request_id)
         if _on_loop(self._loop):
             return await coroutine
         return await _across(coroutine, self._loop)
+
+
+async def _answer(asker: Asker, method: str, params: dict[str, Any], key: str | None) -> Any:
+    return await asker.ask(method, params, key)
+
+
+class MissingCapabilityError(RpcError):
+    """2026-07-28: the request needs a client capability its ``_meta`` did not declare."""
+
+    def __init__(self, capability: str, message: str) -> None:
+        super().__init__(MISSING_CAPABILITY, message, {"requiredCapabilities": {capability: {}}})
 
 
 def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:

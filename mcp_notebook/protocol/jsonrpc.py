@@ -14,8 +14,12 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
-# The spec's "resource not found" (2025-11-25 server/resources.mdx).
+# The spec's "resource not found" (2025-11-25 server/resources.mdx); 2026-07-28 uses -32602.
 RESOURCE_NOT_FOUND = -32002
+# 2026-07-28 (basic/index.mdx "Error codes").
+HEADER_MISMATCH = -32020
+MISSING_CAPABILITY = -32021
+UNSUPPORTED_VERSION = -32022
 
 Message = dict[str, Any]
 

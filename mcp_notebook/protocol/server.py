@@ -16,14 +16,15 @@ from typing import Any
 
 from ..registry import ArgumentError, Registry, ResourceTemplate
 from ..registry.content import error_result
-from . import jsonrpc
+from . import jsonrpc, modern
 from .calls import CallLog, CallRecord
 from .context import Context
 from .executor import Executor, InlineExecutor, settle
 from .jsonrpc import RESOURCE_NOT_FOUND, Message, RpcError, invalid_params
+from .mrtr import SETTLE_SECONDS, Asker, Continuations, Suspended
 from .paging import page
-from .session import LOG_LEVELS, Session
-from .versions import negotiate
+from .session import LOG_LEVELS, SUBSCRIPTION_ID, Session
+from .versions import ALL_VERSIONS, negotiate
 
 logger = logging.getLogger(__name__)
 
@@ -61,24 +62,37 @@ class Server:
         # Asks the person at the notebook before a tool runs; returns the arguments to use
         # (possibly edited) or raises Declined. None: no confirmations.
         self.confirm: Confirm | None = None
-        self._methods: dict[str, Handler] = {
-            "initialize": self._initialize,
-            "ping": self._ping,
-            "logging/setLevel": self._set_level,
+        self.continuations = Continuations()
+        shared: dict[str, Handler] = {
             "tools/list": self._tools_list,
             "tools/call": self._tools_call,
             "resources/list": self._resources_list,
             "resources/templates/list": self._templates_list,
             "resources/read": self._resources_read,
-            "resources/subscribe": self._subscribe,
-            "resources/unsubscribe": self._unsubscribe,
             "prompts/list": self._prompts_list,
             "prompts/get": self._prompts_get,
             "completion/complete": self._complete,
         }
+        # The methods of each era: 2026-07-28 removed the handshake, ping, setLevel and
+        # resource subscriptions, and added discovery and listen streams.
+        self._methods: dict[str, dict[str, Handler]] = {
+            "handshake": {
+                **shared,
+                "initialize": self._initialize,
+                "ping": self._ping,
+                "logging/setLevel": self._set_level,
+                "resources/subscribe": self._subscribe,
+                "resources/unsubscribe": self._unsubscribe,
+            },
+            "modern": {
+                **shared,
+                "server/discover": self._discover,
+                "subscriptions/listen": self._listen,
+            },
+        }
 
-    def serves(self, method: str) -> bool:
-        return method in self._methods
+    def serves(self, method: str, era: str = "handshake") -> bool:
+        return method in self._methods[era]
 
     # -- sessions (all on the server's loop) ---------------------------------------------
     def open_session(self, session: Session) -> Session:
@@ -100,6 +114,10 @@ class Server:
         for session in list(self.sessions.values()):
             if to is None or to(session):
                 session.notify(method, params)
+
+    def list_changed(self, kind: str) -> None:
+        """Tell every session that wants to know that the ``kind`` list changed."""
+        self.broadcast(f"notifications/{kind}/list_changed", to=lambda s: s.wants_change(kind))
 
     def resource_updated(self, uri: str) -> None:
         """Tell the sessions subscribed to ``uri`` that its content changed."""
@@ -124,7 +142,7 @@ class Server:
         request_id = message["id"]
         method = message["method"]
         try:
-            handler = self._methods.get(method)
+            handler = self._methods[session.era].get(method)
             if handler is None:
                 raise RpcError(
                     jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method}
@@ -143,6 +161,8 @@ class Server:
             return jsonrpc.error_response(
                 request_id, RpcError(jsonrpc.INTERNAL_ERROR, f"Internal error: {exc}")
             )
+        if session.era == "modern":
+            result = modern.shape(method, result)
         return jsonrpc.response(request_id, result)
 
     async def _cancellable(
@@ -159,6 +179,49 @@ class Server:
         finally:
             if session.in_flight.get(request_id) is task:
                 del session.in_flight[request_id]
+
+    async def _discover(self, params: dict, session: Session, _: Any) -> dict[str, Any]:
+        result: dict[str, Any] = {
+            "supportedVersions": list(ALL_VERSIONS),
+            "capabilities": self.capabilities(),
+            "_meta": {modern.SERVER_INFO: {"name": self.name, "version": self.version}},
+        }
+        if self.instructions:
+            result["instructions"] = self.instructions
+        return result
+
+    async def _listen(self, params: dict, session: Session, request_id: Any) -> dict[str, Any]:
+        """A stream of the change notifications the client opted into, until it hangs up."""
+        wanted = params.get("notifications")
+        if not isinstance(wanted, dict):
+            raise invalid_params("subscriptions/listen needs a notifications filter object")
+        honored: dict[str, Any] = {
+            key: True
+            for key in ("toolsListChanged", "promptsListChanged", "resourcesListChanged")
+            if wanted.get(key) is True
+        }
+        uris = wanted.get("resourceSubscriptions")
+        if isinstance(uris, list) and uris:
+            honored["resourceSubscriptions"] = [u for u in uris if isinstance(u, str)]
+        session.listen_filter = honored
+        session.subscriptions = set(honored.get("resourceSubscriptions", []))
+        session.subscription_id = request_id
+        session.ended = asyncio.Event()
+        self.open_session(session)
+        try:
+            session.notify(
+                "notifications/subscriptions/acknowledged", {"notifications": honored}, request_id
+            )
+            await session.ended.wait()
+        finally:
+            self.sessions.pop(session.id, None)
+        return {"_meta": {SUBSCRIPTION_ID: request_id}}
+
+    def end_listens(self) -> None:
+        """Close every listen stream gracefully (the server is stopping)."""
+        for session in list(self.sessions.values()):
+            if session.subscription_id is not None and session.ended is not None:
+                session.ended.set()
 
     def _notification(self, message: Message, session: Session) -> None:
         method, params = message["method"], message.get("params") or {}
@@ -239,31 +302,36 @@ class Server:
         tool = self.registry.tools.get(name)
         if tool is None:
             raise invalid_params(f"Unknown tool: {name}", {"name": name})
-        record = self.calls.add(CallRecord("tools/call", name, arguments, session.client_label))
-        problem = tool.argument_error(arguments)
-        if problem is not None:
-            record.finish("error", error=ValueError(problem))
-            return error_result(problem)
-        injected: dict[type, Any] = {}
-        context = None
-        if tool.injected:
-            meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
-            context = Context(
-                session, asyncio.get_running_loop(), request_id, meta.get("progressToken")
-            )
-            injected[Context] = context
+        resumed = self._resumed(params, session, request_id, f"tools/call {name}")
+        if resumed is not None:
+            record, context = resumed.record, resumed.context
+            outcome = self._outcome(resumed, session)
+        else:
+            record = self.calls.add(CallRecord("tools/call", name, arguments, session.client_label))
+            problem = tool.argument_error(arguments)
+            if problem is not None:
+                record.finish("error", error=ValueError(problem))
+                return error_result(problem)
+            context = self._context(params, session, request_id) if tool.injected else None
+            injected = {Context: context} if context is not None else {}
 
-        def work() -> Any:
-            return _then(tool.invoke(arguments, injected), tool.result)
+            def work() -> Any:
+                return _then(tool.invoke(arguments, injected), tool.result)
 
+            async def confirm_then_run() -> Any:
+                nonlocal arguments
+                if self.confirm is not None:
+                    arguments = await self.confirm(tool, arguments, session, record)
+                    problem = tool.argument_error(arguments)  # the user may have edited them
+                    if problem is not None:
+                        raise Declined(problem)
+                return await self._start(
+                    work, record, session, context, f"tools/call {name}", params
+                )
+
+            outcome = confirm_then_run()
         try:
-            if self.confirm is not None:
-                arguments = await self.confirm(tool, arguments, session, record)
-                problem = tool.argument_error(arguments)  # the user may have edited them
-                if problem is not None:
-                    record.finish("error", error=ValueError(problem))
-                    return error_result(problem)
-            result = await self.executor.run(work, record)
+            result = await outcome
         except Declined as declined:
             record.finish("denied", error=declined)
             return error_result(str(declined))
@@ -272,16 +340,92 @@ class Server:
                 context._cancel()
             record.finish("cancelled")
             raise
+        except RpcError as error:  # e.g. a missing client capability on 2026-07-28
+            record.finish("error", error=error)
+            raise
         except BaseException as exc:  # a SystemExit in user code must not end the server
             record.finish("error", error=exc)
             # The traceback stays in the notebook (``mcp.calls``); the client gets the message.
             return error_result(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
-        record.finish("done", result=result)
+        if result.get("resultType") != "input_required":
+            record.finish("done", result=result)
         return result
+
+    # -- 2026-07-28: calls that pause for client input ---------------------------------
+    def _context(self, params: dict, session: Session, request_id: Any) -> Context:
+        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        return Context(session, asyncio.get_running_loop(), request_id, meta.get("progressToken"))
+
+    async def _start(
+        self,
+        work: Callable[[], Any],
+        record: CallRecord,
+        session: Session,
+        context: Context | None,
+        target: str,
+        params: dict,
+    ) -> Any:
+        """Run user code; on 2026-07-28 a Context turns client requests into input requests."""
+        if session.era != "modern" or context is None:
+            return await self.executor.run(work, record)
+        context.asker = Asker(self._input_responses(params))
+        run = asyncio.ensure_future(self.executor.run(work, record))
+        return await self._outcome(Suspended(run, context.asker, target, context, record), session)
+
+    def _input_responses(self, params: dict) -> dict[str, Any]:
+        responses = params.get("inputResponses")
+        if responses is not None and not isinstance(responses, dict):
+            raise invalid_params("inputResponses must be an object")
+        return responses or {}
+
+    def _resumed(
+        self, params: dict, session: Session, request_id: Any, target: str
+    ) -> Suspended | None:
+        """The suspended call a retry's ``requestState`` continues, with its answers given."""
+        state = params.get("requestState") if session.era == "modern" else None
+        if state is None:
+            return None
+        call = self.continuations.resume(state, target)
+        context = call.context
+        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        # The paused code now reports to the retry: its stream, its progress token.
+        context.session, context.request_id = session, request_id
+        context.progress_token = meta.get("progressToken")
+        try:
+            call.asker.supply(self._input_responses(params))
+        except RpcError:
+            self.continuations.keep(call, state)  # a malformed answer: the call still waits
+            raise
+        return call
+
+    async def _outcome(self, call: Suspended, session: Session) -> Any:
+        """The call's result, or an InputRequiredResult while it waits for client input."""
+        run, asker = call.run, call.asker
+        try:
+            while not run.done():
+                asked = asyncio.ensure_future(asker.asked.wait())
+                try:
+                    await asyncio.wait({run, asked}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    asked.cancel()
+                if run.done() or not asker.pending:
+                    continue
+                await asyncio.sleep(SETTLE_SECONDS)  # requests made together go out together
+                if run.done():
+                    break
+                return {
+                    "resultType": "input_required",
+                    "inputRequests": asker.input_requests(),
+                    "requestState": self.continuations.suspend(call),
+                }
+        except asyncio.CancelledError:
+            run.cancel()  # the client gave up on this call
+            raise
+        return run.result()
 
     async def _resources_read(self, params: dict, session: Session, _: Any) -> dict:
         uri = _required_str(params, "uri")
-        component, values = self._find_resource(uri)
+        component, values = self._find_resource(uri, session.era)
         record = self.calls.add(
             CallRecord("resources/read", uri, values or {}, session.client_label)
         )
@@ -293,10 +437,12 @@ class Server:
 
         return await self._run_user(record, work, "reading resource " + uri)
 
-    def _find_resource(self, uri: str) -> tuple[Any, dict[str, str] | None]:
+    def _find_resource(self, uri: str, era: str = "handshake") -> tuple[Any, dict | None]:
         found = self.registry.find_resource(uri)
         if found is None:
-            raise RpcError(RESOURCE_NOT_FOUND, "Resource not found", {"uri": uri})
+            # 2026-07-28 moved "not found" to Invalid Params; the URI is in data either way.
+            code = RESOURCE_NOT_FOUND if era == "handshake" else jsonrpc.INVALID_PARAMS
+            raise RpcError(code, f"Resource not found: {uri}", {"uri": uri})
         return found
 
     async def _subscribe(self, params: dict, session: Session, _: Any) -> dict[str, Any]:
@@ -309,7 +455,7 @@ class Server:
         session.subscriptions.discard(_required_str(params, "uri"))
         return {}
 
-    async def _prompts_get(self, params: dict, session: Session, _: Any) -> dict[str, Any]:
+    async def _prompts_get(self, params: dict, session: Session, request_id: Any) -> dict:
         name = _required_str(params, "name")
         prompt = self.registry.prompts.get(name)
         if prompt is None:
@@ -325,12 +471,23 @@ class Server:
                 f"Missing required argument(s) for prompt '{name}': {', '.join(missing)}",
                 {"missing": missing},
             )
-        record = self.calls.add(CallRecord("prompts/get", name, arguments, session.client_label))
+        resumed = self._resumed(params, session, request_id, f"prompts/get {name}")
+        if resumed is not None:
+            record = resumed.record
+            outcome = self._outcome(resumed, session)
+        else:
+            record = self.calls.add(
+                CallRecord("prompts/get", name, arguments, session.client_label)
+            )
+            context = self._context(params, session, request_id) if prompt.injected else None
+            injected = {Context: context} if context is not None else {}
 
-        def work() -> Any:
-            return _then(prompt.render(arguments), prompt.result)
+            def work() -> Any:
+                return _then(prompt.render(arguments, injected), prompt.result)
 
-        return await self._run_user(record, work, f"rendering prompt '{name}'")
+            outcome = self._start(work, record, session, context, f"prompts/get {name}", params)
+        result = await self._run_user(record, outcome, f"rendering prompt '{name}'")
+        return result
 
     async def _complete(self, params: dict, session: Session, _: Any) -> dict[str, Any]:
         ref, argument = params.get("ref"), params.get("argument")
@@ -369,10 +526,15 @@ class Server:
             }
         }
 
-    async def _run_user(self, record: CallRecord, work: Callable[[], Any], what: str) -> Any:
+    async def _run_user(
+        self, record: CallRecord, work: Callable[[], Any] | Awaitable[Any], what: str
+    ) -> Any:
         """Run a reader/renderer/completer; its failures are request errors."""
         try:
-            result = await self.executor.run(work, record)
+            if callable(work):
+                result = await self.executor.run(work, record)
+            else:
+                result = await work
         except RpcError as error:
             record.finish("error", error=error)
             raise
@@ -387,7 +549,8 @@ class Server:
             raise RpcError(
                 jsonrpc.INTERNAL_ERROR, f"Error {what}: {type(exc).__name__}: {exc}"
             ) from exc
-        record.finish("done", result=result)
+        if not (isinstance(result, dict) and result.get("resultType") == "input_required"):
+            record.finish("done", result=result)
         return result
 
 

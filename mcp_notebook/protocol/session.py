@@ -21,6 +21,7 @@ from .jsonrpc import INTERNAL_ERROR, Message, RpcError
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 Outbound = Callable[[Message, Any], bool]
+SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 
 class ClientUnavailable(RuntimeError):
@@ -29,7 +30,15 @@ class ClientUnavailable(RuntimeError):
 
 @dataclass(eq=False)
 class Session:
+    """A handshake-era session, or (``era="modern"``) the context of one 2026-07-28 request.
+
+    Modern requests carry their version, capabilities and log level in ``_meta``; the
+    server builds a short-lived Session from it. A ``subscriptions/listen`` stream is such a
+    Session too, kept open with a ``listen_filter`` and a ``subscription_id``.
+    """
+
     id: str = field(default_factory=lambda: secrets.token_hex(16))
+    era: str = "handshake"
     protocol_version: str | None = None
     client_info: dict[str, Any] = field(default_factory=dict)
     client_capabilities: dict[str, Any] = field(default_factory=dict)
@@ -38,6 +47,10 @@ class Session:
     created: float = field(default_factory=time.time)
     log_level: str | None = None
     subscriptions: set[str] = field(default_factory=set)
+    # subscriptions/listen (2026-07-28): which list changes this stream asked for.
+    listen_filter: dict[str, Any] | None = None
+    subscription_id: Any = None
+    ended: asyncio.Event | None = None  # set to close a listen stream gracefully
     # Set by the transport; returns False when the message could not be delivered.
     outbound: Outbound | None = None
     # Set by transports that can end a request's stream early for the client to resume it.
@@ -60,6 +73,10 @@ class Session:
     def notify(
         self, method: str, params: dict[str, Any] | None = None, related: Any = None
     ) -> bool:
+        if self.subscription_id is not None:
+            # Notifications on a listen stream name the subscription they belong to.
+            meta = {**(params or {}).get("_meta", {}), SUBSCRIPTION_ID: self.subscription_id}
+            params = {**(params or {}), "_meta": meta}
         message: Message = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
@@ -67,8 +84,15 @@ class Session:
 
     def wants_log(self, level: str) -> bool:
         if self.log_level is None:
-            return True
+            # 2026-07-28: no logLevel in the request's _meta means no log messages at all.
+            return self.era != "modern"
         return LOG_LEVELS.index(level) >= LOG_LEVELS.index(self.log_level)
+
+    def wants_change(self, kind: str) -> bool:
+        """Whether this session hears ``notifications/<kind>/list_changed``."""
+        if self.listen_filter is None:
+            return self.era != "modern"  # handshake sessions hear every change
+        return bool(self.listen_filter.get(f"{kind}ListChanged"))
 
     async def request(
         self, method: str, params: dict[str, Any], related: Any = None, timeout: float | None = None

@@ -9,3 +9,8 @@ def negotiate(requested: object) -> str:
     if isinstance(requested, str) and requested in HANDSHAKE_VERSIONS:
         return requested
     return LATEST_HANDSHAKE
+
+
+# 2026-07-28 and later: no handshake, every request says its version in _meta.
+MODERN_VERSIONS = ("2026-07-28",)
+ALL_VERSIONS = (*HANDSHAKE_VERSIONS, *MODERN_VERSIONS)

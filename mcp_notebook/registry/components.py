@@ -186,6 +186,7 @@ class Prompt:
     description: str | None = None
     signature: SignatureModel | None = field(default=None, repr=False)
     completers: dict[str, Any] = field(default_factory=dict)
+    injected: dict[str, type] = field(default_factory=dict)  # e.g. a Context parameter
     definition: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -236,7 +237,8 @@ class Prompt:
         title: str | None = None,
         description: str | None = None,
     ) -> Prompt:
-        signature = SignatureModel(fn)
+        injected = injected_parameters(fn)
+        signature = SignatureModel(fn, frozenset(injected))
         parameters = inspect.signature(fn).parameters
         arguments = []
         for param_name in signature.field_names:
@@ -252,16 +254,21 @@ class Prompt:
             title=title,
             description=description or signature.description or None,
             signature=signature,
+            injected=injected,
         )
 
     def missing_arguments(self, values: dict[str, Any]) -> list[str]:
         return [a["name"] for a in self.arguments if a["required"] and a["name"] not in values]
 
-    def render(self, values: dict[str, str]) -> Any:
+    def render(self, values: dict[str, str], injected: dict[type, Any] | None = None) -> Any:
         known = {a["name"] for a in self.arguments}
         kwargs = {k: v for k, v in values.items() if k in known}
         if self.signature is not None:
             kwargs = self.signature.convert(kwargs)
+        for name, kind in self.injected.items():
+            kwargs[name] = next(
+                (v for t, v in (injected or {}).items() if issubclass(t, kind)), None
+            )
         return self.render_fn(**kwargs)
 
     def result(self, value: Any) -> dict[str, Any]:

@@ -26,9 +26,17 @@ import tornado.iostream
 import tornado.netutil
 import tornado.web
 
-from ..protocol import Server, Session, jsonrpc
-from ..protocol.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND, RpcError
+from ..protocol import Server, Session, jsonrpc, modern
+from ..protocol.jsonrpc import (
+    HEADER_MISMATCH,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_CAPABILITY,
+    UNSUPPORTED_VERSION,
+    RpcError,
+)
 from ..protocol.versions import HANDSHAKE_VERSIONS
+from . import headers
 from .security import Guard
 from .sse import SseStream, parse_event_id
 
@@ -136,6 +144,10 @@ class HttpTransport:
         async def shutdown() -> None:
             if self._http is not None:
                 self._http.stop()
+            self.server.end_listens()  # listen streams get their final result
+            self.server.continuations.close()
+            for _ in range(3):
+                await asyncio.sleep(0)
             for session_id in list(self.sessions):
                 self.end_session(session_id)
             if self._http is not None:
@@ -227,6 +239,11 @@ class HttpTransport:
         return True
 
 
+def _sent(stream: SseStream, message: dict[str, Any]) -> bool:
+    stream.send(message)
+    return True
+
+
 def _log_request(handler: tornado.web.RequestHandler) -> None:
     # Access lines would land in the notebook's stderr; keep them for debug logging.
     request = handler.request
@@ -257,12 +274,20 @@ class McpHandler(tornado.web.RequestHandler):
         self._ended: asyncio.Event | None = None
 
     # -- gatekeeping -------------------------------------------------------------------
-    def fail(self, status: int, message: str, code: int = INVALID_REQUEST, request_id=None):
+    def fail(
+        self,
+        status: int,
+        message: str,
+        code: int = INVALID_REQUEST,
+        request_id: Any = None,
+        data: Any = None,
+    ) -> None:
         self.set_status(status)
         self.set_header("Content-Type", "application/json")
         if status == 401:
             self.set_header("WWW-Authenticate", 'Bearer realm="mcp-notebook"')
-        self.finish(_error_body(code, message, request_id))
+        error = RpcError(code, message, data)
+        self.finish(jsonrpc.dumps(jsonrpc.error_response(request_id, error)))
 
     def prepare(self) -> None:
         guard, headers = self.transport.guard, self.request.headers
@@ -338,6 +363,9 @@ class McpHandler(tornado.web.RequestHandler):
         except RpcError as error:
             return self.fail(400, error.message, error.code)
         server = self.transport.server
+        has_session = bool(self.request.headers.get(SESSION_HEADER))
+        if not has_session and self._is_modern(message):
+            return await self._post_modern(message, kind, wants_json)
         if kind == "request" and message["method"] == "initialize":
             session = Session(transport="http")
             reply = await server.handle(message, session)
@@ -345,7 +373,6 @@ class McpHandler(tornado.web.RequestHandler):
                 self.transport.new_session(session)
                 self.set_header(SESSION_HEADER, session.id)
             return self._reply(reply, wants_json)
-        has_session = bool(self.request.headers.get(SESSION_HEADER))
         if kind == "request" and not has_session and not server.serves(message["method"]):
             # e.g. a 2026-07-28 client probing with server/discover: a plain
             # JSON-RPC error lets it fall back to initialize.
@@ -376,6 +403,64 @@ class McpHandler(tornado.web.RequestHandler):
         stream.finish()
         return None
 
+    # -- POST, 2026-07-28: one self-contained request ---------------------------------
+    def _is_modern(self, message: Any) -> bool:
+        """A request of the stateless revision: its _meta or its header says so."""
+        if modern.requested_version(message) is not None:
+            return True
+        header = self.request.headers.get(VERSION_HEADER)
+        return header is not None and header not in HANDSHAKE_VERSIONS
+
+    async def _post_modern(self, message: dict[str, Any], kind: str, wants_json: bool) -> None:
+        if kind != "request":
+            self.set_status(202)  # nothing a client sends besides requests needs an answer
+            return self.finish()
+        request_id, method = message["id"], message["method"]
+        server = self.transport.server
+        try:
+            session = modern.open_request(message)
+        except RpcError as error:
+            if error.code == UNSUPPORTED_VERSION and self._version_header_mismatch(message):
+                return self._header_mismatch(request_id)
+            return self.fail(400, error.message, error.code, request_id, error.data)
+        if self._version_header_mismatch(message):
+            return self._header_mismatch(request_id)
+        problem = headers.mismatch(message, self.request.headers, server.registry.tools)
+        if problem is not None:
+            return self.fail(400, f"Header mismatch: {problem}", HEADER_MISMATCH, request_id)
+        if not server.serves(method, "modern"):
+            return self.fail(404, f"Method not found: {method}", METHOD_NOT_FOUND, request_id)
+        stream = SseStream(f"m{next(self.transport._stream_numbers)}", numbered=False)
+        stream.writer = self
+        self._stream = stream
+        session.transport = "http"
+        session.outbound = lambda outgoing, related: _sent(stream, outgoing)
+        self._call = asyncio.ensure_future(server.handle(message, session))
+        try:
+            reply = await self._call
+        except asyncio.CancelledError:
+            return None  # the client closed the stream: that is how it cancels
+        if stream.resumable or stream.writer is not self:
+            if reply is not None:
+                stream.send(reply)
+            stream.finish()
+            return None
+        error = (reply or {}).get("error") or {}
+        status = {MISSING_CAPABILITY: 400, METHOD_NOT_FOUND: 404}.get(error.get("code"), 200)
+        self.set_status(status)
+        return self._reply(reply, wants_json)
+
+    def _version_header_mismatch(self, message: dict[str, Any]) -> bool:
+        return self.request.headers.get(VERSION_HEADER) != modern.requested_version(message)
+
+    def _header_mismatch(self, request_id: Any) -> None:
+        self.fail(
+            400,
+            f"Header mismatch: {VERSION_HEADER} must equal _meta's protocol version",
+            HEADER_MISMATCH,
+            request_id,
+        )
+
     def _reply(self, reply: dict[str, Any] | None, wants_json: bool) -> None:
         if self.request.connection.stream.closed():  # client gone mid-call
             return
@@ -404,13 +489,15 @@ class McpHandler(tornado.web.RequestHandler):
             self.write(f"id: {first_id}\nretry: {RETRY_MS}\ndata: \n\n")
         self.flush()
 
-    def write_event(self, event_id: str, data: str) -> None:
+    def write_event(self, event_id: str | None, data: str) -> None:
         if self._finished or self.request.connection.stream.closed():
             return
         if not self._streaming:
-            key = event_id.rpartition(".")[0]
-            self._start_sse(f"{key}.0")
-        self.write(f"id: {event_id}\nevent: message\ndata: {data}\n\n")
+            self._start_sse(None if event_id is None else f"{event_id.rpartition('.')[0]}.0")
+        if event_id is None:
+            self.write(f"event: message\ndata: {data}\n\n")
+        else:
+            self.write(f"id: {event_id}\nevent: message\ndata: {data}\n\n")
         self.flush()
 
     def end_stream(self, retry_ms: int | None = None, last_id: str | None = None) -> None:
@@ -456,6 +543,9 @@ class McpHandler(tornado.web.RequestHandler):
         stream = getattr(self, "_stream", None)
         if stream is not None and stream.writer is self:
             stream.writer = None
+        call = getattr(self, "_call", None)
+        if call is not None and not call.done():
+            call.cancel()  # 2026-07-28: closing the response stream cancels the request
         if self._ended is not None:
             self._ended.set()
 

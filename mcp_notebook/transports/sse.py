@@ -15,13 +15,15 @@ KEEP_EVENTS = 512
 
 
 class Writer(Protocol):
-    def write_event(self, event_id: str, data: str) -> None: ...
+    def write_event(self, event_id: str | None, data: str) -> None: ...
     def end_stream(self, retry_ms: int | None = None, last_id: str | None = None) -> None: ...
 
 
 class SseStream:
-    def __init__(self, key: str) -> None:
+    def __init__(self, key: str, numbered: bool = True) -> None:
         self.key = key
+        # 2026-07-28 dropped resumption: its streams have no event ids and keep no events.
+        self.numbered = numbered
         self.seq = 0
         self.events: deque[tuple[int, str]] = deque(maxlen=KEEP_EVENTS)
         self.writer: Writer | None = None
@@ -31,9 +33,10 @@ class SseStream:
     def send(self, message: dict[str, Any]) -> None:
         self.seq += 1
         data = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
-        self.events.append((self.seq, data))
+        if self.numbered:
+            self.events.append((self.seq, data))
         if self.writer is not None:
-            self.writer.write_event(f"{self.key}.{self.seq}", data)
+            self.writer.write_event(f"{self.key}.{self.seq}" if self.numbered else None, data)
 
     def finish(self) -> None:
         """No more events: the request was answered."""

@@ -1,0 +1,82 @@
+"""2026-07-28 requests: no handshake; each request says who it is in ``_meta``.
+
+``open_request`` checks that ``_meta`` and builds the short-lived Session a request runs
+in; ``shape`` adds what every result of this revision carries. Transports add their own
+checks (HTTP headers) around these.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .jsonrpc import INVALID_PARAMS, UNSUPPORTED_VERSION, Message, RpcError
+from .session import LOG_LEVELS, Session
+from .versions import MODERN_VERSIONS
+
+VERSION = "io.modelcontextprotocol/protocolVersion"
+CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+
+# Results a client may cache, and for how long. A notebook changes under the client's
+# feet, so nothing is fresh for long: clients re-list, or listen for changes.
+CACHEABLE = frozenset(
+    {
+        "server/discover",
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+    }
+)
+TTL_MS = 0
+CACHE_SCOPE = "private"  # results can hold notebook data: no shared caches
+
+
+def requested_version(message: Any) -> str | None:
+    """The ``_meta`` protocol version of a request, if it carries one."""
+    params = message.get("params") if isinstance(message, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    value = meta.get(VERSION) if isinstance(meta, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def open_request(message: Message) -> Session:
+    """The Session of one 2026-07-28 request, from its ``_meta`` (or a JSON-RPC error)."""
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if not isinstance(meta, dict):
+        raise RpcError(INVALID_PARAMS, "Invalid params: the request needs _meta (2026-07-28)")
+    version = meta.get(VERSION)
+    if not isinstance(version, str):
+        raise RpcError(INVALID_PARAMS, f"Invalid params: _meta needs {VERSION!r}")
+    capabilities = meta.get(CAPABILITIES)
+    if not isinstance(capabilities, dict):
+        raise RpcError(INVALID_PARAMS, f"Invalid params: _meta needs {CAPABILITIES!r}")
+    if version not in MODERN_VERSIONS:
+        raise RpcError(
+            UNSUPPORTED_VERSION,
+            f"Unsupported protocol version {version!r}",
+            {"supported": list(MODERN_VERSIONS), "requested": version},
+        )
+    info = meta.get(CLIENT_INFO)
+    level = meta.get(LOG_LEVEL)
+    return Session(
+        era="modern",
+        protocol_version=version,
+        client_capabilities=capabilities,
+        client_info=info if isinstance(info, dict) else {},
+        log_level=level if level in LOG_LEVELS else None,
+        initialized=True,
+    )
+
+
+def shape(method: str, result: dict[str, Any]) -> dict[str, Any]:
+    """Every result says its type; cacheable ones say how long they stay fresh."""
+    result.setdefault("resultType", "complete")
+    if method in CACHEABLE and result["resultType"] == "complete":
+        result.setdefault("ttlMs", TTL_MS)
+        result.setdefault("cacheScope", CACHE_SCOPE)
+    return result

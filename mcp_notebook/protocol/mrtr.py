@@ -1,0 +1,165 @@
+"""Multi round-trip requests (2026-07-28): a tool asks for client input by returning.
+
+On the handshake era a tool's ``ctx.elicit()`` sends ``elicitation/create`` to the client
+and waits. On 2026-07-28 the server cannot send requests; instead the call answers with an
+``InputRequiredResult`` listing what it needs, and the client retries the call with
+``inputResponses``. Here the tool's coroutine simply stays suspended in between: the retry
+brings the answers, the coroutine resumes. ``requestState`` names the suspended call; it is
+signed with a per-server secret, so a client can neither forge nor alter it.
+
+A retry without ``requestState`` runs the tool afresh with the given answers available by
+key, which is what a stateless client (or a server restart) needs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import hmac
+import itertools
+import json
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from .jsonrpc import INVALID_PARAMS, RpcError
+
+# How long a suspended call waits for its retry before it is cancelled.
+CONTINUATION_TTL = 600.0
+# After the first request for input, wait this long for others made at once (a gather).
+SETTLE_SECONDS = 0.03
+
+_RESPONSE_CHECKS = {
+    "elicitation/create": lambda r: r.get("action") in ("accept", "decline", "cancel"),
+    "sampling/createMessage": lambda r: "content" in r and "role" in r,
+    "roots/list": lambda r: isinstance(r.get("roots"), list),
+}
+
+
+def check_response(key: str, method: str, response: Any) -> dict[str, Any]:
+    if not isinstance(response, dict) or not _RESPONSE_CHECKS[method](response):
+        raise RpcError(
+            INVALID_PARAMS, f"Invalid input response {key!r}: not a valid result of {method}"
+        )
+    return response
+
+
+class Asker:
+    """The input requests of one call, answered from ``inputResponses`` by key."""
+
+    def __init__(self, responses: dict[str, Any] | None = None) -> None:
+        self.responses = dict(responses or {})
+        self.pending: dict[str, tuple[dict[str, Any], asyncio.Future[Any]]] = {}
+        self.asked = asyncio.Event()
+        self._numbers: dict[str, itertools.count] = {}
+
+    def ask(self, method: str, params: dict[str, Any], key: str | None) -> asyncio.Future[Any]:
+        """On the server loop: a future for the client's answer to this request."""
+        if key is None:
+            prefix = method.split("/")[0]
+            key = f"{prefix}-{next(self._numbers.setdefault(prefix, itertools.count(1)))}"
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        if key in self.responses:
+            try:
+                future.set_result(check_response(key, method, self.responses.pop(key)))
+            except RpcError as error:
+                future.set_exception(error)
+            return future
+        self.pending[key] = ({"method": method, "params": params}, future)
+        self.asked.set()
+        return future
+
+    def supply(self, responses: dict[str, Any]) -> None:
+        """A retry's answers: resolve what is pending, keep the rest for later asks."""
+        for key, response in responses.items():
+            waiting = self.pending.pop(key, None)
+            if waiting is None:
+                self.responses[key] = response  # unknown keys are kept, never an error
+                continue
+            method = waiting[0]["method"]
+            try:
+                waiting[1].set_result(check_response(key, method, response))
+            except RpcError as error:
+                self.pending[key] = waiting  # still unanswered
+                raise error
+        if not self.pending:
+            self.asked.clear()
+
+    def input_requests(self) -> dict[str, Any]:
+        return {key: request for key, (request, _) in self.pending.items()}
+
+
+@dataclass(eq=False)
+class Suspended:
+    """A call waiting for its retry."""
+
+    run: asyncio.Future[Any]
+    asker: Asker
+    target: str
+    context: Any = None
+    record: Any = None
+    created: float = field(default_factory=time.monotonic)
+
+
+class Continuations:
+    """Suspended calls by signed ``requestState``."""
+
+    def __init__(self) -> None:
+        self._secret = secrets.token_bytes(32)
+        self._waiting: dict[str, Suspended] = {}
+
+    def suspend(self, call: Suspended) -> str:
+        self._expire()
+        key = secrets.token_urlsafe(12)
+        self._waiting[key] = call
+        return self._sign({"k": key, "t": call.target})
+
+    def resume(self, state: Any, target: str) -> Suspended:
+        """The call a retry's ``requestState`` names; a clear error if it is not one of ours."""
+        payload = self._verify(state)
+        if payload.get("t") != target:
+            raise RpcError(INVALID_PARAMS, "requestState belongs to a different request")
+        call = self._waiting.pop(payload.get("k", ""), None)
+        if call is None:
+            raise RpcError(
+                INVALID_PARAMS,
+                "requestState is stale or unknown (the call ended, expired, or the server "
+                "restarted): retry without requestState",
+            )
+        return call
+
+    def keep(self, call: Suspended, state: str) -> None:
+        """Put back a call taken by ``resume`` (its retry was rejected)."""
+        self._waiting[self._verify(state)["k"]] = call
+
+    def _sign(self, payload: dict[str, Any]) -> str:
+        body = base64.urlsafe_b64encode(json.dumps(payload).encode()).decode().rstrip("=")
+        return f"{body}.{self._mac(body)}"
+
+    def _mac(self, body: str) -> str:
+        digest = hmac.new(self._secret, body.encode(), hashlib.sha256).digest()
+        return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+    def _verify(self, state: Any) -> dict[str, Any]:
+        if isinstance(state, str) and state.count(".") == 1:
+            body, mac = state.split(".")
+            if hmac.compare_digest(mac, self._mac(body)):
+                try:
+                    return json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+                except ValueError:
+                    pass
+        raise RpcError(INVALID_PARAMS, "requestState integrity check failed")
+
+    def _expire(self) -> None:
+        now = time.monotonic()
+        for key, call in list(self._waiting.items()):
+            if now - call.created > CONTINUATION_TTL:
+                del self._waiting[key]
+                call.run.cancel()
+
+    def close(self) -> None:
+        for call in self._waiting.values():
+            call.run.cancel()
+        self._waiting.clear()

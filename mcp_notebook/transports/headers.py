@@ -1,0 +1,92 @@
+"""2026-07-28 Streamable HTTP: the headers that must agree with the JSON-RPC body.
+
+``Mcp-Method`` names the method, ``Mcp-Name`` the tool / prompt / resource, and a tool
+argument whose schema says ``"x-mcp-header": "Region"`` is mirrored in ``Mcp-Param-Region``
+(verbatim, or ``=?base64?...?=`` for values a header cannot carry). Proxies route and
+authorize on these headers, so a request whose headers disagree with its body is refused.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Mapping
+from typing import Any
+
+NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_BASE64_WRAPPED = re.compile(r"^=\?base64\?(.*)\?=$")
+_BASE64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
+
+
+def mismatch(
+    message: dict[str, Any], headers: Mapping[str, str], tools: Mapping[str, Any]
+) -> str | None:
+    """Why the headers disagree with the body, or None when they agree."""
+    method = message["method"]
+    sent = headers.get("Mcp-Method")
+    if sent is None or sent.strip() != method:
+        return f"Mcp-Method header {sent!r} does not match the method {method!r}"
+    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    key = NAME_PARAMS.get(method)
+    if key is not None:
+        sent = headers.get("Mcp-Name")
+        if sent is None or sent.strip() != params.get(key):
+            return f"Mcp-Name header {sent!r} does not match params.{key} {params.get(key)!r}"
+    if method == "tools/call":
+        tool = tools.get(params.get("name"))
+        if tool is not None:
+            return _parameter_mismatch(
+                tool.input_schema or {}, params.get("arguments") or {}, headers
+            )
+    return None
+
+
+def mirrored_parameters(schema: dict[str, Any]) -> dict[str, str]:
+    """Argument name -> header suffix, for arguments annotated with ``x-mcp-header``."""
+    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    return {
+        name: spec["x-mcp-header"]
+        for name, spec in properties.items()
+        if isinstance(spec, dict) and isinstance(spec.get("x-mcp-header"), str)
+    }
+
+
+def _parameter_mismatch(
+    schema: dict[str, Any], arguments: dict[str, Any], headers: Mapping[str, str]
+) -> str | None:
+    for argument, suffix in mirrored_parameters(schema).items():
+        header = f"Mcp-Param-{suffix}"
+        sent = headers.get(header)
+        if argument not in arguments:
+            if sent is not None:
+                return f"{header} is set but argument {argument!r} is not"
+            continue
+        if sent is None:
+            return f"argument {argument!r} must be mirrored in the {header} header"
+        decoded = decode_value(sent.strip())
+        if decoded is None:
+            return f"{header} is not valid base64"
+        if decoded != _as_header_text(arguments[argument]):
+            return f"{header} does not match argument {argument!r}"
+    return None
+
+
+def decode_value(value: str) -> str | None:
+    """A header's value: ``=?base64?...?=`` decoded (strictly), anything else as it is."""
+    wrapped = _BASE64_WRAPPED.match(value)
+    if wrapped is None:
+        return value
+    inner = wrapped.group(1)
+    if len(inner) % 4 or not _BASE64.match(inner):
+        return None
+    try:
+        return base64.b64decode(inner, validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return None
+
+
+def _as_header_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

@@ -45,6 +45,8 @@ RESULT_TYPES = {
     "resources/read": "ReadResourceResult",
     "prompts/list": "ListPromptsResult",
     "prompts/get": "GetPromptResult",
+    "server/discover": "DiscoverResult",
+    "completion/complete": "CompleteResult",
 }
 
 

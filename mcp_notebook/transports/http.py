@@ -513,7 +513,20 @@ class McpHandler(tornado.web.RequestHandler):
             self.finish()
 
     # -- GET: the server->client stream, or the resumption of a broken one -------------
+    def _refuse_modern_stream(self) -> bool:
+        """2026-07-28 has no GET stream and no sessions to DELETE: 405 for its clients."""
+        version = self.request.headers.get(VERSION_HEADER)
+        if self.request.headers.get(SESSION_HEADER) or version is None:
+            return False
+        if version in HANDSHAKE_VERSIONS:
+            return False
+        self.set_header("Allow", "POST")
+        self.fail(405, f"Method Not Allowed: {self.request.method} is not part of {version}")
+        return True
+
     async def get(self) -> None:
+        if self._refuse_modern_stream():
+            return None
         if "text/event-stream" not in self.request.headers.get("Accept", "").lower():
             return self.fail(406, "Not Acceptable: the GET stream is text/event-stream")
         session = self._session()
@@ -551,6 +564,8 @@ class McpHandler(tornado.web.RequestHandler):
 
     # -- DELETE: end the session -------------------------------------------------------
     def delete(self) -> None:
+        if self._refuse_modern_stream():
+            return
         session = self._session()
         if session is None:
             return

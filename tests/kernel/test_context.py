@@ -131,20 +131,36 @@ async def test_progress_reaches_the_callback_in_order(served, mode):
     assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
 
 
-@MODES
-async def test_logging_honours_the_session_level(served, mode):
+async def test_logging_honours_the_session_level(served):
     lines: list[tuple[str, str]] = []
 
     async def on_log(params) -> None:
         validate(dump(params), "LoggingMessageNotificationParams")
         lines.append((params.level, params.data))
 
-    async with connect(served, mode, logging_callback=on_log) as client:
+    async with connect(served, "legacy", logging_callback=on_log) as client:
         await client.call_tool("chatty", {})
         await asyncio.sleep(0.2)
         assert [level for level, _ in lines] == ["debug", "info", "warning", "error"]
         lines.clear()
         await client.set_logging_level("warning")
+        await client.call_tool("chatty", {})
+        await asyncio.sleep(0.2)
+        assert lines == [("warning", "a warning line"), ("error", "a error line")]
+
+
+async def test_logging_on_2026_only_for_requests_that_ask_for_it(served):
+    lines: list[tuple[str, str]] = []
+
+    async def on_log(params) -> None:
+        lines.append((params.level, params.data))
+
+    async with connect(served, "auto", logging_callback=on_log) as client:
+        assert client.protocol_version == "2026-07-28"
+        await client.call_tool("chatty", {})
+        await asyncio.sleep(0.2)
+        assert lines == []  # no logLevel in _meta: no log messages at all
+    async with connect(served, "auto", logging_callback=on_log, log_level="warning") as client:
         await client.call_tool("chatty", {})
         await asyncio.sleep(0.2)
         assert lines == [("warning", "a warning line"), ("error", "a error line")]
@@ -266,8 +282,7 @@ async def test_results_that_break_their_output_schema_are_tool_errors(served):
         assert explicit.is_error and explicit.structured_content == {"rows": 3}
 
 
-@MODES
-async def test_subscribers_hear_when_a_cell_rebinds_the_variable(served, mode):
+async def test_subscribers_hear_when_a_cell_rebinds_the_variable(served):
     updated = asyncio.Event()
     uris: list[str] = []
 
@@ -277,7 +292,7 @@ async def test_subscribers_hear_when_a_cell_rebinds_the_variable(served, mode):
             updated.set()
 
     served.kernel.run('memo = "first"')
-    async with connect(served, mode, message_handler=on_message) as client:
+    async with connect(served, "legacy", message_handler=on_message) as client:
         assert (await client.read_resource("memo://current")).contents[0].text == "first"
         await client.subscribe_resource("memo://current")
         await asyncio.sleep(0.3)
@@ -293,6 +308,21 @@ async def test_subscribers_hear_when_a_cell_rebinds_the_variable(served, mode):
         with pytest.raises(MCPError) as unknown:
             await client.subscribe_resource("memo://nothing")
         assert unknown.value.code == -32002
+
+
+async def test_a_2026_listen_stream_hears_when_a_cell_rebinds_the_variable(served):
+    served.kernel.run('memo = "first"')
+    async with connect(served, "auto") as client:
+        assert client.protocol_version == "2026-07-28"
+        async with client.listen(resource_subscriptions=["memo://current"]) as subscription:
+            served.kernel.run('memo = "second"')
+            event = await asyncio.wait_for(subscription.__anext__(), 10)
+            assert event.uri == "memo://current"
+        assert (await client.read_resource("memo://current")).contents[0].text == "second"
+        with pytest.raises(MCPError) as unknown:
+            await client.read_resource("memo://nothing")
+        assert unknown.value.code == -32602  # 2026-07-28's code for an unknown resource
+        assert unknown.value.error.data == {"uri": "memo://nothing"}
 
 
 @MODES

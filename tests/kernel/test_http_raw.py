@@ -423,13 +423,13 @@ def test_supported_protocol_version_header_is_200(ep: Endpoint, session: str) ->
         assert reply["result"] == {}
 
 
-def test_server_discover_without_session_is_a_method_not_found(ep: Endpoint) -> None:
-    """A 2026-07-28 client's probe gets a plain JSON-RPC error so it can fall back."""
+def test_server_discover_without_session_or_meta_is_a_prompt_error(ep: Endpoint) -> None:
+    """A probe that is neither a handshake-era request nor a valid 2026 one: -32602, at once."""
     reply = ep.post(
         {"jsonrpc": "2.0", "id": 9, "method": "server/discover", "params": {}},
         extra={"MCP-Protocol-Version": "2026-07-28"},
     )
-    body = expect_error(reply, 404, METHOD_NOT_FOUND, "server/discover", request_id=9)
+    body = expect_error(reply, 400, -32602, "_meta", request_id=9)
     assert body["error"]["code"] not in (-32020, -32021, -32022)
     assert_healthy(ep)
 

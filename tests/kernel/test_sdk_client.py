@@ -62,7 +62,7 @@ def dump(model) -> dict:
 @MODES
 async def test_lists_what_the_cells_registered(served, mode):
     async with connect(served, mode) as client:
-        assert client.protocol_version == "2025-11-25"
+        assert client.protocol_version == {"legacy": "2025-11-25", "auto": "2026-07-28"}[mode]
         tools = await client.list_tools()
         names = [t.name for t in tools.tools]
         assert names == ["add", "where_am_i", "slow_echo", "explode"]
@@ -125,7 +125,8 @@ async def test_reads_resources_and_gets_prompts(served, mode):
         assert note.contents[0].text == "notes for monday"
         with pytest.raises(Exception) as missing:
             await client.read_resource("df://nothing")
-        assert missing.value.code == -32002
+        # Resource not found: -32002 until 2025-11-25, Invalid Params (-32602) since.
+        assert missing.value.code == {"legacy": -32002, "auto": -32602}[mode]
         assert missing.value.error.data == {"uri": "df://nothing"}
         prompt = await client.get_prompt("summarize", {"topic": "cats"})
         assert prompt.messages[0].content.text == "Summarize cats in 3 bullet points."
@@ -148,14 +149,20 @@ async def test_redefining_a_tool_in_a_cell_reaches_the_client(served, mode):
         if method == "notifications/tools/list_changed":
             changed.set()
 
+    redefine = (
+        '@mcp.tool(description="Add two numbers, then ten.")\n'
+        "def add(a: int, b: int = 1) -> int:\n"
+        "    return a + b + 10\n"
+    )
     async with connect(served, mode, message_handler=on_message) as client:
         await client.list_tools()
-        await asyncio.sleep(0.3)  # let the client open its GET stream
-        served.kernel.run(
-            '@mcp.tool(description="Add two numbers, then ten.")\n'
-            "def add(a: int, b: int = 1) -> int:\n"
-            "    return a + b + 10\n"
-        )
+        if mode == "legacy":
+            await asyncio.sleep(0.3)  # let the client open its GET stream
+            served.kernel.run(redefine)
+        else:  # 2026-07-28: changes arrive on a subscriptions/listen stream
+            async with client.listen(tools_list_changed=True) as subscription:
+                served.kernel.run(redefine)
+                await asyncio.wait_for(subscription.__anext__(), 10)
         await asyncio.wait_for(changed.wait(), 10)
         tools = await client.list_tools()
         assert [t.name for t in tools.tools].count("add") == 1

@@ -36,7 +36,7 @@ from ..protocol.jsonrpc import (
     RpcError,
 )
 from ..protocol.versions import HANDSHAKE_VERSIONS
-from . import headers
+from . import headers, seed_http
 from .security import Guard
 from .sse import SseStream, parse_event_id
 
@@ -350,20 +350,30 @@ class McpHandler(tornado.web.RequestHandler):
         if self._too_large:
             return self.fail(413, self._too_large_message())
         content_type = self.request.headers.get("Content-Type", "")
-        if content_type.split(";")[0].strip().lower() != "application/json":
+        if content_type.split(";")[0].strip().lower() not in ("application/json", seed_http.NDJSON):
             return self.fail(415, "Unsupported Media Type: send application/json")
         accept = self.request.headers.get("Accept", "*/*").lower()
         wants_json = "application/json" in accept or "*/*" in accept
         wants_sse = "text/event-stream" in accept
-        if not wants_json and not wants_sse:
+        if not wants_json and not wants_sse and seed_http.NDJSON not in accept:
             return self.fail(406, "Not Acceptable: accept application/json or text/event-stream")
+        server = self.transport.server
+        has_session = bool(self.request.headers.get(SESSION_HEADER))
+        body = b"".join(self._chunks)
         try:
-            message = jsonrpc.parse(b"".join(self._chunks))
+            message = jsonrpc.parse(body)
+        except RpcError as error:
+            lines = None if has_session else seed_http.ndjson_messages(body)
+            if lines and seed_http.first_is_seed(lines):
+                return await seed_http.answer(self, server, lines, "lines")
+            return self.fail(400, error.message, error.code)
+        if not has_session and seed_http.first_is_seed([message]):
+            shape = "batch" if isinstance(message, list) else "single"
+            return await seed_http.answer(self, server, [message], shape)
+        try:
             kind = jsonrpc.kind(message)
         except RpcError as error:
             return self.fail(400, error.message, error.code)
-        server = self.transport.server
-        has_session = bool(self.request.headers.get(SESSION_HEADER))
         if not has_session and self._is_modern(message):
             return await self._post_modern(message, kind, wants_json)
         if kind == "request" and message["method"] == "initialize":
@@ -559,6 +569,9 @@ class McpHandler(tornado.web.RequestHandler):
         call = getattr(self, "_call", None)
         if call is not None and not call.done():
             call.cancel()  # 2026-07-28: closing the response stream cancels the request
+        seed_closed = getattr(self, "seed_closed", None)
+        if seed_closed is not None:
+            seed_closed.set()
         if self._ended is not None:
             self._ended.set()
 

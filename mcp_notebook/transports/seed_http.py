@@ -1,0 +1,111 @@
+"""The seed-000 "MCP v1.0" dialect on the same HTTP endpoint (docs/seed-dialect.md).
+
+A POST without a session whose first message is in the dialect is one dialect session:
+its messages are translated onto a standard session of the in-process server, in order.
+The answer is plain JSON, or — when the client accepts ``application/x-ndjson`` — a
+chunked stream of JSON lines that stays open for notifications after a full handshake.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+from typing import Any
+
+from ..protocol import Server, Session, jsonrpc
+from ..protocol.jsonrpc import RpcError
+from ..protocol.seed import SeedSession, is_seed_message
+from ..wire.framing import FramingError, NdjsonFramer
+
+NDJSON = "application/x-ndjson"
+
+
+def ndjson_messages(body: bytes) -> list[Any] | None:
+    """The messages of a newline-delimited JSON body, or None if it is not one."""
+    framer = NdjsonFramer()
+    items = [*framer.feed(body if body.endswith(b"\n") else body + b"\n"), *framer.eof()]
+    if not items or any(isinstance(item, FramingError) for item in items):
+        return None
+    return items
+
+
+def first_is_seed(messages: list[Any]) -> bool:
+    first = messages[0] if messages else None
+    return is_seed_message(first[0] if isinstance(first, list) and first else first)
+
+
+async def answer(handler: Any, server: Server, messages: list[Any], shape: str) -> None:
+    """Serve one dialect session over this POST; ``shape`` is single, batch or lines."""
+    stream = NDJSON in handler.request.headers.get("Accept", "").lower()
+    standard = server.open_session(Session(transport="http-seed", initialized=True))
+    ids = itertools.count(1)
+
+    async def call(method: str, params: dict[str, Any]) -> Any:
+        request = {"jsonrpc": "2.0", "id": f"seed-{next(ids)}", "method": method, "params": params}
+        reply = await server.handle(request, standard)
+        if reply is None:
+            raise RpcError(jsonrpc.INTERNAL_ERROR, f"{method} was cancelled")
+        if "error" in reply:
+            error = reply["error"]
+            raise RpcError(error["code"], error["message"], error.get("data"))
+        return reply["result"]
+
+    async def notify_standard(method: str, params: dict[str, Any] | None = None) -> None:
+        await server.handle(jsonrpc.notification(method, params), standard)
+
+    def write_line(message: Any) -> None:
+        if not handler.request.connection.stream.closed():
+            handler.write(json.dumps(message, ensure_ascii=False) + "\n")
+            handler.flush()
+
+    seed = SeedSession(
+        call,
+        write_line if stream else None,
+        require_handshake=False,
+        notify_standard=notify_standard,
+    )
+    standard.outbound = lambda message, related: _forward(seed, message)
+    try:
+        if stream:
+            handler.set_header("Content-Type", NDJSON)
+            handler.flush()  # chunked from here on
+        replies = []
+        for message in messages:
+            reply = await seed.handle(message)
+            if reply is None:
+                continue
+            if stream:
+                write_line(reply)
+            else:
+                replies.append(reply)
+        if stream:
+            if seed.handshake_complete:
+                handler.seed_closed = asyncio.Event()
+                await handler.seed_closed.wait()  # notifications until the client hangs up
+            return
+        _finish(handler, replies, shape)
+    finally:
+        seed.close()
+        server.close_session(standard.id)
+        if not handler._finished:
+            handler.finish()
+
+
+def _forward(seed: SeedSession, message: dict[str, Any]) -> bool:
+    seed.on_standard_notification(message)
+    return "id" not in message  # the dialect cannot answer requests from the server
+
+
+def _finish(handler: Any, replies: list[Any], shape: str) -> None:
+    if not replies:
+        handler.set_status(202)
+        return
+    handler.set_header("Content-Type", "application/json")
+    if shape == "single":
+        handler.write(json.dumps(replies[0], ensure_ascii=False))
+    elif shape == "batch":
+        flat = replies[0] if len(replies) == 1 and isinstance(replies[0], list) else replies
+        handler.write(json.dumps(flat, ensure_ascii=False))
+    else:
+        handler.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in replies))

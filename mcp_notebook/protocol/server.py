@@ -121,8 +121,11 @@ class Server:
 
     def resource_updated(self, uri: str) -> None:
         """Tell the sessions subscribed to ``uri`` that its content changed."""
+        # A subscriber to a page of the resource (uri?offset=...) hears about it too.
         self.broadcast(
-            "notifications/resources/updated", {"uri": uri}, lambda s: uri in s.subscriptions
+            "notifications/resources/updated",
+            {"uri": uri},
+            lambda s: any(u == uri or u.startswith(uri + "?") for u in s.subscriptions),
         )
 
     # -- entry point -------------------------------------------------------------------
@@ -168,14 +171,21 @@ class Server:
     async def _cancellable(
         self, handler: Handler, params: dict[str, Any], session: Session, request_id: Any
     ) -> dict[str, Any] | None:
-        task = asyncio.ensure_future(handler(params, session, request_id))
+        # The request runs in the caller's task (no extra task on the hot path); a client's
+        # cancel cancels that task, and only that cancel is turned into "no response".
+        task = asyncio.current_task()
+        assert task is not None
         session.in_flight[request_id] = task
         try:
-            return await task
+            return await handler(params, session, request_id)
         except asyncio.CancelledError:
-            if task.cancelled() and not _current_task_cancelling():
-                return None  # the client cancelled it
-            raise
+            if request_id not in session.cancelled:
+                raise
+            session.cancelled.discard(request_id)
+            uncancel = getattr(task, "uncancel", None)  # Python >= 3.11 counts cancels
+            if uncancel is not None:
+                uncancel()
+            return None
         finally:
             if session.in_flight.get(request_id) is task:
                 del session.in_flight[request_id]
@@ -231,6 +241,7 @@ class Server:
             task = session.in_flight.get(params.get("requestId"))
             if task is not None:
                 logger.info("client cancelled request %r", params.get("requestId"))
+                session.cancelled.add(params.get("requestId"))
                 task.cancel()
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -561,12 +572,6 @@ def _suggest(completer: Any, value: str, known: dict[str, Any]) -> Any:
         found = completer(value, known) if accepts_context else completer(value)
         return _then(found, list)
     return [c for c in completer if str(c).startswith(value)]
-
-
-def _current_task_cancelling() -> bool:
-    """Whether the caller itself is being cancelled (then it is not the client's cancel)."""
-    task = asyncio.current_task()
-    return bool(task is not None and getattr(task, "cancelling", lambda: 0)())
 
 
 def _then(value: Any, convert: Callable[[Any], Any]) -> Any:

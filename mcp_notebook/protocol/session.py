@@ -57,6 +57,7 @@ class Session:
     close_stream: Callable[[Any, int | None], bool] | None = None
     pending: dict[Any, asyncio.Future[Any]] = field(default_factory=dict)
     in_flight: dict[Any, asyncio.Future[Any]] = field(default_factory=dict)
+    cancelled: set[Any] = field(default_factory=set)  # requests the client cancelled
     _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
 
     @property

@@ -367,14 +367,15 @@ class McpHandler(tornado.web.RequestHandler):
             if lines and seed_http.first_is_seed(lines):
                 return await seed_http.answer(self, server, lines, "lines")
             return self.fail(400, error.message, error.code)
-        if not has_session and seed_http.first_is_seed([message]):
+        modern_request = not has_session and self._is_modern(message)
+        if not has_session and not modern_request and seed_http.first_is_seed([message]):
             shape = "batch" if isinstance(message, list) else "single"
             return await seed_http.answer(self, server, [message], shape)
         try:
             kind = jsonrpc.kind(message)
         except RpcError as error:
             return self.fail(400, error.message, error.code)
-        if not has_session and self._is_modern(message):
+        if modern_request:
             return await self._post_modern(message, kind, wants_json)
         if kind == "request" and message["method"] == "initialize":
             session = Session(transport="http")
@@ -384,8 +385,7 @@ class McpHandler(tornado.web.RequestHandler):
                 self.set_header(SESSION_HEADER, session.id)
             return self._reply(reply, wants_json)
         if kind == "request" and not has_session and not server.serves(message["method"]):
-            # e.g. a 2026-07-28 client probing with server/discover: a plain
-            # JSON-RPC error lets it fall back to initialize.
+            # A method outside the handshake era, called without a session.
             return self.fail(
                 404, f"Method not found: {message['method']}", METHOD_NOT_FOUND, message["id"]
             )

@@ -18,8 +18,9 @@ from . import discovery
 from ._version import __version__
 from .protocol import CallLog, InlineExecutor, LoopExecutor, Server
 from .protocol.executor import Executor
-from .registry import Kind, Prompt, Registry, Resource, ResourceTemplate, Tool
+from .registry import Kind, Prompt, Registry, Resource, ResourceTemplate, Tool, dataframes
 from .transports.http import DEFAULT_MAX_BODY, HttpTransport
+from .ui.confirmer import Confirmer, Policy, needs_confirmation, parse_policy
 
 logger = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -41,11 +42,17 @@ class ServerInfo:
 class NotebookMCP:
     """Registers tools, resources and prompts, and serves them while the notebook runs."""
 
-    def __init__(self, name: str | None = None) -> None:
+    def __init__(self, name: str | None = None, *, history: int = 1000) -> None:
         self.registry = Registry()
-        self.calls = CallLog()
+        self.calls = CallLog(maxlen=history)  # the last `history` calls: mcp.calls.maxlen
         self._name = name
         self.instructions: str | None = None
+        # Which tools ask the person at the notebook before they run (ui/confirmer.py), and
+        # how many seconds a question waits before the call is denied.
+        self._confirm_policy: Policy = "marked"
+        self.confirm_timeout: float = 120.0
+        # Set by the kernel extension: the notebook UI (output capture, monitors, prompts).
+        self.ui: Any = None
         # Filled in by the kernel extension: what a discovery file says about this server,
         # and the notebook's namespace for resources bound to variables.
         self.kernel_id: str | None = None
@@ -123,13 +130,18 @@ class NotebookMCP:
         size: int | None = None,
         meta: dict[str, Any] | None = None,
         var: str | None = None,
+        format: str | None = None,
     ) -> Any:
         """Serve a str, bytes, DataFrame or zero-argument callable as a resource.
 
         ``mcp.resource(df, name="sales")`` or, on a function, ``@mcp.resource`` /
         ``@mcp.resource(uri="notes://today")``. ``mcp.resource(var="notes")`` serves
         whatever the notebook variable holds when it is read; subscribers hear when a cell
-        re-binds it. Returns ``obj`` unchanged.
+        re-binds or changes it. Returns ``obj`` unchanged.
+
+        A DataFrame (or a variable holding one) is served at ``df://NAME`` -- its first
+        rows, as ``format`` "csv" (default), "json" or "markdown" -- with a page template
+        ``df://NAME{?offset,limit,columns,format}`` and ``df://NAME/schema``.
         """
         options = {
             "name": name,
@@ -140,25 +152,34 @@ class NotebookMCP:
             "annotations": annotations,
             "size": size,
             "meta": meta,
+            "format": format,
         }
         if var is not None:
             if obj is not _MISSING:
                 raise TypeError("mcp.resource() takes a value or var=, not both")
             options["name"] = name or var
-            self.resource(self._variable_reader(var), **options)
+            reader = self._variable_reader(var)
+            if format is not None or dataframes.is_frame((self.namespace or {}).get(var)):
+                self.watched[var] = self._serve_frame(reader, None, **options)
+                return None
+            self.resource(reader, **options)
             self.watched[var] = self.registry.resources_by_name(options["name"])
             return None
         if obj is _MISSING:
             return lambda value: self.resource(value, **options)
-        is_frame = type(obj).__name__ == "DataFrame" and hasattr(obj, "to_csv")
-        if callable(obj) and not is_frame:
+        if dataframes.is_frame(obj):
+            self._serve_frame(lambda: obj, obj, **options)
+            return obj
+        if format is not None:
+            raise TypeError("format= is for DataFrames (a function's result: give mime_type=)")
+        if callable(obj):
             reader = obj
             function_name = getattr(obj, "__name__", None)
             if not name and function_name and function_name.isidentifier():
                 name = function_name  # not "<lambda>": that is no name to serve by
             if description is None and getattr(obj, "__doc__", None):
                 description = obj.__doc__.strip().split("\n\n")[0]
-        elif isinstance(obj, (str, bytes, bytearray)) or is_frame:
+        elif isinstance(obj, (str, bytes, bytearray)):
             reader = lambda: obj  # noqa: E731 - the value itself, read on each request
         else:
             raise TypeError(
@@ -170,16 +191,14 @@ class NotebookMCP:
         if not name:
             raise ValueError("mcp.resource() needs name= (or uri=) for a value")
         if uri is None:
-            uri = f"df://{name}" if is_frame else f"resource://{name}"
+            uri = f"resource://{name}"
         if not _URI.match(uri):
             raise ValueError(f"Invalid resource URI {uri!r}: it needs a scheme, e.g. data://x")
         if size is None and isinstance(obj, str):
             size = len(obj.encode())
         elif size is None and isinstance(obj, (bytes, bytearray)):
             size = len(obj)
-        if mime_type is None and is_frame:
-            mime_type = "text/csv"
-        elif mime_type is None and isinstance(obj, str):
+        if mime_type is None and isinstance(obj, str):
             mime_type = "text/plain"
         self.registry.add_resource(
             Resource(
@@ -195,6 +214,39 @@ class NotebookMCP:
             )
         )
         return obj
+
+    def _serve_frame(
+        self,
+        reader: Callable[[], Any],
+        current: Any,
+        *,
+        name: str | None,
+        uri: str | None,
+        mime_type: str | None,
+        format: str | None,
+        **options: Any,
+    ) -> str:
+        """Register a frame's resource, page and schema templates; return the resource URI."""
+        if not name and uri:
+            name = uri
+        if not name:
+            raise ValueError("mcp.resource() needs name= (or uri=) for a DataFrame")
+        uri = uri or f"df://{name}"
+        if not _URI.match(uri):
+            raise ValueError(f"Invalid resource URI {uri!r}: it needs a scheme, e.g. data://x")
+        fmt = dataframes.format_for(format, mime_type)
+        resource, *templates = dataframes.frame_components(
+            reader, name=name, uri=uri, fmt=fmt, current=current, **options
+        )
+        # The same name served at another URI before: drop its old templates too.
+        keep = {t.uri_template for t in templates}
+        for key, old in list(self.registry.templates.items()):
+            if old.name == name and key not in keep:
+                self.registry.remove(key)
+        self.registry.add_resource(resource)
+        for template in templates:
+            self.registry.add_template(template)
+        return uri
 
     def _variable_reader(self, var: str) -> Callable[[], Any]:
         def read() -> Any:
@@ -350,11 +402,14 @@ class NotebookMCP:
                 name=self.name,
                 version=__version__,
                 instructions=self.instructions,
-                executor=executor or _current_executor(),
+                executor=executor or self._executor(),
                 calls=self.calls,
             )
+            server.confirm = Confirmer(self).confirm
             transport = self._bind(server, host, port, max_body)
             self._transport, self._server = transport, server
+            if self.ui is not None:
+                self.ui.attach(server)
             try:
                 self._discovery_file = discovery.register(
                     self.name,
@@ -405,6 +460,32 @@ class NotebookMCP:
             "prompts": list(self.registry.prompts),
         }
 
+    # -- the notebook UI: confirmations and the monitor --------------------------------
+    @property
+    def confirm_policy(self) -> Policy:
+        """Which tools ask first: "marked" (confirm=True ones), "all", "none", "destructive"
+        (destructiveHint true, and marked ones) or a tuple of tool names (and marked ones)."""
+        return self._confirm_policy
+
+    @confirm_policy.setter
+    def confirm_policy(self, value: str | tuple[str, ...] | list[str]) -> None:
+        self._confirm_policy = parse_policy(value)
+
+    def needs_confirmation(self, tool: Tool | str) -> bool:
+        if isinstance(tool, str):
+            tool = self.registry.tools[tool]
+        return needs_confirmation(self._confirm_policy, tool)
+
+    def monitor(self) -> Any:
+        """A live monitor widget of calls and confirmations; show as many as you like."""
+        if self.ui is None:
+            raise RuntimeError("the monitor needs the notebook: %load_ext mcp_notebook")
+        return self.ui.monitor()
+
+    def _executor(self) -> Executor:
+        # In a kernel, each call runs in its own context and its output goes to its record.
+        return self.ui.executor() if self.ui is not None else _current_executor()
+
     def resource_updated(self, name_or_uri: str) -> None:
         """Tell subscribed clients that a resource's content changed."""
         for uri, resource in self.registry.resources.items():
@@ -420,7 +501,7 @@ class NotebookMCP:
         if kind == "updated":
             transport.call_soon(server.resource_updated, detail)
         else:
-            transport.call_soon(server.broadcast, f"notifications/{kind}/list_changed")
+            transport.call_soon(server.list_changed, kind)
 
     def __repr__(self) -> str:
         state = f"serving {self.url}" if self.running else "not serving"

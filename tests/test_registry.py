@@ -965,7 +965,8 @@ async def test_reregistering_resources_templates_and_prompts_replaces_in_place()
     mcp.resource_template("a://{x}", name="ta")(lambda x: "old")
     mcp.resource_template("b://{x}", name="tb")(lambda x: "b")
     mcp.resource_template("a://{x}", name="ta")(lambda x: "new")
-    assert await names(mcp, "templates") == ["ta", "tb"]
+    # The DataFrame registers its page and schema templates (named after it) too.
+    assert await names(mcp, "templates") == ["frame", "frame", "ta", "tb"]
     assert (await read(mcp, "a://1"))["text"] == "new"
 
     mcp.prompt("p1", "one")

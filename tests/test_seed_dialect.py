@@ -744,7 +744,7 @@ async def test_list_resources_inlines_content():
 
 
 async def test_inline_content_is_bounded():
-    stack = Stack(full_notebook(), max_inline_bytes=20)
+    stack = Stack(full_notebook(), max_inline_bytes=25)
     await stack.handshake()
     resources = {r["name"]: r for r in await stack.result("mcp/listResources")}
     assert resources["notes"]["content"] == "" and "limit" in resources["notes"]["contentError"]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import os
 from pathlib import Path
 from typing import Any
 
 from ..app import mcp
+from ..registry.content import CONVERTERS
+from . import rich
 from .live import VariableWatcher
 from .magics import McpMagics
 
@@ -20,9 +23,16 @@ def load(ipython: Any) -> None:
     mcp.namespace = ipython.user_ns
     ipython.push({"mcp": mcp})
     ipython.register_magics(McpMagics(ipython, mcp))
+    if rich.convert not in CONVERTERS:  # figures, images, IPython display objects
+        CONVERTERS.append(rich.convert)
     if "watcher" not in _loaded:
         _loaded["watcher"] = VariableWatcher(mcp, ipython.user_ns)
         ipython.events.register("post_run_cell", _loaded["watcher"])
+    if "ui" not in _loaded and _in_kernel(ipython):
+        # Monitors, confirmation prompts, per-call output capture (mcp_notebook/ui).
+        from ..ui.hub import Hub
+
+        _loaded["ui"] = mcp.ui = Hub(mcp, ipython, asyncio.get_running_loop())
     if "ipython" not in _loaded:
         # Close the socket and the server thread with the kernel (shutdown or restart).
         atexit.register(mcp.stop)
@@ -31,6 +41,15 @@ def load(ipython: Any) -> None:
 
 def unload(ipython: Any) -> None:
     mcp.stop()
+
+
+def _in_kernel(ipython: Any) -> bool:
+    """A kernel with a running loop (not terminal IPython): where widgets can live."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return getattr(ipython, "kernel", None) is not None
 
 
 def _kernel_id() -> str | None:

@@ -1,4 +1,4 @@
-"""``%mcp start|stop|status|list``."""
+"""``%mcp start|stop|status|list|config|monitor|confirm|debug|trace``."""
 
 from __future__ import annotations
 
@@ -8,9 +8,12 @@ from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
+from IPython.display import display
 
 from ..app import NotebookMCP
 from ..clients import CLIENTS, http_command, snippet
+from ..ui.confirmer import POLICIES, describe
+from . import capture
 
 
 class _Parser(argparse.ArgumentParser):
@@ -40,6 +43,17 @@ def _parser() -> _Parser:
     commands.add_parser("list", help="list registered tools, resources and prompts")
     config = commands.add_parser("config", help="print the configuration for an MCP client")
     config.add_argument("client", choices=CLIENTS)
+    monitor = commands.add_parser("monitor", help="show a live monitor of calls")
+    monitor.add_argument("--history", type=int, default=None, help="calls kept (default 1000)")
+    confirm = commands.add_parser(
+        "confirm", help="which tools ask before they run: " + "|".join(POLICIES) + "|TOOL..."
+    )
+    confirm.add_argument("policy", nargs="*", help=f"{', '.join(POLICIES)}, or tool names")
+    confirm.add_argument("--timeout", type=float, default=None, help="seconds (default 120)")
+    debug = commands.add_parser("debug", help="post-mortem debugger on a failed call")
+    debug.add_argument("call_id", type=int, help="the call's number (mcp.calls[i].id)")
+    trace = commands.add_parser("trace", help="show raw JSON-RPC traffic in the monitors")
+    trace.add_argument("state", choices=("on", "off"))
     return parser
 
 
@@ -52,7 +66,12 @@ class McpMagics(Magics):
 
     @line_magic
     def mcp(self, line: str) -> None:
-        """Control the notebook's MCP server: %mcp start|stop|status|list (see %mcp -h)."""
+        """Control the notebook's MCP server (see %mcp -h).
+
+        start|stop|status|list|config CLIENT serve; monitor shows calls live; confirm sets
+        which tools ask first; debug CALL_ID opens a failed call in the debugger; trace on|off
+        shows raw JSON-RPC in the monitors.
+        """
         try:
             words = shlex.split(line)
         except ValueError as exc:
@@ -100,6 +119,10 @@ class McpMagics(Magics):
             f"{len(status['tools'])} tools, {len(status['resources'])} resources, "
             f"{len(status['resource_templates'])} templates, {len(status['prompts'])} prompts"
         )
+        print(
+            f"Confirmation policy: {describe(self.app.confirm_policy)} (timeout "
+            f"{self.app.confirm_timeout:g} s); {len(self.app.calls)} call(s) in mcp.calls"
+        )
 
     def _config(self, args: argparse.Namespace) -> None:
         if not self.app.running:
@@ -107,6 +130,53 @@ class McpMagics(Magics):
         found = snippet(args.client, self.app.name, self.app.url, self.app.token)
         print(found.where)
         print(found.text)
+
+    def _monitor(self, args: argparse.Namespace) -> None:
+        if args.history is not None:
+            if args.history < 1:
+                raise UsageError(f"%mcp monitor: --history must be at least 1, not {args.history}")
+            self.app.calls.maxlen = args.history
+        display(self._ui("monitor").monitor())
+
+    def _confirm(self, args: argparse.Namespace) -> None:
+        if args.timeout is not None:
+            if not args.timeout > 0:
+                raise UsageError(f"%mcp confirm: --timeout must be positive, not {args.timeout}")
+            self.app.confirm_timeout = args.timeout
+        if args.policy:
+            try:
+                self.app.confirm_policy = args.policy
+            except ValueError as exc:
+                raise UsageError(f"%mcp confirm: {exc}") from None
+        policy, tools = self.app.confirm_policy, self.app.registry.tools
+        asking = [name for name in tools if self.app.needs_confirmation(name)]
+        print(
+            f"Confirmation policy: {describe(policy)} (timeout {self.app.confirm_timeout:g} s). "
+            f"Tools that ask first: {', '.join(asking) or 'none'}"
+        )
+        unknown = (
+            [name for name in policy if name not in tools] if isinstance(policy, tuple) else []
+        )
+        if unknown:
+            print(f"(Not registered yet: {', '.join(unknown)}; they will ask once they are.)")
+
+    def _debug(self, args: argparse.Namespace) -> None:
+        record = self.app.calls.find(args.call_id)
+        if record is None:
+            raise UsageError(f"%mcp debug: no call #{args.call_id} in the history (mcp.calls)")
+        try:
+            capture.debug(record)
+        except LookupError as exc:
+            raise UsageError(f"%mcp debug: {exc}") from None
+
+    def _trace(self, args: argparse.Namespace) -> None:
+        self._ui("trace").set_trace(args.state == "on")
+        print(f"JSON-RPC trace {args.state} (shown in the monitors).")
+
+    def _ui(self, command: str) -> Any:
+        if self.app.ui is None:
+            raise UsageError(f"%mcp {command} needs a Jupyter kernel (widgets)")
+        return self.app.ui
 
     def _list(self, args: argparse.Namespace) -> None:
         registry = self.app.registry

@@ -1,4 +1,11 @@
-"""Type-hint adjustments pydantic needs on older Pythons."""
+"""Type-hint adjustments before pydantic sees a hint.
+
+Two jobs, both applied through unions, containers and ``Annotated``:
+
+- ``coercion.pydantic_hint`` swaps ``bytes`` and ``pandas.DataFrame`` for annotations that
+  parse them from JSON (base64, array of row objects) and describe them in the schema.
+- Before 3.12 pydantic rejects ``typing.TypedDict``: it is rebuilt from typing_extensions.
+"""
 
 from __future__ import annotations
 
@@ -10,24 +17,28 @@ from typing import Any
 
 import typing_extensions
 
+from .coercion import pydantic_hint
+
+_OLD_TYPEDDICT = sys.version_info < (3, 12)
+
 
 def pydantic_ready(hint: Any) -> Any:
-    """Before 3.12 pydantic rejects ``typing.TypedDict``: rebuild it from typing_extensions.
-
-    Notebook users write ``from typing import TypedDict``; this keeps that working inside
-    unions, containers and ``Annotated`` as well.
-    """
-    if sys.version_info >= (3, 12):
-        return hint
-    if typing.is_typeddict(hint) and type(hint).__module__ == "typing":
+    """``hint`` as pydantic should see it (see the module docstring)."""
+    swapped = pydantic_hint(hint)
+    if swapped is not hint:
+        return swapped
+    if _OLD_TYPEDDICT and typing.is_typeddict(hint) and type(hint).__module__ == "typing":
         return _rebuilt_typeddict(hint)
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if not args or origin is None or origin is typing.Literal:
         return hint
     if origin is typing_extensions.Annotated:
-        return typing_extensions.Annotated[(pydantic_ready(args[0]), *args[1:])]
+        inner = pydantic_ready(args[0])
+        if inner is args[0]:
+            return hint
+        return typing_extensions.Annotated[(inner, *hint.__metadata__)]
     new_args = tuple(pydantic_ready(a) for a in args)
-    if new_args == args:
+    if all(new is old for new, old in zip(new_args, args, strict=True)):
         return hint
     if origin is types.UnionType or origin is typing.Union:
         return typing.Union[new_args]  # noqa: UP007 - built from a tuple of arguments

@@ -9,9 +9,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pydantic
-from pydantic_core import to_jsonable_python
 
+from . import dataframes
 from .blocks import BLOCK_TYPES, ToolResult, bytes_block, sniff_mime
+from .coercion import json_safe
 
 
 def text_block(text: str) -> dict[str, Any]:
@@ -19,8 +20,9 @@ def text_block(text: str) -> dict[str, Any]:
 
 
 def to_json_value(value: Any) -> Any:
-    """A JSON-compatible copy of dataclasses, pydantic models, tuples, enums, dates..."""
-    return to_jsonable_python(value, fallback=repr)
+    """A JSON-compatible copy of dataclasses, models, tuples, enums, dates, numpy/pandas
+    values; NaN, infinities, NaT and NA become null (JSON has no NaN)."""
+    return json_safe(value)
 
 
 def is_structured(value: Any) -> bool:
@@ -34,7 +36,8 @@ def dumps(value: Any) -> str:
 
 
 # Extra converters (e.g. the kernel's display formatter for plots and rich objects): each
-# takes a value and returns a list of content blocks, or None when it does not apply.
+# takes a value and returns a list of content blocks, or None when it does not apply. They
+# run on the kernel thread, after the built-in cases (blocks, bytes, DataFrames).
 CONVERTERS: list[Callable[[Any], list[dict[str, Any]] | None]] = []
 
 
@@ -57,12 +60,21 @@ def tool_result(value: Any, wrap_output: bool) -> dict[str, Any]:
         if wrap_output:
             result["structuredContent"] = {"result": value}
         return result
-    if isinstance(value, (list, tuple)) and any(_is_block(v) for v in value):
-        # A mix of text and content blocks: several blocks in one result.
-        return {"content": [b for item in value for b in content_blocks(item)], "isError": False}
+    if isinstance(value, (list, tuple)):
+        parts = _parts(value)
+        if parts is not None:  # a mix of text and blocks, figures, frames: one block each
+            result = {"content": parts, "isError": False}
+            if wrap_output:  # e.g. ``-> list[bytes]``
+                result["structuredContent"] = {"result": [_structured(v) for v in value]}
+            return result
+    if dataframes.is_frame(value) or dataframes.is_series(value):
+        return _frame_result(value)
     blocks = _converted(value)
     if blocks is not None:
-        return {"content": blocks, "isError": False}
+        result = {"content": blocks, "isError": False}
+        if wrap_output:  # e.g. ``-> bytes``: the output schema asks for the value as well
+            result["structuredContent"] = {"result": _structured(value)}
+        return result
     if is_structured(value) or wrap_output:
         data = to_json_value(value)
         structured = {"result": data} if wrap_output or not isinstance(data, dict) else data
@@ -71,9 +83,14 @@ def tool_result(value: Any, wrap_output: bool) -> dict[str, Any]:
             "structuredContent": structured,
             "isError": False,
         }
-    if isinstance(value, (int, float, bool)):
-        return {"content": [text_block(dumps(value))], "isError": False}
+    if isinstance(value, (int, float, bool)) or _is_numpy_scalar(value):
+        # to_json_value: NaN is null, numpy's int64 a plain number
+        return {"content": [text_block(dumps(to_json_value(value)))], "isError": False}
     return {"content": [text_block(repr(value))], "isError": False}
+
+
+def _is_numpy_scalar(value: Any) -> bool:
+    return type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0
 
 
 def content_blocks(item: Any) -> list[dict[str, Any]]:
@@ -94,6 +111,53 @@ def content_blocks(item: Any) -> list[dict[str, Any]]:
     return [text_block(str(item))]
 
 
+def _frame_result(value: Any) -> dict[str, Any]:
+    """A markdown table of the first rows, and the same rows as ``structuredContent``."""
+    text, rows, total = dataframes.tool_view(value)
+    return {
+        "content": [text_block(text)],
+        "structuredContent": {"result": rows},
+        "isError": False,
+        "_meta": {dataframes.ROWS_META: {"shown": len(rows), "total": total}},
+    }
+
+
+def _structured(value: Any) -> Any:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    return to_json_value(value)
+
+
+def _parts(items: list[Any] | tuple[Any, ...]) -> list[dict[str, Any]] | None:
+    """Content blocks for a list holding at least one block, frame or convertible value
+    (a figure...); None for a plain JSON list. Each value is converted once."""
+    converted: dict[int, list[dict[str, Any]]] = {}
+    for position, item in enumerate(items):
+        if _is_block(item):
+            converted[position] = [item.block()]
+        elif not _is_plain(item):
+            blocks = _converted(item)
+            if blocks is not None:
+                converted[position] = blocks
+    if not converted:
+        return None
+    return [
+        block
+        for position, item in enumerate(items)
+        for block in converted.get(position) or content_blocks(item)
+    ]
+
+
+def _is_plain(value: Any) -> bool:
+    # JSON-like values, and numpy numbers: never worth asking the converters about.
+    return (
+        value is None
+        or isinstance(value, (str, int, float, bool))
+        or is_structured(value)
+        or _is_numpy_scalar(value)
+    )
+
+
 def _is_block(value: Any) -> bool:
     return isinstance(value, BLOCK_TYPES)
 
@@ -103,6 +167,8 @@ def _converted(value: Any) -> list[dict[str, Any]] | None:
         return [value.block()]
     if isinstance(value, (bytes, bytearray, memoryview)):
         return [bytes_block(bytes(value))]
+    if dataframes.is_frame(value) or dataframes.is_series(value):
+        return [text_block(dataframes.tool_view(value)[0])]
     for convert in CONVERTERS:
         blocks = convert(value)
         if blocks is not None:
@@ -125,17 +191,43 @@ def resource_contents(uri: str, value: Any, mime_type: str | None) -> dict[str, 
         }
     if isinstance(value, str):
         return {"uri": uri, "mimeType": mime_type or "text/plain", "text": value}
-    if _is_dataframe(value):
-        return {"uri": uri, "mimeType": mime_type or "text/csv", "text": value.to_csv(index=False)}
+    if isinstance(value, dataframes.Unframed):
+        return resource_contents(uri, value.value, None)
+    if isinstance(value, dataframes.Rendered):
+        contents = {"uri": uri, "mimeType": value.mime_type, "text": value.text}
+        return {**contents, "_meta": value.meta} if value.meta else contents
+    if dataframes.is_frame(value) or dataframes.is_series(value):
+        # A frame served without the page template (a callable's or a variable's value):
+        # the same bounded first page, in the format the declared mime type implies.
+        frame = value.to_frame() if dataframes.is_series(value) else value
+        return resource_contents(
+            uri, dataframes.page(frame, fmt=dataframes.format_for(None, mime_type)), None
+        )
     if is_structured(value):
         return {
             "uri": uri,
             "mimeType": mime_type or "application/json",
             "text": dumps(to_json_value(value)),
         }
+    rich = _rich_contents(uri, value)
+    if rich is not None:
+        return rich
     return {"uri": uri, "mimeType": mime_type or "text/plain", "text": str(value)}
 
 
-def _is_dataframe(value: Any) -> bool:
-    # Checked by name so that pandas stays an optional dependency.
-    return type(value).__name__ == "DataFrame" and hasattr(value, "to_csv")
+def _rich_contents(uri: str, value: Any) -> dict[str, Any] | None:
+    """A figure, image or other displayable value (via ``CONVERTERS``) as resource contents."""
+    if isinstance(value, (int, float, bool)) or value is None:
+        return None
+    for convert in CONVERTERS:
+        blocks = convert(value)
+        if not blocks:
+            continue
+        block = blocks[0]
+        if "data" in block:  # image or audio
+            return {"uri": uri, "mimeType": block["mimeType"], "blob": block["data"]}
+        if block.get("type") == "resource":
+            return {**block["resource"], "uri": uri}
+        if "text" in block:
+            return {"uri": uri, "mimeType": "text/plain", "text": block["text"]}
+    return None

@@ -77,7 +77,11 @@ async def test_lists_what_the_cells_registered(served, mode):
         resources = await client.list_resources()
         assert [(r.uri, r.mime_type) for r in resources.resources] == [("df://sales", "text/csv")]
         templates = await client.list_resource_templates()
-        assert [t.uri_template for t in templates.resource_templates] == ["notes://{day}"]
+        assert [t.uri_template for t in templates.resource_templates] == [
+            "df://sales{?offset,limit,columns,format}",
+            "df://sales/schema",
+            "notes://{day}",
+        ]
         prompts = await client.list_prompts()
         assert [(a.name, a.required) for a in prompts.prompts[0].arguments] == [
             ("topic", True),

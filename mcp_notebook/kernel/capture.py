@@ -1,0 +1,245 @@
+"""Calls on the kernel thread, each in a context of its own: output capture, %debug, replay.
+
+A tool runs on the kernel loop between cells (DESIGN.md §3). Left alone, its ``print()``
+would land under whatever cell ran last. Here each call runs in a copy of the kernel's
+context in which ``_CALL`` names the call's record; the kernel's stdout/stderr and display
+publisher look at it and append to ``record.output`` (nbformat output dicts, which an
+``ipywidgets.Output`` renders) instead of publishing. The context also gets a parent
+header of its own, so output that slips past the hooks (a C library writing to the file
+descriptor, say) is routed to no cell either. Outside calls nothing changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+import datetime
+import inspect
+import sys
+import uuid
+import weakref
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+from ..protocol import CallRecord, LoopExecutor
+from ..protocol.executor import settle
+
+_CALL: contextvars.ContextVar[CallRecord | None] = contextvars.ContextVar(
+    "mcp_notebook_call", default=None
+)
+MAX_TEXT = 200_000  # characters of stream output kept per call: history must stay bounded
+_TRUNCATED = "\n[... output truncated ...]\n"
+# display_id -> index in record.output, for update_display() during a call.
+_display_ids: weakref.WeakKeyDictionary[CallRecord, dict[str, int]] = weakref.WeakKeyDictionary()
+
+
+def current_call() -> CallRecord | None:
+    """The call whose user code is running in this context, if any."""
+    return _CALL.get()
+
+
+# -- hooks on the kernel's streams and display publisher -------------------------------
+def install(shell: Any) -> None:
+    """Hook ``display()`` of this kernel once (idempotent); streams are hooked per call."""
+    publisher = getattr(shell, "display_pub", None)
+    register = getattr(publisher, "register_hook", None)
+    if register is not None and _display_hook not in getattr(publisher, "_hooks", []):
+        register(_display_hook)  # ipykernel's hooks are per thread: this is the kernel's
+
+
+def _hook_streams() -> None:
+    """Tee stdout and stderr, unless they are teed already.
+
+    Done before each call, not once: IPython patches ``write`` the same way around every
+    cell and puts back what it found, which drops a patch made during a cell.
+    """
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if not getattr(stream.write, "_mcp_tee", False):
+            # An instance attribute: the stream object (and isinstance checks) stay as they are.
+            stream.write = _tee(stream.write, name)
+
+
+def _tee(write: Callable[[str], Any], name: str) -> Callable[[str], Any]:
+    def tee(text: str) -> Any:
+        record = _CALL.get()
+        if record is None:
+            return write(text)
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        _append_text(record, name, text)
+        return len(text)
+
+    tee._mcp_tee = True  # type: ignore[attr-defined]
+    return tee
+
+
+def _append_text(record: CallRecord, name: str, text: str) -> None:
+    used = sum(len(o.get("text", "")) for o in record.output if o["output_type"] == "stream")
+    if used >= MAX_TEXT:
+        return
+    if used + len(text) > MAX_TEXT:
+        text = text[: MAX_TEXT - used] + _TRUNCATED
+    last = record.output[-1] if record.output else None
+    if last is not None and last["output_type"] == "stream" and last["name"] == name:
+        last["text"] += text
+    else:
+        record.output.append({"output_type": "stream", "name": name, "text": text})
+    _changed(record)
+
+
+def _display_hook(message: dict[str, Any]) -> dict[str, Any] | None:
+    """Keep display messages of a call in its record; let all others through."""
+    record = _CALL.get()
+    if record is None:
+        return message
+    kind, content = message["header"]["msg_type"], message["content"]
+    if kind == "clear_output":
+        record.output.clear()
+        _display_ids.pop(record, None)
+    elif kind in ("display_data", "update_display_data"):
+        output = {
+            "output_type": "display_data",
+            "data": content.get("data", {}),
+            "metadata": content.get("metadata", {}),
+        }
+        display_id = (content.get("transient") or {}).get("display_id")
+        known = _display_ids.setdefault(record, {})
+        if kind == "update_display_data":
+            if display_id in known and known[display_id] < len(record.output):
+                record.output[known[display_id]] = output
+        else:
+            if display_id:
+                known[display_id] = len(record.output)
+            record.output.append(output)
+    else:
+        return message
+    _changed(record)
+    return None  # used: nothing goes out under the last cell
+
+
+def _changed(record: CallRecord) -> None:
+    if record.log is not None:
+        record.log.notify(record)  # monitors re-render on their own schedule
+
+
+# -- the executor ----------------------------------------------------------------------
+class CapturingExecutor(LoopExecutor):
+    """A LoopExecutor that runs every call's user code in a context of its own."""
+
+    async def run(self, work: Callable[[], Any], record: CallRecord | None = None) -> Any:
+        if record is None:
+            return await super().run(work, record)
+        return await super().run(partial(_in_own_context, work, record), record)
+
+
+def _in_own_context(work: Callable[[], Any], record: CallRecord) -> Any:
+    return contextvars.copy_context().run(_begin, work, record)
+
+
+def _begin(work: Callable[[], Any], record: CallRecord) -> Any:
+    _hook_streams()
+    _CALL.set(record)
+    _own_parent(record)
+    try:
+        value = work()
+    except BaseException as exc:
+        remember_failure(exc)
+        raise
+    if inspect.isawaitable(value):
+        # Created here, the task copies this context: output after an await is the call's too.
+        return asyncio.ensure_future(_finish(value))
+    return value
+
+
+async def _finish(awaitable: Any) -> Any:
+    try:
+        return await settle(awaitable)
+    except BaseException as exc:
+        remember_failure(exc)
+        raise
+
+
+def _own_parent(record: CallRecord) -> None:
+    shell = _shell()
+    set_parent = getattr(shell, "set_thread_parent", None)
+    if set_parent is None:
+        return
+    header = {
+        "msg_id": f"mcp-call-{record.id}-{uuid.uuid4().hex[:8]}",
+        "msg_type": "mcp_call",
+        "session": "mcp-notebook",
+        "username": "mcp",
+        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+        "version": "5.3",
+    }
+    # Undone with the context when the call ends. On an older kernel, the hooks still capture.
+    with contextlib.suppress(Exception):
+        set_parent({"header": header})
+
+
+# -- %debug and replay -----------------------------------------------------------------
+def remember_failure(exc: BaseException) -> None:
+    """Make ``%debug`` open this exception, as if a cell had raised it."""
+    if isinstance(exc, (asyncio.CancelledError, GeneratorExit)) or exc.__traceback__ is None:
+        return
+    sys.last_type, sys.last_value, sys.last_traceback = type(exc), exc, exc.__traceback__
+    if sys.version_info >= (3, 12):
+        sys.last_exc = exc
+    shell = _shell()
+    if shell is not None and hasattr(shell, "InteractiveTB"):
+        # The traceback of the last failed cell would win over sys.last_traceback.
+        shell.InteractiveTB.tb = None
+
+
+def debug(record: CallRecord) -> None:
+    """Open the post-mortem debugger on a failed call's exception."""
+    error = record.error
+    if error is None or error.__traceback__ is None:
+        raise LookupError(f"call #{record.id} has no traceback to debug ({record.status})")
+    remember_failure(error)
+    shell = _shell()
+    if shell is None:
+        raise RuntimeError("the debugger needs IPython")
+    shell.debugger(force=True)
+
+
+def replay(app: Any, record: CallRecord) -> Any:
+    """Run the current definition of the call's tool, prompt or resource with its arguments.
+
+    Returns what the function returns (an awaitable for an async one: ``await`` it); its
+    output and exceptions go to the cell that replays it. A ``Context`` parameter gets
+    None: no client is on the line.
+    """
+    registry, arguments = app.registry, dict(record.arguments)
+    if record.method == "tools/call":
+        tool = registry.tools.get(record.target)
+        if tool is None:
+            raise LookupError(f"no tool {record.target!r} is registered now")
+        return tool.invoke(arguments, {})
+    if record.method == "prompts/get":
+        prompt = registry.prompts.get(record.target)
+        if prompt is None:
+            raise LookupError(f"no prompt {record.target!r} is registered now")
+        return prompt.render(arguments)
+    if record.method == "resources/read":
+        found = registry.find_resource(record.target)
+        if found is None:
+            raise LookupError(f"nothing serves {record.target!r} now")
+        component, values = found
+        if values is None:
+            return component.reader()
+        if hasattr(component, "fn") and hasattr(component, "signature"):
+            return component.fn(**component.signature.convert(values))
+        return component.read(record.target, values)
+    raise ValueError(f"a {record.method} call cannot be replayed")
+
+
+def _shell() -> Any:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return None
+    return get_ipython()

@@ -1,0 +1,219 @@
+"""Figures, images and anything IPython can display, as MCP content blocks.
+
+Registered into ``registry.content.CONVERTERS`` by the kernel extension, so the core never
+imports IPython. A tool that returns
+
+- a matplotlib ``Figure`` (or ``Axes``) gets a PNG of the figure at its own size and dpi,
+  rendered by Agg (``savefig``: no window, whatever the backend), scaled down to at most
+  ``MAX_SIDE`` pixels on its long side; a pyplot figure is then closed, so the inline
+  backend does not also show it under the next cell;
+- a PIL image gets a PNG, shrunk to ``MAX_SIDE`` the same way;
+- an ``IPython.display.Audio`` gets an audio block;
+- anything else with a rich representation (``_repr_png_``, ``_repr_jpeg_``,
+  ``_repr_svg_``, ``_repr_markdown_``, ``_repr_html_``, ``_repr_latex_``, ``_repr_json_``,
+  ``_repr_mimebundle_`` or a formatter registered for its type, as ``IPython.display``
+  objects have) goes through the shell's display formatter; the first of ``PREFERRED``
+  it produces becomes the block: images as image blocks, SVG as an embedded
+  ``image/svg+xml`` text resource (few clients take SVG images), text kinds as text.
+
+Values with only a plain-text repr are left to the default conversion (None here).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import struct
+import sys
+from typing import Any
+
+from ..registry.coercion import json_safe
+
+MAX_SIDE = 1600  # pixels on the long side of an image sent to a client
+PREFERRED = (
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "image/webp",
+    "image/svg+xml",
+    "text/markdown",
+    "text/html",
+    "text/latex",
+    "application/json",
+)
+_PLAIN = (str, bytes, bytearray, int, float, bool, dict, list, tuple, set, frozenset)
+
+
+def convert(value: Any) -> list[dict[str, Any]] | None:
+    """Content blocks for ``value``, or None when it has no rich representation."""
+    if value is None or isinstance(value, _PLAIN):
+        return None
+    figure = _figure(value)
+    if figure is not None:
+        return [_image(_figure_png(figure), "image/png")]
+    if _is_pil(value):
+        return [_image(_pil_png(value), "image/png")]
+    audio = _audio(value)
+    if audio is not None:
+        return [audio]
+    return _formatted(value)
+
+
+def _image(data: bytes, mime: str) -> dict[str, Any]:
+    return {"type": "image", "data": base64.b64encode(data).decode("ascii"), "mimeType": mime}
+
+
+# -- matplotlib ----------------------------------------------------------------------------
+
+
+def _figure(value: Any) -> Any:
+    if "matplotlib" not in sys.modules:
+        return None  # nothing can be a figure if matplotlib was never imported
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure, SubFigure
+
+    while isinstance(value, (Axes, SubFigure)):
+        value = value.figure  # up to the figure that holds the axes / sub-figure
+    return value if isinstance(value, Figure) else None
+
+
+def _figure_png(figure: Any) -> bytes:
+    width, height = figure.get_size_inches() * figure.dpi
+    dpi = figure.dpi * min(1.0, MAX_SIDE / max(width, height, 1))
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=dpi)
+    pyplot = sys.modules.get("matplotlib.pyplot")
+    if pyplot is not None:
+        pyplot.close(figure)  # else the inline backend shows it again after the next cell
+    return buffer.getvalue()
+
+
+# -- PIL -----------------------------------------------------------------------------------
+
+
+def _is_pil(value: Any) -> bool:
+    if "PIL.Image" not in sys.modules:
+        return False
+    from PIL import Image
+
+    return isinstance(value, Image.Image)
+
+
+def _pil_png(image: Any) -> bytes:
+    if max(image.size) > MAX_SIDE:
+        image = image.copy()
+        image.thumbnail((MAX_SIDE, MAX_SIDE))  # keeps the aspect ratio
+    if image.mode not in ("1", "L", "LA", "P", "RGB", "RGBA", "I", "I;16"):
+        image = image.convert("RGBA")  # e.g. CMYK, YCbCr, F: not storable as PNG
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def _bounded(data: bytes, mime: str) -> tuple[bytes, str]:
+    """An image from a formatter, shrunk (as PNG) if it is larger than ``MAX_SIDE``."""
+    size = _png_size(data) if mime == "image/png" else None
+    if size is not None and max(size) <= MAX_SIDE:
+        return data, mime
+    try:
+        from PIL import Image
+    except ImportError:
+        return data, mime  # cannot measure or shrink it without Pillow: send it as it is
+    try:
+        image = Image.open(io.BytesIO(data))
+        if max(image.size) <= MAX_SIDE:
+            return data, mime
+        return _pil_png(image), "image/png"
+    except Exception:
+        return data, mime
+
+
+def _png_size(data: bytes) -> tuple[int, int] | None:
+    # The IHDR chunk follows the 8-byte signature: length, "IHDR", width, height.
+    if len(data) >= 24 and data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR":
+        return struct.unpack(">II", data[16:24])
+    return None
+
+
+# -- IPython display objects ---------------------------------------------------------------
+
+
+def _audio(value: Any) -> dict[str, Any] | None:
+    if "IPython.display" not in sys.modules:
+        return None
+    from IPython.display import Audio
+
+    if not isinstance(value, Audio) or not value.data:
+        return None
+    mime = value.mimetype or "audio/wav"
+    return {"type": "audio", "data": base64.b64encode(value.data).decode("ascii"), "mimeType": mime}
+
+
+def _formatter() -> Any:
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    return getattr(shell, "display_formatter", None)
+
+
+def _has_rich_repr(value: Any, formatter: Any) -> bool:
+    # Checked on the class, as IPython does, so proxies with __getattr__ do not match.
+    kind = type(value)
+    if hasattr(kind, "_repr_mimebundle_"):
+        return True
+    for mime in PREFERRED:
+        printer = formatter.formatters.get(mime)
+        if printer is None:
+            continue
+        if getattr(kind, printer.print_method, None) is not None:
+            return True
+        try:
+            printer.lookup(value)
+            return True
+        except KeyError:
+            continue
+    return False
+
+
+def _bundle(value: Any, formatter: Any) -> dict[str, Any]:
+    """What ``DisplayFormatter.format`` computes, minus ``_ipython_display_``: that one
+    would display the value under the current cell instead of returning it."""
+    data = formatter.mimebundle_formatter(value, include=set(PREFERRED), exclude=None)
+    if isinstance(data, tuple):
+        data = data[0]
+    bundle = dict(data or {})
+    for mime in PREFERRED:
+        printer = formatter.formatters.get(mime)
+        if mime in bundle or printer is None:
+            continue
+        shown = printer(value)
+        if isinstance(shown, tuple):  # (data, metadata), e.g. an Image with a width
+            shown = shown[0]
+        if shown is not None:
+            bundle[mime] = shown
+    return bundle
+
+
+def _formatted(value: Any) -> list[dict[str, Any]] | None:
+    formatter = _formatter()
+    if formatter is None or not _has_rich_repr(value, formatter):
+        return None
+    bundle = _bundle(value, formatter)
+    for mime in PREFERRED:
+        shown = bundle.get(mime)
+        if shown is None:
+            continue
+        if mime == "image/svg+xml":
+            svg = shown.decode() if isinstance(shown, bytes) else shown
+            resource = {"uri": "display:image.svg", "mimeType": mime, "text": svg}
+            return [{"type": "resource", "resource": resource}]
+        if mime.startswith("image/"):
+            # Formatters hand back bytes, or base64 text (as in a notebook file).
+            raw = shown if isinstance(shown, bytes) else base64.b64decode(shown)
+            return [_image(*_bounded(raw, mime))]
+        if mime == "application/json":
+            text = json.dumps(json_safe(shown), ensure_ascii=False, allow_nan=False)
+            return [{"type": "text", "text": text}]
+        return [{"type": "text", "text": shown if isinstance(shown, str) else str(shown)}]
+    return None

@@ -1,0 +1,159 @@
+"""Python values <-> JSON for the types notebooks pass around.
+
+In: ``pydantic_hint`` swaps a parameter's annotation for one pydantic validates from JSON
+and describes with a schema that says so -- ``bytes`` as base64 (``contentEncoding``), a
+pandas ``DataFrame`` as an array of row objects. ``datetime``, ``date``, ``time`` and
+``Path`` need nothing: pydantic already gives them ``format: date-time`` / ``date`` /
+``time`` / ``path`` and parses the strings.
+
+Out: ``json_safe`` turns results into JSON that ``json.dumps(allow_nan=False)`` accepts:
+NaN/inf -> null, NaT/NA -> null, Timestamps -> ISO strings, numpy scalars -> numbers.
+
+pandas and numpy stay optional: they are recognised by module and type name.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+from typing import Annotated, Any
+
+from pydantic import PlainSerializer, PlainValidator, WithJsonSchema
+from pydantic_core import PydanticCustomError, to_jsonable_python
+
+
+def _b64decode(value: Any) -> bytes:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)  # a Python caller passed bytes already
+    if not isinstance(value, str):
+        raise PydanticCustomError("base64", "expected a base64 string")
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        raise PydanticCustomError("base64", "invalid base64 data") from None
+
+
+def _b64encode(value: bytes) -> str:
+    return base64.b64encode(value).decode("ascii")
+
+
+Base64Bytes = Annotated[
+    bytes,
+    PlainValidator(_b64decode),
+    PlainSerializer(_b64encode, return_type=str),
+    WithJsonSchema({"type": "string", "contentEncoding": "base64"}),
+]
+
+
+def _to_frame(value: Any) -> Any:
+    import pandas as pd  # only reached for a DataFrame annotation, so pandas is there
+
+    if isinstance(value, pd.DataFrame):
+        return value
+    if not isinstance(value, list) or not all(isinstance(row, dict) for row in value):
+        raise PydanticCustomError("dataframe", "expected an array of row objects")
+    return pd.DataFrame.from_records(value)
+
+
+def _from_frame(value: Any) -> list[dict[str, Any]]:
+    from .dataframes import records
+
+    return records(value)
+
+
+_FRAME_SCHEMA = {
+    "type": "array",
+    "items": {"type": "object"},
+    "description": "Table rows, one object per row (column name -> value)",
+}
+
+
+def _is_frame_type(hint: Any) -> bool:
+    return (
+        isinstance(hint, type)
+        and hint.__name__ == "DataFrame"
+        and hint.__module__.split(".")[0] == "pandas"
+    )
+
+
+def pydantic_hint(hint: Any) -> Any:
+    """The annotation pydantic should see for ``hint`` (itself unless we coerce it)."""
+    if hint is bytes:
+        return Base64Bytes
+    if _is_frame_type(hint):
+        return Annotated[
+            hint,
+            PlainValidator(_to_frame),
+            PlainSerializer(_from_frame),
+            WithJsonSchema(_FRAME_SCHEMA),
+        ]
+    return hint
+
+
+# -- out ---------------------------------------------------------------------------------
+
+
+def _type_name(value: Any) -> str:
+    return type(value).__name__
+
+
+def _is_missing(value: Any) -> bool:
+    # pandas.NA, pandas.NaT and numpy's NaT, without importing either library.
+    name = _type_name(value)
+    if name in ("NAType", "NaTType"):
+        return True
+    return name in ("datetime64", "timedelta64") and str(value) == "NaT"
+
+
+def _fallback(value: Any) -> Any:
+    """What pydantic cannot serialise itself: numpy and pandas values."""
+    if _is_missing(value):
+        return None
+    module = type(value).__module__.split(".")[0]
+    name = _type_name(value)
+    if module == "numpy":
+        if name in ("datetime64", "timedelta64"):
+            return str(value)  # ISO 8601 at the value's own precision
+        if hasattr(value, "tolist"):  # ndarray and numpy scalars
+            return value.tolist()
+    if module == "pandas":
+        if name == "DataFrame":
+            from .dataframes import records
+
+            return records(value)
+        if name == "Series":
+            return value.tolist()
+        if hasattr(value, "isoformat"):
+            return value.isoformat()
+        return str(value)  # Period, Interval, ...
+    return repr(value)
+
+
+def _without_missing(value: Any) -> Any:
+    # NaT subclasses datetime, which pydantic serialises without asking the fallback (and
+    # fails on); replace it before handing the value over. Only done after such a failure.
+    if _is_missing(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _without_missing(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_without_missing(v) for v in value]
+    return value
+
+
+def json_safe(value: Any) -> Any:
+    """A JSON-compatible copy: dataclasses, models, dates, numpy/pandas values, NaN -> null."""
+    try:
+        return to_jsonable_python(value, fallback=_fallback, inf_nan_mode="null")
+    except (TypeError, ValueError):
+        return to_jsonable_python(_without_missing(value), fallback=_fallback, inf_nan_mode="null")
+
+
+def json_scalar(value: Any) -> Any:
+    """``json_safe`` for one cell of a table, with the common cases first (it runs per cell)."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    return json_safe(value)

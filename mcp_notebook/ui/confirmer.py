@@ -1,0 +1,123 @@
+"""Who must confirm a tool call, and how: the ``Server.confirm`` hook.
+
+The policy says which tools ask first: ``"marked"`` (the default: tools registered with
+``confirm=True``), ``"all"``, ``"none"`` (not even marked ones), ``"destructive"`` (marked
+ones and those whose ``destructiveHint`` is true) or a tuple of tool names (those and the
+marked ones). In a notebook the person at the keyboard answers (see ``ui/hub.py``);
+headless, the client's user is asked through elicitation when the client supports it,
+and otherwise the call is denied with a message that says how to change the policy.
+
+This module imports no widgets: plain scripts and ``serve`` use it as well.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from ..protocol import CallRecord, Session
+from ..protocol.context import Context
+from ..protocol.jsonrpc import RpcError
+from ..protocol.server import Declined
+from ..protocol.session import ClientUnavailable
+
+POLICIES = ("marked", "all", "none", "destructive")
+Policy = str | tuple[str, ...]
+
+
+def parse_policy(value: str | Iterable[str]) -> Policy:
+    """A policy keyword, or tool names (a string of them, or any iterable)."""
+    words = value.replace(",", " ").split() if isinstance(value, str) else list(value)
+    if not words:
+        raise ValueError(f"a confirmation policy is one of {', '.join(POLICIES)} or tool names")
+    if len(words) == 1 and words[0] in POLICIES:
+        return words[0]
+    clash = [w for w in words if w in POLICIES]
+    if clash:
+        raise ValueError(f"{clash[0]!r} is a policy of its own: give it alone, not with names")
+    if not all(isinstance(w, str) and w for w in words):
+        raise ValueError("tool names must be non-empty strings")
+    return tuple(dict.fromkeys(words))
+
+
+def needs_confirmation(policy: Policy, tool: Any) -> bool:
+    if policy == "none":
+        return False
+    if policy == "all" or tool.confirm:
+        return True
+    if policy == "destructive":
+        return (tool.annotations or {}).get("destructiveHint") is True
+    return isinstance(policy, tuple) and tool.name in policy
+
+
+def describe(policy: Policy) -> str:
+    return ", ".join(policy) if isinstance(policy, tuple) else policy
+
+
+class Confirmer:
+    """``server.confirm = Confirmer(app).confirm``; reads the app's policy on every call."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def confirm(
+        self, tool: Any, arguments: dict[str, Any], session: Session, record: CallRecord
+    ) -> dict[str, Any]:
+        if not needs_confirmation(self.app.confirm_policy, tool):
+            return arguments
+        timeout = float(self.app.confirm_timeout)
+        ui = self.app.ui
+        if ui is not None and ui.attached:
+            return await ui.ask(tool, arguments, session, record, timeout)
+        return await ask_client(tool, arguments, session, record, timeout)
+
+
+async def ask_client(
+    tool: Any, arguments: dict[str, Any], session: Session, record: CallRecord, timeout: float
+) -> dict[str, Any]:
+    """No notebook is watching: ask the client's user, or deny and say how to allow it."""
+    how = (
+        "To let it run without asking, change the policy in the notebook: `%mcp confirm none` "
+        "(or `mcp.confirm_policy = 'none'`), or register the tool without confirm=True."
+    )
+    if getattr(session, "era", "handshake") == "modern":
+        # 2026-07-28 asks through input-required results, which only a running tool can
+        # produce (protocol/mrtr.py); the confirmation comes before the tool starts.
+        raise Declined(
+            f"Tool '{tool.name}' needs the user's confirmation, but no notebook front end is "
+            f"attached and a 2026-07-28 client cannot be asked before a tool starts. {how}"
+        )
+    if "elicitation" not in session.client_capabilities:
+        raise Declined(
+            f"Tool '{tool.name}' needs the user's confirmation, but no notebook front end is "
+            f"attached and this client cannot ask its user (no elicitation). {how}"
+        )
+    record.set_status("awaiting confirmation")
+    loop = asyncio.get_running_loop()
+    context = Context(session, loop, _request_id(session))
+    message = (
+        f"Allow the notebook tool '{tool.name}' to run with these arguments?\n"
+        f"{json.dumps(arguments, indent=2, default=str)}"
+    )
+    try:
+        answer = await asyncio.wait_for(context.elicit(message), timeout)
+    except asyncio.TimeoutError:
+        raise Declined(
+            f"The user declined to run tool '{tool.name}': no answer within {timeout:g} s."
+        ) from None
+    except (ClientUnavailable, RpcError) as exc:
+        raise Declined(
+            f"Tool '{tool.name}' needs the user's confirmation, but the client could not be "
+            f"asked ({exc}). {how}"
+        ) from None
+    if answer.accepted:
+        return arguments
+    raise Declined(f"The user declined to run tool '{tool.name}' ({answer.action}).")
+
+
+def _request_id(session: Session) -> Any:
+    """The id of the request this task serves, so the question goes on its stream."""
+    task = asyncio.current_task()
+    return next((rid for rid, t in list(session.in_flight.items()) if t is task), None)

@@ -1,0 +1,213 @@
+"""The notebook side of ``mcp``: monitors, confirmation prompts, captured calls, trace.
+
+Threads (DESIGN.md §3): the call log's observers run on the server's thread or the
+kernel's; they only note which call changed and, once per batch, ask the kernel's loop to
+render (``call_soon_threadsafe``), at most every ``interval`` seconds. Widgets are touched
+on the kernel's loop only. A confirmation waits on the server's loop for a ``Decision``
+that a click (a comm message, handled by the kernel's loop between cells) settles.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from collections import deque
+from functools import partial
+from typing import Any
+
+from IPython.display import display
+
+from ..app import SERVE_OPTIONS_ENV
+from ..kernel import capture
+from ..protocol import CallRecord, Session
+from . import render
+from .confirm import ConfirmPanel, PromptArea
+from .confirmer import describe
+from .decision import Decision
+from .monitor import Monitor
+from .trace import Trace
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+KEEP_SETTLED = 50  # decided panels kept open, so that a late click is refused, not lost
+TICK = 1.0  # seconds between header refreshes (clients come and go without calls)
+
+
+class Hub:
+    interval = 0.2  # seconds between two renders of the monitors
+
+    def __init__(self, app: Any, shell: Any, loop: asyncio.AbstractEventLoop) -> None:
+        self.app, self.shell, self.loop = app, shell, loop
+        self.monitors: list[Monitor] = []
+        self.panels: dict[int, ConfirmPanel] = {}  # pending, by call id
+        self.area: PromptArea | None = None
+        self.trace = Trace(self._poke)
+        self._settled: deque[ConfirmPanel] = deque()
+        self._lock = threading.Lock()
+        self._changed: set[int] = set()
+        self._armed = False
+        self._last = 0.0
+        self._ticking = False
+        capture.install(shell)
+        self._unsubscribe = app.calls.subscribe(self._observe)
+
+    # -- wiring (app.start) ----------------------------------------------------------------
+    @property
+    def attached(self) -> bool:
+        """Whether a person may be watching: not under headless ``mcp-notebook serve``."""
+        return not os.environ.get(SERVE_OPTIONS_ENV)
+
+    def executor(self) -> capture.CapturingExecutor:
+        return capture.CapturingExecutor(self.loop)
+
+    def attach(self, server: Any) -> None:
+        """A server was started: trace it, and put a prompt area under the starting cell."""
+        self.trace.wrap(server)
+        if not self.attached:
+            return
+        old, self.area = self.area, PromptArea()
+        if old is not None:
+            for panel in old.children:
+                self.area.add(panel)
+            old.close()
+        # An empty text/plain: front ends without widgets show nothing, not "VBox()".
+        bundle = {"text/plain": "", WIDGET_MIME: _view(self.area)}
+        display(bundle, raw=True)
+        self._poke()
+
+    def set_trace(self, on: bool) -> None:
+        """Start (afresh) or stop recording raw JSON-RPC traffic for the monitors."""
+        if on and not self.trace.enabled:
+            self.trace.clear()
+        self.trace.enabled = on
+        self._poke()
+
+    def close(self) -> None:
+        self._unsubscribe()
+        for monitor in list(self.monitors):
+            monitor.close()
+
+    # -- the observer (any thread: keep it short) -------------------------------------------
+    def _observe(self, record: CallRecord) -> None:
+        if "replay" not in record.__dict__:
+            record.replay = partial(capture.replay, self.app, record)  # type: ignore[attr-defined]
+        self._poke(record.id)
+
+    def _poke(self, call_id: int | None = None) -> None:
+        if not self.monitors:
+            return  # a monitor opened later renders the whole history anyway
+        with self._lock:
+            if call_id is not None:
+                self._changed.add(call_id)
+            if self._armed:
+                return
+            self._armed = True
+        try:
+            self.loop.call_soon_threadsafe(self._arm)
+        except RuntimeError:  # the kernel's loop is closing
+            with self._lock:
+                self._armed = False
+
+    def _arm(self) -> None:
+        delay = max(0.0, self._last + self.interval - time.monotonic())
+        self.loop.call_later(delay, self._flush)
+
+    def _flush(self) -> None:
+        with self._lock:
+            changed, self._changed, self._armed = self._changed, set(), False
+        self._last = time.monotonic()
+        for monitor in list(self.monitors):
+            monitor.refresh(changed)
+
+    def _tick(self) -> None:
+        if not self.monitors:
+            self._ticking = False
+            return
+        for monitor in list(self.monitors):
+            monitor.refresh(set())  # the header only
+        self.loop.call_later(TICK, self._tick)
+
+    def state(self) -> dict[str, Any]:
+        app = self.app
+        return {
+            "name": app.name,
+            "url": app.url,
+            "auth": bool(app.token),
+            "policy": describe(app.confirm_policy),
+            "timeout": float(app.confirm_timeout),
+            "calls": len(app.calls),
+            "history": app.calls.maxlen,
+            "trace": self.trace.enabled,
+            "clients": render.clients(app._server, self.trace.stateless_clients()),
+        }
+
+    # -- monitors (kernel loop) --------------------------------------------------------------
+    def monitor(self) -> Monitor:
+        monitor = Monitor(self)
+        self.monitors.append(monitor)
+        for panel in self.panels.values():
+            monitor.show_pending(panel)
+        monitor.refresh(None)
+        if self.attached and not self._ticking:
+            self._ticking = True
+            self.loop.call_later(TICK, self._tick)
+        return monitor
+
+    def forget(self, monitor: Monitor) -> None:
+        if monitor in self.monitors:
+            self.monitors.remove(monitor)
+
+    # -- confirmations -----------------------------------------------------------------------
+    async def ask(
+        self,
+        tool: Any,
+        arguments: dict[str, Any],
+        session: Session,
+        record: CallRecord,
+        timeout: float,
+    ) -> dict[str, Any]:
+        """On the server's loop: show Approve / Deny in the notebook and wait for it."""
+        decision = Decision(
+            tool, arguments, record, session.client_label, timeout, asyncio.get_running_loop()
+        )
+        decision.listeners.append(self._on_settled)
+        record.set_status("awaiting confirmation")
+        self.loop.call_soon_threadsafe(self._show, decision)
+        approved = await decision.outcome()
+        if approved != record.arguments:
+            record.arguments = approved  # the history shows what actually ran
+        return approved
+
+    def _on_settled(self, decision: Decision) -> None:
+        self.loop.call_soon_threadsafe(self._hide, decision)
+
+    def _show(self, decision: Decision) -> None:
+        if not decision.pending:
+            return  # timed out or cancelled while the kernel was busy
+        panel = ConfirmPanel(decision)
+        self.panels[decision.id] = panel
+        if self.monitors:
+            for monitor in self.monitors:
+                monitor.show_pending(panel)
+        elif self.area is not None:
+            self.area.add(panel)
+        else:
+            display(panel)
+
+    def _hide(self, decision: Decision) -> None:
+        panel = self.panels.pop(decision.id, None)
+        if panel is None:
+            return
+        panel.settled()
+        for monitor in self.monitors:
+            monitor.hide_pending(panel)
+        if self.area is not None:
+            self.area.discard(panel)
+        self._settled.append(panel)
+        while len(self._settled) > KEEP_SETTLED:
+            self._settled.popleft().close()
+
+
+def _view(widget: Any) -> dict[str, Any]:
+    return {"version_major": 2, "version_minor": 0, "model_id": widget.model_id}

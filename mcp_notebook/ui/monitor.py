@@ -1,0 +1,146 @@
+"""The call monitor: server state, pending confirmations, a live table of calls, details.
+
+Built and updated only on the kernel's loop, by ``Hub`` in batches; nothing here runs on
+the server's thread. The table is a ``Select`` whose options are the calls, newest first
+(the value of each option is the call id); selecting one shows its arguments, result,
+captured output and traceback.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as widgets
+
+from . import render
+from .confirm import ConfirmPanel
+
+if TYPE_CHECKING:
+    from .hub import Hub
+
+_HINT = "<i>Select a call to see its arguments, result, output and traceback.</i>"
+
+
+class Monitor(widgets.VBox):
+    def __init__(self, hub: Hub, rows: int = 12) -> None:
+        self._hub = hub
+        self._ids: list[int] = []
+        self._labels: dict[int, tuple[tuple[Any, ...], str]] = {}  # id -> (state, row)
+        self._selected: int | None = None
+        self._quiet = False  # set while the table is changed from here, not by a click
+        self.header = widgets.HTML()
+        self.pending = widgets.VBox([])
+        self.columns = widgets.HTML(
+            f"<div class='mcp-head'><pre class='mcp-mono'>{render.header_row()}</pre></div>"
+        )
+        self.table = widgets.Select(options=[], rows=rows, layout=widgets.Layout(width="100%"))
+        self.table.add_class("mcp-calls")
+        self.detail = widgets.HTML(_HINT)
+        self.detail.add_class("mcp-detail")
+        self.output = widgets.Output(layout=widgets.Layout(border="1px solid #ddd"))
+        self.output.add_class("mcp-output")
+        self.trace = widgets.HTML(layout=widgets.Layout(display="none"))
+        self.trace.add_class("mcp-trace-view")
+        self.table.observe(self._on_index, "index")
+        super().__init__(
+            [
+                self.header,
+                self.pending,
+                self.columns,
+                self.table,
+                self.detail,
+                widgets.HTML("<b>output</b> (print, display, warnings during the call)"),
+                self.output,
+                self.trace,
+            ]
+        )
+        self.add_class("mcp-monitor")
+
+    # -- updates from the hub (kernel loop) ----------------------------------------------
+    def refresh(self, changed: set[int] | None) -> None:
+        """Re-render; ``changed`` holds the ids of calls that changed (None: all)."""
+        self.header.value = render.server_state(self._hub.state())
+        if changed is None or changed:
+            self._rows()
+            if self._selected is not None and (changed is None or self._selected in changed):
+                self._show_detail()
+        self._trace()
+
+    def _rows(self) -> None:
+        records = list(self._hub.app.calls)[::-1]
+        options = tuple((self._label(r), r.id) for r in records)
+        self._labels = {r.id: self._labels[r.id] for r in records}  # forget dropped calls
+        if options == tuple(self.table.options):
+            return
+        self._quiet = True
+        try:
+            with self.table.hold_sync():
+                self.table.options = options
+                self._ids = [r.id for r in records]
+                keep = self._selected in self._ids
+                self.table.index = self._ids.index(self._selected) if keep else None
+        finally:
+            self._quiet = False
+
+    def _label(self, record: Any) -> str:
+        # Rows are formatted once per state: a burst re-renders only what changed.
+        state = (record.status, record.duration)
+        cached = self._labels.get(record.id)
+        if cached is None or cached[0] != state:
+            cached = self._labels[record.id] = (state, render.row(record))
+        return cached[1]
+
+    def _trace(self) -> None:
+        trace = self._hub.trace
+        if not trace.enabled:
+            self.trace.layout.display = "none"
+            return
+        self.trace.layout.display = None
+        self.trace.value = render.trace(trace.snapshot())
+
+    def show_pending(self, panel: ConfirmPanel) -> None:
+        if panel not in self.pending.children:
+            self.pending.children = (*self.pending.children, panel)
+
+    def hide_pending(self, panel: ConfirmPanel) -> None:
+        if panel in self.pending.children:
+            self.pending.children = tuple(c for c in self.pending.children if c is not panel)
+
+    # -- selection (a click in the front end) --------------------------------------------
+    def _on_index(self, change: dict[str, Any]) -> None:
+        if self._quiet:
+            return
+        index = change["new"]
+        valid = index is not None and 0 <= index < len(self._ids)
+        self._selected = self._ids[index] if valid else None
+        self._show_detail()
+
+    def select(self, call_id: int) -> None:
+        """Show one call's details, as a click on its row would."""
+        self._selected = call_id
+        if call_id in self._ids:
+            self._quiet = True
+            try:
+                self.table.index = self._ids.index(call_id)
+            finally:
+                self._quiet = False
+        self._show_detail()
+
+    def _show_detail(self) -> None:
+        record = self._hub.app.calls.find(self._selected) if self._selected else None
+        if record is None:
+            self.detail.value = _HINT if self._selected is None else "<i>No longer in history.</i>"
+            outputs: tuple[dict[str, Any], ...] = ()
+        else:
+            self.detail.value = render.detail(record)
+            # Copies: the record's dicts grow in place, which traitlets would not notice.
+            outputs = tuple(dict(o) for o in record.output)
+        if outputs != tuple(self.output.outputs):
+            self.output.outputs = outputs
+
+    def close(self) -> None:
+        self._hub.forget(self)
+        super().close()
+
+    def __repr__(self) -> str:  # the text/plain of its display: short, for headless logs
+        return "<mcp monitor: a widget, shown in Jupyter>"

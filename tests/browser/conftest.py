@@ -1,0 +1,138 @@
+"""JupyterLab on loopback and Debian's Chromium, for end-to-end tests in a real browser.
+
+Chromium comes from apt when it is missing (CI runs as root; nothing is skipped), and
+Playwright drives it through ``executable_path``: no browser download. JupyterLab runs with
+all of its ``JUPYTER_*`` folders in a temporary directory and nothing that calls out.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = Path("/usr/bin/chromium")
+# Headless, and off the network: every host name but loopback fails to resolve.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+]
+
+
+def _install_chromium() -> None:
+    if CHROMIUM.exists():
+        return
+    if os.geteuid() != 0:
+        raise RuntimeError("these tests need Debian's chromium: apt-get install -y chromium")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for command in (["apt-get", "update"], ["apt-get", "install", "-y", "chromium"]):
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(command)} failed:\n{done.stdout}{done.stderr}")
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    _install_chromium()
+    assert CHROMIUM.exists()
+    return str(CHROMIUM)
+
+
+@dataclass
+class Lab:
+    url: str
+    token: str
+    root: Path  # the folder it serves
+    runtime: Path  # its JUPYTER_RUNTIME_DIR: kernels and mcp_notebook discovery files
+    process: subprocess.Popen
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _wait_until_up(lab: Lab, log: Path, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    request = urllib.request.Request(
+        f"{lab.url}/api/status", headers={"Authorization": f"token {lab.token}"}
+    )
+    while time.monotonic() < deadline:
+        if lab.process.poll() is not None:
+            raise AssertionError("JupyterLab exited:\n" + log.read_text())
+        try:
+            with urllib.request.urlopen(request, timeout=2):
+                return
+        except (urllib.error.URLError, OSError):
+            time.sleep(0.2)
+    raise AssertionError("JupyterLab did not start:\n" + log.read_text())
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory) -> Iterator[Lab]:
+    """JupyterLab serving a copy of notebooks/ (it autosaves: the repository stays clean)."""
+    base = tmp_path_factory.mktemp("lab")
+    root = base / "notebooks"
+    shutil.copytree(ROOT / "notebooks", root)
+    folders = {
+        "JUPYTER_CONFIG_DIR": base / "config",
+        "JUPYTER_DATA_DIR": base / "data",
+        "JUPYTER_RUNTIME_DIR": base / "runtime",
+        "JUPYTERLAB_SETTINGS_DIR": base / "settings",
+        "JUPYTERLAB_WORKSPACES_DIR": base / "workspaces",
+    }
+    for folder in folders.values():
+        folder.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "MCP_NOTEBOOK"))}
+    env.update({k: str(v) for k, v in folders.items()})
+    port, token = _free_port(), "browser-test-token"
+    log = base / "lab.log"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            "--ServerApp.port_retries=0",
+            "--allow-root",
+            f"--IdentityProvider.token={token}",
+            "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            "--LabApp.extension_manager=readonly",
+            f"--ServerApp.root_dir={root}",
+        ],
+        env=env,
+        cwd=root,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+    )
+    lab = Lab(f"http://127.0.0.1:{port}", token, root, folders["JUPYTER_RUNTIME_DIR"], process)
+    try:
+        _wait_until_up(lab, log)
+        yield lab
+    finally:
+        process.send_signal(signal.SIGTERM)  # the server shuts its kernels down
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)

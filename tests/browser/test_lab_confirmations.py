@@ -1,0 +1,77 @@
+"""End to end: notebooks/confirmations.ipynb in JupyterLab in Chromium; an agent's call
+waits for a click on Approve in the page, then the client receives the result."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from pathlib import Path
+
+from playwright.async_api import Page, async_playwright, expect
+
+from ..conftest import Served, connect
+from .conftest import ARTIFACTS, CHROMIUM_ARGS, Lab
+
+WAIT_MS = 60_000
+
+
+async def run_all_cells(page: Page) -> None:
+    # The status bar, not the toolbar: the toolbar says idle before the kernel is ready.
+    await page.get_by_text(re.compile(r"\(ipykernel\) \| Idle")).wait_for(timeout=WAIT_MS)
+    await page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
+    await page.locator(".lm-Menu-item", has_text=re.compile(r"^Run All Cells")).click()
+
+
+async def discovered(lab: Lab, timeout: float = 60) -> Served:
+    """The URL and token the notebook's server wrote to its discovery file."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for path in (lab.runtime / "mcp_notebook").glob("confirmations-*.json"):
+            record = json.loads(path.read_text())
+            return Served(kernel=None, url=record["url"], token=record["token"])
+        await asyncio.sleep(0.2)
+    raise AssertionError("the notebook's server wrote no discovery file")
+
+
+async def test_approve_in_the_page_and_the_client_gets_the_result(lab: Lab, chromium: str):
+    ARTIFACTS.mkdir(exist_ok=True)
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            page = await browser.new_page(viewport={"width": 1400, "height": 1100})
+            await page.goto(f"{lab.url}/lab/tree/confirmations.ipynb?token={lab.token}")
+            await run_all_cells(page)
+            monitor = page.locator(".mcp-monitor").first
+            await monitor.wait_for(timeout=WAIT_MS)
+            served = await discovered(lab)
+            async with connect(served, "legacy") as client:
+                arguments = {"table": "orders", "status": "cancelled"}
+                call = asyncio.ensure_future(client.call_tool("drop_rows", arguments))
+                panel = monitor.locator(".mcp-confirm")
+                await panel.wait_for(timeout=WAIT_MS)
+                await panel.screenshot(path=str(ARTIFACTS / "confirmation.png"))
+                assert not call.done()
+                await panel.locator("button.jupyter-button", has_text="Approve").click()
+                result = await asyncio.wait_for(call, 60)
+                assert not result.is_error
+                assert result.content[0].text == "6 rows left in orders"
+                await panel.wait_for(state="detached", timeout=WAIT_MS)
+
+                # The call, selected in the table: its details and the output it printed.
+                table = monitor.locator(".mcp-calls select")
+                newest = table.locator("option").first
+                await expect(newest).to_have_text(re.compile(r"drop_rows.*done$"), timeout=WAIT_MS)
+                await table.select_option(index=0)
+                await monitor.locator(".mcp-detail", has_text="6 rows left in orders").wait_for()
+                printed = page.get_by_text("dropped 3 rows from orders")
+                await printed.wait_for(timeout=WAIT_MS)
+                assert await printed.count() == 1  # in the monitor only, under no cell
+                clients = monitor.locator("table.mcp-clients", has_text="2025-11-25")
+                await clients.wait_for(timeout=WAIT_MS)  # the connected client, by its handshake
+                await monitor.screenshot(path=str(ARTIFACTS / "monitor.png"))
+                await page.screenshot(path=str(ARTIFACTS / "notebook.png"))
+        finally:
+            await browser.close()
+    assert Path(ARTIFACTS / "monitor.png").stat().st_size > 0

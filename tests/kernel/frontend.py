@@ -1,0 +1,143 @@
+"""A second front end on a test kernel, speaking the widget protocol as JupyterLab does.
+
+It connects sockets of its own (plain zmq, read on a thread of its own), learns every
+widget model from the kernel's iopub messages (``comm_open``, ``comm_msg`` updates,
+``comm_close``), and sends clicks and edits back as ``comm_msg`` on the shell channel.
+Tests assert on the state the kernel sent, that is, on what a browser would render.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import zmq
+from jupyter_client.session import Session
+
+WIDGET = "jupyter.widget"
+PREFIX = "IPY_MODEL_"
+
+
+class Frontend:
+    def __init__(self, kernel: Any) -> None:
+        manager = kernel.manager
+        self.session = Session(
+            key=manager.session.key,
+            signature_scheme=manager.session.signature_scheme,
+            username="frontend",
+        )
+        self.iopub = manager.connect_iopub()
+        self.shell = manager.connect_shell()
+        self._subscribed()
+        self.models: dict[str, dict[str, Any]] = {}
+        self.closed: set[str] = set()
+        self.streams: list[str] = []  # the text of every stream message seen
+        self.updates: Counter[tuple[str, str]] = Counter()  # (model id, key) -> updates
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _subscribed(self) -> None:
+        """Wait until iopub reaches us (a SUB socket misses what is sent before that)."""
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            self.session.send(self.shell, "kernel_info_request", {})
+            if self.iopub.poll(500):
+                return
+        raise AssertionError("the kernel's iopub never reached the test front end")
+
+    def close(self) -> None:
+        self._stop.set()
+        self._reader.join(5)
+        self.iopub.close(linger=0)
+        self.shell.close(linger=0)
+
+    # -- from the kernel ---------------------------------------------------------------
+    def _read(self) -> None:
+        while not self._stop.is_set():
+            if not self.iopub.poll(200):
+                continue
+            _, parts = self.session.feed_identities(self.iopub.recv_multipart(zmq.NOBLOCK))
+            message = self.session.deserialize(parts)
+            with self._lock:
+                self._take(message)
+
+    def _take(self, message: dict[str, Any]) -> None:
+        kind, content = message["msg_type"], message["content"]
+        if kind == "comm_open" and content.get("target_name") == WIDGET:
+            self.models[content["comm_id"]] = dict(content["data"]["state"])
+        elif kind == "comm_msg" and content["comm_id"] in self.models:
+            data = content["data"]
+            if data.get("method") in ("update", "echo_update"):
+                self.models[content["comm_id"]].update(data["state"])
+                for key in data["state"]:
+                    self.updates[(content["comm_id"], key)] += 1
+        elif kind == "comm_close":
+            self.closed.add(content["comm_id"])
+        elif kind == "stream":
+            self.streams.append(content["text"])
+
+    # -- reading the models ------------------------------------------------------------
+    def state(self, model_id: str) -> dict[str, Any]:
+        with self._lock:
+            return dict(self.models[model_id])
+
+    def find(self, model: str | None = None, css: str | None = None) -> list[str]:
+        """Open models of a kind (``"Button"`` for ButtonModel) and/or with a CSS class."""
+        with self._lock:
+            return [
+                model_id
+                for model_id, state in self.models.items()
+                if model_id not in self.closed
+                and (model is None or state.get("_model_name") == f"{model}Model")
+                and (css is None or css in state.get("_dom_classes", ()))
+            ]
+
+    def children(self, model_id: str) -> list[str]:
+        return [c.removeprefix(PREFIX) for c in self.state(model_id).get("children", [])]
+
+    def one(self, model: str | None = None, css: str | None = None) -> str:
+        found = self.find(model, css)
+        assert len(found) == 1, f"{len(found)} open {model or ''} models with class {css}"
+        return found[0]
+
+    def panel(self, panel_id: str) -> dict[str, str]:
+        """The parts of a confirmation panel: title, editor, approve, deny, note."""
+        title, editor, row = self.children(panel_id)
+        approve, deny, note = self.children(row)
+        return {"id": panel_id, "title": title, "editor": editor, "approve": approve,
+                "deny": deny, "note": note}  # fmt: skip
+
+    def pending_panels(self) -> list[str]:
+        """Confirmation panels whose buttons still work, oldest first."""
+        return [
+            p for p in self.find("VBox", "mcp-confirm")
+            if not self.state(self.panel(p)["approve"]).get("disabled")
+        ]  # fmt: skip
+
+    # -- waiting -----------------------------------------------------------------------
+    async def until(self, check: Callable[[], Any], timeout: float = 30) -> Any:
+        """Poll ``check`` without blocking the test's loop; its first truthy value."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = check()
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {check}")
+            await asyncio.sleep(0.05)
+
+    # -- to the kernel -----------------------------------------------------------------
+    def send(self, model_id: str, data: dict[str, Any]) -> None:
+        self.session.send(self.shell, "comm_msg", {"comm_id": model_id, "data": data})
+
+    def click(self, button_id: str) -> None:
+        self.send(button_id, {"method": "custom", "content": {"event": "click"}})
+
+    def edit(self, model_id: str, **state: Any) -> None:
+        self.send(model_id, {"method": "update", "state": state, "buffer_paths": []})

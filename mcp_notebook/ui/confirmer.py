@@ -20,8 +20,8 @@ from typing import Any
 from ..protocol import CallRecord, Session
 from ..protocol.context import Context
 from ..protocol.jsonrpc import RpcError
-from ..protocol.server import Declined
 from ..protocol.session import ClientUnavailable
+from ..protocol.usercalls import Declined
 
 POLICIES = ("marked", "all", "none", "destructive")
 Policy = str | tuple[str, ...]

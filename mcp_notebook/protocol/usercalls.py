@@ -1,0 +1,334 @@
+"""The MCP methods that run user code: tools/call, resources/read, prompts/get, completions.
+
+A mixin of :class:`~mcp_notebook.protocol.server.Server`, kept apart because this is where
+the eras differ most: on 2026-07-28 a call may pause for client input (MRTR) and resume.
+Failures of user code are tool errors (``isError``) for tools and JSON-RPC errors otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from ..registry import ArgumentError, Registry, ResourceTemplate
+from ..registry.content import error_result
+from . import jsonrpc
+from .calls import CallLog, CallRecord
+from .context import Context
+from .executor import Executor, settle
+from .jsonrpc import RESOURCE_NOT_FOUND, RpcError, invalid_params
+from .mrtr import SETTLE_SECONDS, Asker, Continuations, Suspended
+from .session import Session
+
+Confirm = Callable[[Any, dict[str, Any], Session, CallRecord], Awaitable[dict[str, Any]]]
+
+
+class Declined(Exception):
+    """The user (or the confirmation policy) did not let a tool run; the message says why."""
+
+
+# Methods that run user code: the client may cancel them (notifications/cancelled).
+CANCELLABLE = frozenset({"tools/call", "resources/read", "prompts/get", "completion/complete"})
+MAX_COMPLETIONS = 100
+
+
+class UserCalls:
+    """Requests that call into the notebook's functions, on the executor."""
+
+    if TYPE_CHECKING:
+        registry: Registry
+        calls: CallLog
+        executor: Executor
+        confirm: Confirm | None
+        continuations: Continuations
+
+    # -- calls into user code ----------------------------------------------------------
+    async def _tools_call(self, params: dict, session: Session, request_id: Any) -> dict:
+        name = _required_str(params, "name")
+        arguments = params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        if not isinstance(arguments, dict):
+            raise invalid_params("tools/call arguments must be an object")
+        tool = self.registry.tools.get(name)
+        if tool is None:
+            raise invalid_params(f"Unknown tool: {name}", {"name": name})
+        resumed = self._resumed(params, session, request_id, f"tools/call {name}")
+        if resumed is not None:
+            record, context = resumed.record, resumed.context
+            outcome = self._outcome(resumed, session)
+        else:
+            record = self.calls.add(CallRecord("tools/call", name, arguments, session.client_label))
+            problem = tool.argument_error(arguments)
+            if problem is not None:
+                record.finish("error", error=ValueError(problem))
+                return error_result(problem)
+            context = self._context(params, session, request_id) if tool.injected else None
+            injected = {Context: context} if context is not None else {}
+
+            def work() -> Any:
+                return _then(tool.invoke(arguments, injected), tool.result)
+
+            async def confirm_then_run() -> Any:
+                nonlocal arguments
+                if self.confirm is not None:
+                    arguments = await self.confirm(tool, arguments, session, record)
+                    problem = tool.argument_error(arguments)  # the user may have edited them
+                    if problem is not None:
+                        raise Declined(problem)
+                return await self._start(
+                    work, record, session, context, f"tools/call {name}", params
+                )
+
+            outcome = confirm_then_run()
+        try:
+            result = await outcome
+        except Declined as declined:
+            record.finish("denied", error=declined)
+            return error_result(str(declined))
+        except asyncio.CancelledError:
+            if context is not None:
+                context._cancel()
+            record.finish("cancelled")
+            raise
+        except RpcError as error:  # e.g. a missing client capability on 2026-07-28
+            record.finish("error", error=error)
+            raise
+        except BaseException as exc:  # a SystemExit in user code must not end the server
+            record.finish("error", error=exc)
+            # The traceback stays in the notebook (``mcp.calls``); the client gets the message.
+            return error_result(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+        if result.get("resultType") != "input_required":
+            record.finish("done", result=result)
+        return result
+
+    # -- 2026-07-28: calls that pause for client input ---------------------------------
+    def _context(self, params: dict, session: Session, request_id: Any) -> Context:
+        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        return Context(session, asyncio.get_running_loop(), request_id, meta.get("progressToken"))
+
+    async def _start(
+        self,
+        work: Callable[[], Any],
+        record: CallRecord,
+        session: Session,
+        context: Context | None,
+        target: str,
+        params: dict,
+    ) -> Any:
+        """Run user code; on 2026-07-28 a Context turns client requests into input requests."""
+        if session.era != "modern" or context is None:
+            return await self.executor.run(work, record)
+        context.asker = Asker(self._input_responses(params))
+        run = asyncio.ensure_future(self.executor.run(work, record))
+        return await self._outcome(Suspended(run, context.asker, target, context, record), session)
+
+    def _input_responses(self, params: dict) -> dict[str, Any]:
+        responses = params.get("inputResponses")
+        if responses is not None and not isinstance(responses, dict):
+            raise invalid_params("inputResponses must be an object")
+        return responses or {}
+
+    def _resumed(
+        self, params: dict, session: Session, request_id: Any, target: str
+    ) -> Suspended | None:
+        """The suspended call a retry's ``requestState`` continues, with its answers given."""
+        state = params.get("requestState") if session.era == "modern" else None
+        if state is None:
+            return None
+        call = self.continuations.resume(state, target)
+        context = call.context
+        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        # The paused code now reports to the retry: its stream, its progress token.
+        context.session, context.request_id = session, request_id
+        context.progress_token = meta.get("progressToken")
+        try:
+            call.asker.supply(self._input_responses(params))
+        except RpcError:
+            self.continuations.keep(call, state)  # a malformed answer: the call still waits
+            raise
+        return call
+
+    async def _outcome(self, call: Suspended, session: Session) -> Any:
+        """The call's result, or an InputRequiredResult while it waits for client input."""
+        run, asker = call.run, call.asker
+        try:
+            while not run.done():
+                asked = asyncio.ensure_future(asker.asked.wait())
+                try:
+                    await asyncio.wait({run, asked}, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    asked.cancel()
+                if run.done() or not asker.pending:
+                    continue
+                await asyncio.sleep(SETTLE_SECONDS)  # requests made together go out together
+                if run.done():
+                    break
+                return {
+                    "resultType": "input_required",
+                    "inputRequests": asker.input_requests(),
+                    "requestState": self.continuations.suspend(call),
+                }
+        except asyncio.CancelledError:
+            run.cancel()  # the client gave up on this call
+            raise
+        return run.result()
+
+    async def _resources_read(self, params: dict, session: Session, _: Any) -> dict:
+        uri = _required_str(params, "uri")
+        component, values = self._find_resource(uri, session.era)
+        record = self.calls.add(
+            CallRecord("resources/read", uri, values or {}, session.client_label)
+        )
+
+        def work() -> dict[str, Any]:
+            if isinstance(component, ResourceTemplate):
+                return component.read(uri, values or {})
+            return component.read()
+
+        return await self._run_user(record, work, "reading resource " + uri)
+
+    def _find_resource(self, uri: str, era: str = "handshake") -> tuple[Any, dict | None]:
+        found = self.registry.find_resource(uri)
+        if found is None:
+            # 2026-07-28 moved "not found" to Invalid Params; the URI is in data either way.
+            code = RESOURCE_NOT_FOUND if era == "handshake" else jsonrpc.INVALID_PARAMS
+            raise RpcError(code, f"Resource not found: {uri}", {"uri": uri})
+        return found
+
+    async def _subscribe(self, params: dict, session: Session, _: Any) -> dict[str, Any]:
+        uri = _required_str(params, "uri")
+        self._find_resource(uri)
+        session.subscriptions.add(uri)
+        return {}
+
+    async def _unsubscribe(self, params: dict, session: Session, _: Any) -> dict[str, Any]:
+        session.subscriptions.discard(_required_str(params, "uri"))
+        return {}
+
+    async def _prompts_get(self, params: dict, session: Session, request_id: Any) -> dict:
+        name = _required_str(params, "name")
+        prompt = self.registry.prompts.get(name)
+        if prompt is None:
+            raise invalid_params(f"Unknown prompt: {name}", {"name": name})
+        arguments = params.get("arguments") or {}
+        if not isinstance(arguments, dict) or not all(
+            isinstance(v, str) for v in arguments.values()
+        ):
+            raise invalid_params("prompts/get arguments must be an object of strings")
+        missing = prompt.missing_arguments(arguments)
+        if missing:
+            raise invalid_params(
+                f"Missing required argument(s) for prompt '{name}': {', '.join(missing)}",
+                {"missing": missing},
+            )
+        resumed = self._resumed(params, session, request_id, f"prompts/get {name}")
+        if resumed is not None:
+            record = resumed.record
+            outcome = self._outcome(resumed, session)
+        else:
+            record = self.calls.add(
+                CallRecord("prompts/get", name, arguments, session.client_label)
+            )
+            context = self._context(params, session, request_id) if prompt.injected else None
+            injected = {Context: context} if context is not None else {}
+
+            def work() -> Any:
+                return _then(prompt.render(arguments, injected), prompt.result)
+
+            outcome = self._start(work, record, session, context, f"prompts/get {name}", params)
+        result = await self._run_user(record, outcome, f"rendering prompt '{name}'")
+        return result
+
+    async def _complete(self, params: dict, session: Session, _: Any) -> dict[str, Any]:
+        ref, argument = params.get("ref"), params.get("argument")
+        if not isinstance(ref, dict) or not isinstance(argument, dict):
+            raise invalid_params("completion/complete needs ref and argument objects")
+        name, value = argument.get("name"), argument.get("value", "")
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise invalid_params("argument.name and argument.value must be strings")
+        context = params.get("context") if isinstance(params.get("context"), dict) else {}
+        known = context.get("arguments") if isinstance(context.get("arguments"), dict) else {}
+        if ref.get("type") == "ref/prompt":
+            target = self.registry.prompts.get(str(ref.get("name")))
+            if target is None:
+                raise invalid_params(f"Unknown prompt: {ref.get('name')}")
+        elif ref.get("type") == "ref/resource":
+            target = self.registry.templates.get(str(ref.get("uri")))
+            if target is None:
+                raise invalid_params(f"Unknown resource template: {ref.get('uri')}")
+        else:
+            raise invalid_params(f"Unknown completion reference type: {ref.get('type')}")
+        completer = target.completers.get(name)
+        values: list[str] = []
+        if completer is not None:
+            record = self.calls.add(
+                CallRecord("completion/complete", name, {"value": value}, session.client_label)
+            )
+            found = await self._run_user(
+                record, lambda: _suggest(completer, value, known), f"completing '{name}'"
+            )
+            values = [str(v) for v in found]
+        return {
+            "completion": {
+                "values": values[:MAX_COMPLETIONS],
+                "total": len(values),
+                "hasMore": len(values) > MAX_COMPLETIONS,
+            }
+        }
+
+    async def _run_user(
+        self, record: CallRecord, work: Callable[[], Any] | Awaitable[Any], what: str
+    ) -> Any:
+        """Run a reader/renderer/completer; its failures are request errors."""
+        try:
+            if callable(work):
+                result = await self.executor.run(work, record)
+            else:
+                result = await work
+        except RpcError as error:
+            record.finish("error", error=error)
+            raise
+        except ArgumentError as exc:
+            record.finish("error", error=exc)
+            raise invalid_params(str(exc)) from exc
+        except asyncio.CancelledError:
+            record.finish("cancelled")
+            raise
+        except BaseException as exc:  # a SystemExit in user code must not end the server
+            record.finish("error", error=exc)
+            raise RpcError(
+                jsonrpc.INTERNAL_ERROR, f"Error {what}: {type(exc).__name__}: {exc}"
+            ) from exc
+        if not (isinstance(result, dict) and result.get("resultType") == "input_required"):
+            record.finish("done", result=result)
+        return result
+
+
+def _suggest(completer: Any, value: str, known: dict[str, Any]) -> Any:
+    """A completer is a list of candidates, or a function of (value[, arguments])."""
+    if callable(completer):
+        accepts_context = len(inspect.signature(completer).parameters) > 1
+        found = completer(value, known) if accepts_context else completer(value)
+        return _then(found, list)
+    return [c for c in completer if str(c).startswith(value)]
+
+
+def _then(value: Any, convert: Callable[[Any], Any]) -> Any:
+    """``convert(value)``, after awaiting it if the user function was async."""
+    if inspect.isawaitable(value):
+        return _convert_later(value, convert)
+    return convert(value)
+
+
+async def _convert_later(awaitable: Any, convert: Callable[[Any], Any]) -> Any:
+    return convert(await settle(awaitable))
+
+
+def _required_str(params: dict[str, Any], key: str) -> str:
+    value = params.get(key)
+    if not isinstance(value, str):
+        raise invalid_params(f"params.{key} must be a string")
+    return value

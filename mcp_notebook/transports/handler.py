@@ -1,0 +1,302 @@
+"""The request handler of the MCP endpoint: POST, GET (SSE) and DELETE, era by era.
+
+Handshake-era requests are handled here; 2026-07-28 requests by the :class:`ModernRequests`
+mixin; seed-000 dialect bodies by ``seed_http``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+import tornado.iostream
+import tornado.web
+
+from ..protocol import Session, jsonrpc
+from ..protocol.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND, RpcError
+from ..protocol.versions import HANDSHAKE_VERSIONS
+from . import seed_http
+from .modern_post import ModernRequests
+from .sse import parse_event_id
+
+if TYPE_CHECKING:
+    from .http import HttpTransport
+
+SESSION_HEADER = "Mcp-Session-Id"
+VERSION_HEADER = "MCP-Protocol-Version"
+GET_STREAM = "g"
+RETRY_MS = 500  # how long a client waits before resuming a stream that broke
+
+
+def _error_body(code: int, message: str, request_id: Any = None) -> bytes:
+    return jsonrpc.dumps(jsonrpc.error_response(request_id, RpcError(code, message)))
+
+
+class NotFoundHandler(tornado.web.RequestHandler):
+    def prepare(self) -> None:
+        self.set_status(404)
+        self.set_header("Content-Type", "application/json")
+        self.finish(_error_body(INVALID_REQUEST, "Not Found: the MCP endpoint is elsewhere"))
+
+
+@tornado.web.stream_request_body
+class McpHandler(ModernRequests, tornado.web.RequestHandler):
+    SUPPORTED_METHODS = ("GET", "POST", "DELETE", "OPTIONS")
+
+    def initialize(self, transport: HttpTransport) -> None:
+        self.transport = transport
+        self._chunks: list[bytes] = []
+        self._size = 0
+        self._too_large = False
+        self._streaming = False
+        self._ended: asyncio.Event | None = None
+
+    # -- gatekeeping -------------------------------------------------------------------
+    def fail(
+        self,
+        status: int,
+        message: str,
+        code: int = INVALID_REQUEST,
+        request_id: Any = None,
+        data: Any = None,
+    ) -> None:
+        self.set_status(status)
+        self.set_header("Content-Type", "application/json")
+        if status == 401:
+            self.set_header("WWW-Authenticate", 'Bearer realm="mcp-notebook"')
+        error = RpcError(code, message, data)
+        self.finish(jsonrpc.dumps(jsonrpc.error_response(request_id, error)))
+
+    def prepare(self) -> None:
+        guard, headers = self.transport.guard, self.request.headers
+        problem = guard.host_problem(headers.get("Host"))
+        if problem is None:
+            problem = guard.origin_problem(headers.get("Origin"))
+        if problem is not None:
+            return self.fail(403, f"Forbidden: {problem}")
+        problem = guard.auth_problem(headers.get("Authorization"))
+        if problem is not None:
+            return self.fail(401, f"Unauthorized: {problem}")
+        if self.request.method == "POST":
+            length = headers.get("Content-Length")
+            if length is not None and length.isdigit() and int(length) > self.transport.max_body:
+                return self.fail(413, self._too_large_message())
+        return None
+
+    def _too_large_message(self) -> str:
+        return f"Payload Too Large: the limit is {self.transport.max_body} bytes"
+
+    def data_received(self, chunk: bytes) -> None:
+        self._size += len(chunk)
+        if self._size > self.transport.max_body:
+            self._too_large = True
+            self._chunks.clear()
+        elif not self._too_large:
+            self._chunks.append(chunk)
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        self.set_header("Content-Type", "application/json")
+        self.finish(_error_body(INVALID_REQUEST, self._reason))
+
+    def _session(self, message: Any = None) -> Session | None:
+        """The request's session, or None after answering 400/404."""
+        session_id = self.request.headers.get(SESSION_HEADER)
+        request_id = message.get("id") if isinstance(message, dict) else None
+        if not session_id:
+            self.fail(
+                400, f"Bad Request: {SESSION_HEADER} header is required", request_id=request_id
+            )
+            return None
+        session = self.transport.sessions.get(session_id)
+        if session is None:
+            self.fail(404, "Session not found: it ended or never existed", request_id=request_id)
+            return None
+        version = self.request.headers.get(VERSION_HEADER)
+        if version is not None and version not in HANDSHAKE_VERSIONS:
+            self.fail(
+                400,
+                f"Bad Request: unsupported {VERSION_HEADER} {version!r}; "
+                f"supported: {', '.join(HANDSHAKE_VERSIONS)}",
+                request_id=request_id,
+            )
+            return None
+        self.transport.touch(session_id)
+        return session
+
+    # -- POST: one client message ------------------------------------------------------
+    async def post(self) -> None:
+        if self._too_large:
+            return self.fail(413, self._too_large_message())
+        content_type = self.request.headers.get("Content-Type", "")
+        if content_type.split(";")[0].strip().lower() not in ("application/json", seed_http.NDJSON):
+            return self.fail(415, "Unsupported Media Type: send application/json")
+        accept = self.request.headers.get("Accept", "*/*").lower()
+        wants_json = "application/json" in accept or "*/*" in accept
+        wants_sse = "text/event-stream" in accept
+        if not wants_json and not wants_sse and seed_http.NDJSON not in accept:
+            return self.fail(406, "Not Acceptable: accept application/json or text/event-stream")
+        server = self.transport.server
+        has_session = bool(self.request.headers.get(SESSION_HEADER))
+        body = b"".join(self._chunks)
+        try:
+            message = jsonrpc.parse(body)
+        except RpcError as error:
+            lines = None if has_session else seed_http.ndjson_messages(body)
+            if lines and seed_http.first_is_seed(lines):
+                return await seed_http.answer(self, server, lines, "lines")
+            return self.fail(400, error.message, error.code)
+        modern_request = not has_session and self._is_modern(message)
+        if not has_session and not modern_request and seed_http.first_is_seed([message]):
+            shape = "batch" if isinstance(message, list) else "single"
+            return await seed_http.answer(self, server, [message], shape)
+        try:
+            kind = jsonrpc.kind(message)
+        except RpcError as error:
+            return self.fail(400, error.message, error.code)
+        if modern_request:
+            return await self._post_modern(message, kind, wants_json)
+        if kind == "request" and message["method"] == "initialize":
+            session = Session(transport="http")
+            reply = await server.handle(message, session)
+            if reply is not None and "result" in reply:
+                self.transport.new_session(session)
+                self.set_header(SESSION_HEADER, session.id)
+            return self._reply(reply, wants_json)
+        if kind == "request" and not has_session and not server.serves(message["method"]):
+            # A method outside the handshake era, called without a session.
+            return self.fail(
+                404, f"Method not found: {message['method']}", METHOD_NOT_FOUND, message["id"]
+            )
+        session = self._session(message)
+        if session is None:
+            return None
+        if kind != "request":
+            await server.handle(message, session)
+            self.set_status(202)
+            return self.finish()
+        stream = None
+        if wants_sse:
+            stream = self.transport.open_request_stream(session, message["id"])
+            stream.writer = self
+            self._stream = stream
+        try:
+            reply = await server.handle(message, session)
+        finally:
+            if stream is not None:
+                self.transport.close_request_stream(session, message["id"], stream)
+        if stream is None or (not stream.resumable and stream.writer is self):
+            return self._reply(reply, wants_json)  # nothing was streamed: plain JSON
+        if reply is not None:
+            stream.send(reply)
+        stream.finish()
+        return None
+
+    def _reply(self, reply: dict[str, Any] | None, wants_json: bool) -> None:
+        if self.request.connection.stream.closed():  # client gone mid-call
+            return
+        if reply is None:  # cancelled by the client: no response is due
+            self.set_status(202)
+            self.finish()
+            return
+        body = jsonrpc.dumps(reply)
+        if wants_json:
+            self.set_header("Content-Type", "application/json")
+            self.finish(body)
+        else:
+            self.set_header("Content-Type", "text/event-stream")
+            self.set_header("Cache-Control", "no-cache")
+            self.finish(b"event: message\ndata: " + body + b"\n\n")
+
+    # -- SSE writing (POST streams and GET streams) ------------------------------------
+    def _start_sse(self, first_id: str | None) -> None:
+        self._streaming = True
+        self._ended = asyncio.Event()
+        self.set_header("Content-Type", "text/event-stream")
+        self.set_header("Cache-Control", "no-cache")
+        self.set_header("X-Accel-Buffering", "no")
+        if first_id is not None:
+            # The priming event: an id to resume from, how soon to retry, and empty data.
+            self.write(f"id: {first_id}\nretry: {RETRY_MS}\ndata: \n\n")
+        self.flush()
+
+    def write_event(self, event_id: str | None, data: str) -> None:
+        if self._finished or self.request.connection.stream.closed():
+            return
+        if not self._streaming:
+            self._start_sse(None if event_id is None else f"{event_id.rpartition('.')[0]}.0")
+        if event_id is None:
+            self.write(f"event: message\ndata: {data}\n\n")
+        else:
+            self.write(f"id: {event_id}\nevent: message\ndata: {data}\n\n")
+        self.flush()
+
+    def end_stream(self, retry_ms: int | None = None, last_id: str | None = None) -> None:
+        if self._finished:
+            return
+        if not self._streaming and last_id is not None:
+            self._start_sse(last_id)  # closing early: give the client an id to resume from
+        if retry_ms is not None and not self.request.connection.stream.closed():
+            self.write(f"retry: {int(retry_ms)}\n\n")
+        if self._ended is not None:
+            self._ended.set()
+        with contextlib.suppress(tornado.iostream.StreamClosedError):
+            self.finish()
+
+    # -- GET: the server->client stream, or the resumption of a broken one -------------
+    async def get(self) -> None:
+        if self._refuse_modern_stream():
+            return None
+        if "text/event-stream" not in self.request.headers.get("Accept", "").lower():
+            return self.fail(406, "Not Acceptable: the GET stream is text/event-stream")
+        session = self._session()
+        if session is None:
+            return None
+        resume = parse_event_id(self.request.headers.get("Last-Event-ID"))
+        if resume is not None:
+            stream = self.transport.streams.get(session.id, {}).get(resume[0])
+            if stream is None:
+                return self.fail(404, f"Unknown or expired stream for event {resume[0]!r}")
+            if stream.writer is not None and stream.writer is not self:
+                stream.writer.end_stream()
+            self._start_sse(None)
+            stream.attach(self, resume[1])
+        else:
+            stream = self.transport.get_stream(session)
+            if stream.writer is not None:
+                return self.fail(409, "Conflict: this session already has an open GET stream")
+            self._start_sse(f"{GET_STREAM}.{stream.seq}")
+            stream.writer = self
+        self._stream = stream
+        if not self._finished:
+            await self._ended.wait()
+
+    def on_connection_close(self) -> None:
+        # The stream goes on without this connection, until the client resumes it.
+        stream = getattr(self, "_stream", None)
+        if stream is not None and stream.writer is self:
+            stream.writer = None
+        call = getattr(self, "_call", None)
+        if call is not None and not call.done():
+            call.cancel()  # 2026-07-28: closing the response stream cancels the request
+        seed_closed = getattr(self, "seed_closed", None)
+        if seed_closed is not None:
+            seed_closed.set()
+        if self._ended is not None:
+            self._ended.set()
+
+    # -- DELETE: end the session -------------------------------------------------------
+    def delete(self) -> None:
+        if self._refuse_modern_stream():
+            return
+        session = self._session()
+        if session is None:
+            return
+        self.transport.end_session(session.id)
+        self.set_status(200)
+        self.finish()
+
+    def options(self) -> None:
+        # No CORS: browsers on other origins are refused above; loopback pages need none.
+        self.set_status(204)
+        self.finish()

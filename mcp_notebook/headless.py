@@ -153,12 +153,13 @@ def serve_stdio(path: Path, options: ServeOptions) -> int:
         startup_timeout=options.startup_timeout,
     )
     kernel = NotebookKernel(path, private)
+    stopping = threading.Event()
     _stop_on_signals()
     try:
         kernel.start()
         print(f"Serving {path} over MCP stdio", file=sys.stderr, flush=True)
         bridge = Bridge(Target(name=kernel.name, url=kernel.url, token=kernel.token), output)
-        threading.Thread(target=_exit_with_kernel, args=(kernel,), daemon=True).start()
+        threading.Thread(target=_exit_with_kernel, args=(kernel, stopping), daemon=True).start()
         bridge.run(sys.stdin.buffer)
         return 0
     except NotebookError as exc:
@@ -167,12 +168,15 @@ def serve_stdio(path: Path, options: ServeOptions) -> int:
     except KeyboardInterrupt:
         return 0
     finally:
+        stopping.set()  # the kernel is about to go on purpose: not a death
         kernel.shutdown()
 
 
-def _exit_with_kernel(kernel: NotebookKernel) -> None:
-    while kernel.alive():
+def _exit_with_kernel(kernel: NotebookKernel, stopping: threading.Event) -> None:
+    while kernel.alive() and not stopping.is_set():
         time.sleep(0.5)
+    if stopping.is_set():
+        return
     print("The kernel died; stopping.", file=sys.stderr, flush=True)
     os._exit(1)
 

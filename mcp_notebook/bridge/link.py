@@ -1,11 +1,19 @@
-"""HTTP to the notebook's endpoint with kept-alive connections (http.client, one per thread)."""
+"""HTTP to the notebook's endpoint with kept-alive connections (http.client, one per thread).
+
+A reply's messages are read lazily, in the order the server sends them, whatever the body:
+one JSON document, an SSE stream, or JSON lines (``application/x-ndjson``, or a streamed
+``application/json`` that some 2026-07-28 servers use for ``subscriptions/listen``).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import queue
-from collections.abc import Iterator
+import socket
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -13,6 +21,7 @@ from urllib.parse import urlsplit
 from .sse import SseReader
 
 CONNECT_TIMEOUT = 2.0
+Message = dict[str, Any]
 
 
 class LinkDown(ConnectionError):
@@ -23,11 +32,40 @@ class LinkLost(ConnectionError):
     """The connection broke after the request was sent: it may have run."""
 
 
+class Abort:
+    """Lets another thread cut one request's connection: a 2026-07-28 cancellation.
+
+    Closing the response stream is how a client cancels over Streamable HTTP; the reading
+    thread then sees the stream end (``LinkLost``) and checks :attr:`cancelled`.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._connection: http.client.HTTPConnection | None = None
+        self.cancelled = False
+
+    def bind(self, connection: http.client.HTTPConnection) -> None:
+        with self._lock:
+            if self.cancelled:
+                raise LinkLost("cancelled by the client")
+            self._connection = connection
+
+    def cancel(self) -> None:
+        with self._lock:
+            self.cancelled = True
+            connection = self._connection
+        sock = connection.sock if connection is not None else None
+        if sock is not None:
+            # shutdown() wakes a thread blocked reading this socket; close() alone may not.
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
+
 @dataclass
 class Reply:
     status: int
     headers: http.client.HTTPMessage
-    messages: Iterator[dict[str, Any]]
+    messages: Iterator[Message]
 
 
 class Link:
@@ -39,12 +77,15 @@ class Link:
         self._idle: queue.LifoQueue[http.client.HTTPConnection] = queue.LifoQueue()
         self._closed = False
 
-    def headers(self, session_id: str | None, accept: str) -> dict[str, str]:
+    def headers(
+        self, session_id: str | None, accept: str, extra: dict[str, str] | None = None
+    ) -> dict[str, str]:
         headers = {"Accept": accept, "Content-Type": "application/json"}
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
         if session_id:
             headers["Mcp-Session-Id"] = session_id
+        headers.update(extra or {})
         return headers
 
     def _connection(self) -> http.client.HTTPConnection:
@@ -53,7 +94,13 @@ class Link:
         except queue.Empty:
             return http.client.HTTPConnection(self.host, self.port, timeout=CONNECT_TIMEOUT)
 
-    def request(self, method: str, body: bytes | None, headers: dict[str, str]) -> Reply:
+    def request(
+        self,
+        method: str,
+        body: bytes | None,
+        headers: dict[str, str],
+        abort: Abort | None = None,
+    ) -> Reply:
         """Send one request; the reply's messages are read lazily (SSE arrives over time)."""
         for attempt in (1, 2):
             connection = self._connection()
@@ -61,43 +108,57 @@ class Link:
             try:
                 if fresh:
                     connection.connect()
+                if abort is not None:
+                    abort.bind(connection)
                 # Tool calls and streams may take as long as they take.
                 connection.sock.settimeout(None)
                 connection.request(method, self.path, body=body, headers=headers)
                 response = connection.getresponse()
             except (ConnectionRefusedError, OSError) as exc:
                 connection.close()
+                if abort is not None and abort.cancelled:
+                    raise LinkLost("cancelled by the client") from exc
                 if fresh or attempt == 2:
                     if isinstance(exc, (http.client.RemoteDisconnected, ConnectionResetError)):
                         raise LinkLost(str(exc)) from exc
                     raise LinkDown(str(exc) or type(exc).__name__) from exc
                 continue  # a kept-alive connection the server had closed: retry on a new one
-            return Reply(response.status, response.headers, self._messages(connection, response))
+            except ValueError:  # a header value http.client will not send
+                connection.close()
+                raise
+            messages = self._messages(connection, response, abort)
+            return Reply(response.status, response.headers, messages)
         raise AssertionError("unreachable")
 
     def _messages(
-        self, connection: http.client.HTTPConnection, response: http.client.HTTPResponse
-    ) -> Iterator[dict[str, Any]]:
+        self,
+        connection: http.client.HTTPConnection,
+        response: http.client.HTTPResponse,
+        abort: Abort | None,
+    ) -> Iterator[Message]:
         content_type = (response.headers.get("Content-Type") or "").lower()
         try:
             if content_type.startswith("text/event-stream"):
-                reader = SseReader()
-                while True:
-                    raw = response.readline()
-                    if not raw:
-                        break
-                    event = reader.feed_line(raw.decode("utf-8").rstrip("\r\n"))
-                    if event is not None and event[1]:
-                        yield json.loads(event[1])
+                yield from _sse(response)
+            elif content_type.startswith("application/x-ndjson"):
+                yield from _json_lines(response)
+            elif content_type.startswith("application/json"):
+                if response.length is None:  # streamed: maybe one JSON value per line
+                    yield from _json_lines(response, whole=True)
+                else:
+                    body = response.read()
+                    if body.strip():
+                        yield json.loads(body)
             else:
-                body = response.read()
-                if body and content_type.startswith("application/json"):
-                    yield json.loads(body)
+                response.read()
         except (OSError, http.client.HTTPException) as exc:
             connection.close()
+            if abort is not None and abort.cancelled:
+                raise LinkLost("cancelled by the client") from exc
             raise LinkLost(str(exc) or type(exc).__name__) from exc
         finally:
-            if response.isclosed() and not response.will_close and not self._closed:
+            cut = abort is not None and abort.cancelled
+            if response.isclosed() and not response.will_close and not self._closed and not cut:
                 self._idle.put(connection)
             else:
                 connection.close()
@@ -109,3 +170,55 @@ class Link:
                 self._idle.get_nowait().close()
             except queue.Empty:
                 return
+
+
+def _sse(response: http.client.HTTPResponse) -> Iterator[Message]:
+    reader = SseReader()
+    while raw := response.readline():
+        event = reader.feed_line(raw.decode("utf-8").rstrip("\r\n"))
+        if event is not None and event[1].strip():
+            yield json.loads(event[1])
+
+
+def _json_lines(response: http.client.HTTPResponse, whole: bool = False) -> Iterator[Message]:
+    """One JSON value per line; with ``whole``, lines add up until they parse (a document
+    that a server pretty-printed over several lines is still one message)."""
+    pending = b""
+    while raw := response.readline():
+        pending += raw
+        if not pending.strip():
+            pending = b""
+            continue
+        try:
+            message = json.loads(pending)
+        except ValueError:
+            if whole:
+                continue
+            raise
+        pending = b""
+        yield message
+    if pending.strip():
+        yield json.loads(pending)  # raises ValueError: the body ended inside a value
+
+
+def read_reply(reply: Reply, request_id: Any, forward: Callable[[Message], None]) -> Message | None:
+    """The response to ``request_id`` from a reply; other messages go to ``forward``.
+
+    Stops reading at the response, so a server that keeps the stream open after it does
+    not hold the caller. None when the body ended without one. Raises ``LinkLost`` when
+    the connection broke and ``ValueError`` for a body that is not JSON.
+    """
+    messages = reply.messages
+    try:
+        for message in messages:
+            if "method" not in message:
+                if message.get("id") is None and "error" in message:
+                    message["id"] = request_id  # errors raised before the server read the id
+                if message.get("id") == request_id:
+                    return message
+            forward(message)
+        return None
+    finally:
+        close = getattr(messages, "close", None)
+        if close is not None:
+            close()

@@ -31,7 +31,8 @@ def mismatch(
     key = NAME_PARAMS.get(method)
     if key is not None:
         sent = headers.get("Mcp-Name")
-        if sent is None or sent.strip() != params.get(key):
+        # A name a header cannot carry verbatim (e.g. non-ASCII) comes base64-encoded.
+        if sent is None or decode_value(sent.strip()) != params.get(key):
             return f"Mcp-Name header {sent!r} does not match params.{key} {params.get(key)!r}"
     if method == "tools/call":
         tool = tools.get(params.get("name"))
@@ -58,7 +59,7 @@ def _parameter_mismatch(
     for argument, suffix in mirrored_parameters(schema).items():
         header = f"Mcp-Param-{suffix}"
         sent = headers.get(header)
-        if argument not in arguments:
+        if arguments.get(argument) is None:  # absent or null: the client sends no header
             if sent is not None:
                 return f"{header} is set but argument {argument!r} is not"
             continue

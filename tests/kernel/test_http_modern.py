@@ -318,3 +318,15 @@ def test_listen_acknowledges_tags_filters_and_delivers_changes(modern, kernel):
         assert frame["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == "listen-1"
         validate_notification(frame, MODERN)
     assert all(f["method"] != "notifications/prompts/list_changed" for f in frames)
+
+
+def test_a_base64_encoded_name_and_a_null_mirrored_argument_are_accepted(modern, kernel):
+    kernel.run('mcp.resource("bonjour", name="cafe", uri="text://café")')
+    message = modern.message("resources/read", {"uri": "text://café"})
+    encoded = "=?base64?dGV4dDovL2NhZsOp?="  # "text://café"
+    status, _, messages = modern.send(message, **{"Mcp-Name": encoded})
+    assert status == 200 and reply_of(messages)["result"]["contents"][0]["text"] == "bonjour"
+    null = modern.message("tools/call", {"name": "where", "arguments": {"region": None}})
+    status, _, messages = modern.send(null)
+    assert status == 200  # no Mcp-Param-Region for a null argument; the tool then says why
+    assert reply_of(messages)["result"]["isError"] is True

@@ -29,6 +29,7 @@ from ..protocol.executor import settle
 _CALL: contextvars.ContextVar[CallRecord | None] = contextvars.ContextVar(
     "mcp_notebook_call", default=None
 )
+_PROCESS = uuid.uuid4().hex[:8]
 MAX_TEXT = 200_000  # characters of stream output kept per call: history must stay bounded
 _TRUNCATED = "\n[... output truncated ...]\n"
 # display_id -> index in record.output, for update_display() during a call.
@@ -167,12 +168,14 @@ def _own_parent(record: CallRecord) -> None:
     set_parent = getattr(shell, "set_thread_parent", None)
     if set_parent is None:
         return
+    started = datetime.datetime.fromtimestamp(record.started, datetime.timezone.utc)
     header = {
-        "msg_id": f"mcp-call-{record.id}-{uuid.uuid4().hex[:8]}",
+        # Call ids are unique in this process; the prefix makes them unique across kernels.
+        "msg_id": f"mcp-call-{_PROCESS}-{record.id}",
         "msg_type": "mcp_call",
         "session": "mcp-notebook",
         "username": "mcp",
-        "date": datetime.datetime.now(datetime.timezone.utc).isoformat(),
+        "date": started.isoformat(),
         "version": "5.3",
     }
     # Undone with the context when the call ends. On an older kernel, the hooks still capture.
@@ -239,7 +242,7 @@ def replay(app: Any, record: CallRecord) -> Any:
 
 def _shell() -> Any:
     try:
-        from IPython import get_ipython
+        from IPython.core.getipython import get_ipython
     except ImportError:
         return None
     return get_ipython()

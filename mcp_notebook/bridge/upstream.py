@@ -24,6 +24,7 @@ logger = logging.getLogger(__name__)
 
 BRIDGE_ERROR = -32000  # implementation-defined server error (JSON-RPC reserves -32000..-32099)
 ACCEPT = "application/json, text/event-stream"
+VERSION_HEADER = "MCP-Protocol-Version"
 
 
 @dataclass
@@ -71,6 +72,7 @@ class Upstream:
         self.session_id: str | None = None
         self._initialize: Message | None = None
         self._initialized = False
+        self.protocol_version: str | None = None  # negotiated by the client's initialize
         self._generation = 0
         self._stopping = threading.Event()
         self._stream_thread: threading.Thread | None = None
@@ -104,7 +106,7 @@ class Upstream:
         for attempt in (1, 2):
             try:
                 link, session_id = self._connection(establish)
-                reply = link.request("POST", encode(message), link.headers(session_id, ACCEPT))
+                reply = link.request("POST", encode(message), self._headers(link, session_id))
                 if establish:
                     self._adopt_session(reply.headers.get("Mcp-Session-Id"))
                 if reply.status == 404 and session_id and attempt == 1:
@@ -112,6 +114,9 @@ class Upstream:
                     self._lost(session_id)  # the server forgot us (restart): re-initialize
                     continue
                 answer = read_reply(reply, request_id, forward)
+                if establish and answer is not None and "result" in answer:
+                    # Later requests name the negotiated version (2025-06-18 and after).
+                    self.protocol_version = answer["result"].get("protocolVersion")
                 if answer is None and reply.status != 202:
                     return self.error(
                         request_id, f"the server answered HTTP {reply.status} without a reply"
@@ -144,7 +149,7 @@ class Upstream:
             self._initialized = True
         try:
             link, session_id = self._connection(False)
-            reply = link.request("POST", encode(message), link.headers(session_id, ACCEPT))
+            reply = link.request("POST", encode(message), self._headers(link, session_id))
             if reply.status >= 400:
                 logger.warning(
                     "the server refused a %s: HTTP %s", message.get("method"), reply.status
@@ -173,6 +178,10 @@ class Upstream:
                 self._link = link
             return self._link, None if establish else self.session_id
 
+    def _headers(self, link: Link, session_id: str | None, accept: str = ACCEPT) -> dict:
+        version = self.protocol_version if session_id else None
+        return link.headers(session_id, accept, {VERSION_HEADER: version} if version else None)
+
     def _adopt_session(self, session_id: str | None) -> None:
         if session_id:
             with self._state:
@@ -192,7 +201,7 @@ class Upstream:
         self._generation += 1
         if self._initialized:
             note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-            discard(link.request("POST", encode(note), link.headers(session_id, ACCEPT)).messages)
+            discard(link.request("POST", encode(note), self._headers(link, session_id)).messages)
         logger.info("re-established the session with %s", self.target.describe())
         self.reconnected()
 
@@ -221,7 +230,9 @@ class Upstream:
         while not self._stopping.is_set():
             try:
                 link, session_id = self._connection(False)
-                reply = link.request("GET", None, link.headers(session_id, "text/event-stream"))
+                reply = link.request(
+                    "GET", None, self._headers(link, session_id, "text/event-stream")
+                )
                 if reply.status == 405:
                     logger.info("the server offers no GET stream")
                     return
@@ -249,5 +260,5 @@ class Upstream:
             link, session_id = self._link, self.session_id
         if link is not None and session_id:
             with contextlib.suppress(LinkDown, LinkLost):
-                discard(link.request("DELETE", None, link.headers(session_id, ACCEPT)).messages)
+                discard(link.request("DELETE", None, self._headers(link, session_id)).messages)
         self.drop_link()

@@ -461,3 +461,44 @@ def test_an_unreachable_notebook_is_a_prompt_error_for_modern_requests():
     assert "http://127.0.0.1:9/mcp" in reply["error"]["message"]
     validate(reply, "JSONRPCErrorResponse")
     assert raw.close() == 0
+
+
+def test_handshake_requests_name_the_negotiated_version():
+    """After initialize, every request of the session says MCP-Protocol-Version (2025-06-18+)."""
+    notebook = FakeNotebook(
+        lambda seen: (
+            200,
+            "application/json",
+            json_body(
+                {
+                    "jsonrpc": "2.0",
+                    "id": seen.body["id"],
+                    "result": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "serverInfo": {"name": "fake", "version": "1"},
+                    },
+                }
+            )
+            if seen.method == "initialize"
+            else json_body({"jsonrpc": "2.0", "id": seen.body["id"], "result": {}})
+            if "id" in seen.body
+            else b"",
+            {"Mcp-Session-Id": "s1"} if seen.method == "initialize" else None,
+        )
+    )
+    try:
+        raw = bridge_to(notebook)
+        params = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
+        raw.send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params})
+        raw.reply_to(1)
+        raw.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+        raw.reply_to(2)
+        (initialize,) = notebook.posted("initialize")
+        assert "mcp-protocol-version" not in initialize.headers
+        (listing,) = notebook.posted("tools/list")
+        assert listing.headers["mcp-session-id"] == "s1"
+        assert listing.headers["mcp-protocol-version"] == "2025-06-18"
+        raw.close()
+    finally:
+        notebook.close()

@@ -56,39 +56,36 @@ def _extras(annotations: dict[str, Any] | None, meta: dict[str, Any] | None) -> 
 
 
 @dataclass
-class Image:
+class _Media:
+    """Bytes (or a file) sent as base64 with their mime type."""
+
     data: bytes | None = None
     path: str | Path | None = None
     mime_type: str | None = None
     annotations: dict[str, Any] | None = None
     meta: dict[str, Any] | None = None
+    kind = ""  # the content block's type
 
     def block(self) -> dict[str, Any]:
         data, mime = _load(self.data, self.path, self.mime_type)
         return {
-            "type": "image",
+            "type": self.kind,
             "data": _b64(data),
             "mimeType": mime,
             **_extras(self.annotations, self.meta),
         }
 
 
-@dataclass
-class Audio:
-    data: bytes | None = None
-    path: str | Path | None = None
-    mime_type: str | None = None
-    annotations: dict[str, Any] | None = None
-    meta: dict[str, Any] | None = None
+class Image(_Media):
+    """An image: ``Image(png_bytes)`` or ``Image(path="plot.png")``."""
 
-    def block(self) -> dict[str, Any]:
-        data, mime = _load(self.data, self.path, self.mime_type)
-        return {
-            "type": "audio",
-            "data": _b64(data),
-            "mimeType": mime,
-            **_extras(self.annotations, self.meta),
-        }
+    kind = "image"
+
+
+class Audio(_Media):
+    """Audio: ``Audio(wav_bytes)`` or ``Audio(path="hello.wav")``."""
+
+    kind = "audio"
 
 
 @dataclass

@@ -46,6 +46,11 @@ async def ask_name(ctx: Context) -> str:
     return f"{answer.action}:{(answer.content or {}).get('name')}"
 
 @mcp.tool
+async def sign_in(ctx: Context) -> str:
+    answer = await ctx.elicit_url("Please sign in", "https://example.com/login")
+    return answer.action
+
+@mcp.tool
 async def ask_model(question: str, ctx: Context) -> str:
     result = await ctx.sample(question, max_tokens=50)
     return result["content"]["text"]
@@ -187,6 +192,22 @@ async def test_elicitation_accept_decline_cancel(served, mode, answer, expected)
     assert result.content[0].text == expected
     assert asked[0]["message"] == "What is your name?"
     assert asked[0]["requestedSchema"]["properties"]["name"]["default"] == "Ada"
+
+
+@MODES
+async def test_url_mode_elicitation(served, mode):
+    asked: list[dict] = []
+
+    async def on_elicit(context, params):
+        asked.append(dump(params))
+        return types.ElicitResult(action="accept")
+
+    async with connect(served, mode, elicitation_callback=on_elicit) as client:
+        result = await client.call_tool("sign_in", {})
+    assert result.content[0].text == "accept"
+    assert asked[0]["mode"] == "url" and asked[0]["url"] == "https://example.com/login"
+    # 2025-11-25 correlates by elicitationId; 2026-07-28 dropped it (the retry correlates).
+    assert ("elicitationId" in asked[0]) == (mode == "legacy")
 
 
 @MODES

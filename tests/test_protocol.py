@@ -624,3 +624,33 @@ async def test_set_level_accepts_rfc5424_levels_and_rejects_others():
     assert bad["error"]["code"] == -32602
     assert "loud" in bad["error"]["message"]
     assert session.log_level == "notice"
+
+
+async def test_tool_and_resource_metadata_pass_through_to_the_listings():
+    server, mcp = make_server()
+    icons = [{"src": "https://example.com/i.png", "mimeType": "image/png", "sizes": ["48x48"]}]
+
+    @mcp.tool(
+        title="Adder",
+        annotations={"readOnlyHint": True, "title": "Adder"},
+        icons=icons,
+        meta={"example.com/owner": "data-team"},
+    )
+    def add(a: int) -> int:
+        """Add one."""
+        return a + 1
+
+    annotations = {
+        "audience": ["assistant"],
+        "priority": 0.5,
+        "lastModified": "2026-11-29T10:00:00Z",
+    }
+    mcp.resource("text", name="notes", annotations=annotations, size=4, title="Notes")
+    (tool,) = (await result(server, "tools/list"))["tools"]
+    assert tool["title"] == "Adder"
+    assert tool["annotations"] == {"readOnlyHint": True, "title": "Adder"}
+    assert tool["icons"] == icons
+    assert tool["_meta"] == {"example.com/owner": "data-team"}
+    (resource,) = (await result(server, "resources/list"))["resources"]
+    assert resource["annotations"] == annotations
+    assert (resource["size"], resource["title"]) == (4, "Notes")

@@ -330,3 +330,24 @@ def test_a_base64_encoded_name_and_a_null_mirrored_argument_are_accepted(modern,
     status, _, messages = modern.send(null)
     assert status == 200  # no Mcp-Param-Region for a null argument; the tool then says why
     assert reply_of(messages)["result"]["isError"] is True
+
+
+def test_stopping_the_server_closes_listen_streams_gracefully(modern, kernel):
+    """Runs last in this module: it stops the server, then serves again on the same port."""
+    message = modern.message("subscriptions/listen", {"notifications": {}}, id=77)
+    connection = http.client.HTTPConnection(modern.host, modern.port, timeout=30)
+    connection.request("POST", modern.path, json.dumps(message), modern.headers(message))
+    response = connection.getresponse()
+    first = response.readline()
+    while not first.strip().startswith(b"data:"):
+        first = response.readline()
+    kernel.run("%mcp stop")
+    try:
+        rest = response.read().decode()  # the stream ends: the listen request's own result
+        final = [json.loads(line[5:]) for line in rest.splitlines() if line.startswith("data:")]
+        assert final[-1]["id"] == 77
+        assert final[-1]["result"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 77
+        validate(final[-1]["result"], "SubscriptionsListenResult", MODERN)
+    finally:
+        connection.close()
+        kernel.run(f"%mcp start --port {modern.port}")

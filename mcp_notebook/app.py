@@ -6,27 +6,22 @@ import asyncio
 import json
 import logging
 import os
-import re
 import secrets
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar, overload
+from typing import Any
 
 from . import discovery
 from ._version import __version__
 from .protocol import CallLog, InlineExecutor, LoopExecutor, Server
 from .protocol.executor import Executor
-from .registry import Kind, Prompt, Registry, Resource, ResourceTemplate, Tool, dataframes
+from .registration import Registrations
+from .registry import Kind, Registry, Tool
 from .transports.http import DEFAULT_MAX_BODY, HttpTransport
 from .ui.confirmer import Confirmer, Policy, needs_confirmation, parse_policy
 
 logger = logging.getLogger(__name__)
-F = TypeVar("F", bound=Callable[..., Any])
-_MISSING: Any = object()
-_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
-_URI = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 # Set by `mcp-notebook serve` in the kernel's environment: its options win over the cell's.
 SERVE_OPTIONS_ENV = "MCP_NOTEBOOK_SERVE_OPTIONS"
 DEFAULT_PORT = 8765
@@ -39,7 +34,7 @@ class ServerInfo:
     name: str
 
 
-class NotebookMCP:
+class NotebookMCP(Registrations):
     """Registers tools, resources and prompts, and serves them while the notebook runs."""
 
     def __init__(self, name: str | None = None, *, history: int = 1000) -> None:
@@ -65,283 +60,6 @@ class NotebookMCP:
         self._discovery_file: Path | None = None
         self._lock = threading.Lock()
         self.registry.subscribe(self._announce)
-
-    # -- tools -------------------------------------------------------------------------
-    @overload
-    def tool(self, fn: F, /) -> F: ...
-    @overload
-    def tool(self, fn: None = None, /, **options: Any) -> Callable[[F], F]: ...
-
-    def tool(
-        self,
-        fn: Callable[..., Any] | None = None,
-        /,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: dict[str, Any] | None = None,
-        input_schema: dict[str, Any] | None = None,
-        output_schema: dict[str, Any] | None = None,
-        confirm: bool = False,
-        meta: dict[str, Any] | None = None,
-        icons: list[dict[str, Any]] | None = None,
-    ) -> Any:
-        """Register a function as a tool: ``@mcp.tool`` or ``@mcp.tool(name=..., ...)``."""
-
-        def register(func: F) -> F:
-            if not callable(func):
-                raise TypeError(f"@mcp.tool needs a function, not {type(func).__name__}")
-            tool_name = name or getattr(func, "__name__", None) or ""
-            if not _TOOL_NAME.match(tool_name):
-                raise ValueError(
-                    f"Invalid tool name {tool_name!r}: use 1-128 letters, digits, '_', '-' or '.'"
-                )
-            self.registry.add_tool(
-                Tool(
-                    func,
-                    tool_name,
-                    title=title,
-                    description=description,
-                    annotations=annotations,
-                    input_schema=input_schema,
-                    output_schema=output_schema,
-                    confirm=confirm,
-                    meta=meta,
-                    icons=icons,
-                )
-            )
-            return func
-
-        return register(fn) if fn is not None else register
-
-    # -- resources ---------------------------------------------------------------------
-    def resource(
-        self,
-        obj: Any = _MISSING,
-        /,
-        *,
-        name: str | None = None,
-        uri: str | None = None,
-        mime_type: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: dict[str, Any] | None = None,
-        size: int | None = None,
-        meta: dict[str, Any] | None = None,
-        var: str | None = None,
-        format: str | None = None,
-    ) -> Any:
-        """Serve a str, bytes, DataFrame or zero-argument callable as a resource.
-
-        ``mcp.resource(df, name="sales")`` or, on a function, ``@mcp.resource`` /
-        ``@mcp.resource(uri="notes://today")``. ``mcp.resource(var="notes")`` serves
-        whatever the notebook variable holds when it is read; subscribers hear when a cell
-        re-binds or changes it. Returns ``obj`` unchanged.
-
-        A DataFrame (or a variable holding one) is served at ``df://NAME`` -- its first
-        rows, as ``format`` "csv" (default), "json" or "markdown" -- with a page template
-        ``df://NAME{?offset,limit,columns,format}`` and ``df://NAME/schema``.
-        """
-        options = {
-            "name": name,
-            "uri": uri,
-            "mime_type": mime_type,
-            "title": title,
-            "description": description,
-            "annotations": annotations,
-            "size": size,
-            "meta": meta,
-            "format": format,
-        }
-        if var is not None:
-            if obj is not _MISSING:
-                raise TypeError("mcp.resource() takes a value or var=, not both")
-            options["name"] = name or var
-            reader = self._variable_reader(var)
-            if format is not None or dataframes.is_frame((self.namespace or {}).get(var)):
-                self.watched[var] = self._serve_frame(reader, None, **options)
-                return None
-            self.resource(reader, **options)
-            self.watched[var] = self.registry.resources_by_name(options["name"])
-            return None
-        if obj is _MISSING:
-            return lambda value: self.resource(value, **options)
-        if dataframes.is_frame(obj):
-            self._serve_frame(lambda: obj, obj, **options)
-            return obj
-        if format is not None:
-            raise TypeError("format= is for DataFrames (a function's result: give mime_type=)")
-        if callable(obj):
-            reader = obj
-            function_name = getattr(obj, "__name__", None)
-            if not name and function_name and function_name.isidentifier():
-                name = function_name  # not "<lambda>": that is no name to serve by
-            if description is None and getattr(obj, "__doc__", None):
-                description = obj.__doc__.strip().split("\n\n")[0]
-        elif isinstance(obj, (str, bytes, bytearray)):
-            reader = lambda: obj  # noqa: E731 - the value itself, read on each request
-        else:
-            raise TypeError(
-                "mcp.resource() serves str, bytes, a DataFrame or a zero-argument callable, "
-                f"not {type(obj).__name__}"
-            )
-        if not name and uri:
-            name = uri
-        if not name:
-            raise ValueError("mcp.resource() needs name= (or uri=) for a value")
-        if uri is None:
-            uri = f"resource://{name}"
-        if not _URI.match(uri):
-            raise ValueError(f"Invalid resource URI {uri!r}: it needs a scheme, e.g. data://x")
-        if size is None and isinstance(obj, str):
-            size = len(obj.encode())
-        elif size is None and isinstance(obj, (bytes, bytearray)):
-            size = len(obj)
-        if mime_type is None and isinstance(obj, str):
-            mime_type = "text/plain"
-        self.registry.add_resource(
-            Resource(
-                uri,
-                name,
-                reader,
-                title=title,
-                description=description,
-                mime_type=mime_type,
-                size=size,
-                annotations=annotations,
-                meta=meta,
-            )
-        )
-        return obj
-
-    def _serve_frame(
-        self,
-        reader: Callable[[], Any],
-        current: Any,
-        *,
-        name: str | None,
-        uri: str | None,
-        mime_type: str | None,
-        format: str | None,
-        **options: Any,
-    ) -> str:
-        """Register a frame's resource, page and schema templates; return the resource URI."""
-        if not name and uri:
-            name = uri
-        if not name:
-            raise ValueError("mcp.resource() needs name= (or uri=) for a DataFrame")
-        uri = uri or f"df://{name}"
-        if not _URI.match(uri):
-            raise ValueError(f"Invalid resource URI {uri!r}: it needs a scheme, e.g. data://x")
-        fmt = dataframes.format_for(format, mime_type)
-        resource, *templates = dataframes.frame_components(
-            reader, name=name, uri=uri, fmt=fmt, current=current, **options
-        )
-        # The same name served at another URI before: drop its old templates too.
-        keep = {t.uri_template for t in templates}
-        for key, old in list(self.registry.templates.items()):
-            if old.name == name and key not in keep:
-                self.registry.remove(key)
-        self.registry.add_resource(resource)
-        for template in templates:
-            self.registry.add_template(template)
-        return uri
-
-    def _variable_reader(self, var: str) -> Callable[[], Any]:
-        def read() -> Any:
-            namespace = self.namespace if self.namespace is not None else {}
-            if var not in namespace:
-                raise LookupError(f"the notebook has no variable {var!r} (yet)")
-            return namespace[var]
-
-        read.__name__ = var
-        return read
-
-    def resource_template(
-        self,
-        uri_template: str,
-        *,
-        name: str | None = None,
-        mime_type: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        annotations: dict[str, Any] | None = None,
-        complete: dict[str, Any] | None = None,
-    ) -> Callable[[F], F]:
-        """``@mcp.resource_template("notes://{day}")``: the function receives the URI's values.
-
-        ``complete={"day": ["mon", "tue"]}`` (or a function of the typed prefix) feeds
-        ``completion/complete`` for a template variable.
-        """
-        if not _URI.match(uri_template):
-            raise ValueError(f"Invalid URI template {uri_template!r}: it needs a scheme")
-
-        def register(fn: F) -> F:
-            self.registry.add_template(
-                ResourceTemplate(
-                    uri_template,
-                    name or fn.__name__,
-                    fn,
-                    title=title,
-                    description=description,
-                    mime_type=mime_type,
-                    annotations=annotations,
-                    completers=dict(complete or {}),
-                )
-            )
-            return fn
-
-        return register
-
-    # -- prompts -----------------------------------------------------------------------
-    def prompt(
-        self,
-        name_or_fn: Any = None,
-        template: str | None = None,
-        /,
-        *,
-        name: str | None = None,
-        title: str | None = None,
-        description: str | None = None,
-        defaults: dict[str, str] | None = None,
-        role: str = "user",
-        complete: dict[str, Any] | None = None,
-    ) -> Any:
-        """``mcp.prompt("name", "text with {arg}")``, or ``@mcp.prompt`` on a function.
-
-        ``complete={"arg": [...] or fn(prefix)}`` feeds ``completion/complete``.
-        """
-        if callable(name_or_fn):
-            prompt = Prompt.from_function(
-                name_or_fn, name=name, title=title, description=description
-            )
-            prompt.completers = dict(complete or {})
-            self.registry.add_prompt(prompt)
-            return name_or_fn
-        if isinstance(name_or_fn, str) and template is not None:
-            prompt = Prompt.from_template(
-                name_or_fn,
-                template,
-                title=title,
-                description=description,
-                defaults=defaults,
-                role=role,
-            )
-            prompt.completers = dict(complete or {})
-            self.registry.add_prompt(prompt)
-            return None
-        if name_or_fn is not None and not isinstance(name_or_fn, str):
-            raise TypeError("mcp.prompt() takes a name and a template, or decorates a function")
-        decorator_name = name_or_fn or name
-        return lambda fn: self.prompt(
-            fn, name=decorator_name, title=title, description=description, complete=complete
-        )
-
-    def remove(self, name: str) -> None:
-        """Remove the tool, prompt or resource (by name or URI) called ``name``."""
-        if not self.registry.remove(name):
-            raise KeyError(f"nothing registered as {name!r}")
 
     # -- serving -----------------------------------------------------------------------
     @property
@@ -485,14 +203,6 @@ class NotebookMCP:
     def _executor(self) -> Executor:
         # In a kernel, each call runs in its own context and its output goes to its record.
         return self.ui.executor() if self.ui is not None else _current_executor()
-
-    def resource_updated(self, name_or_uri: str) -> None:
-        """Tell subscribed clients that a resource's content changed."""
-        for uri, resource in self.registry.resources.items():
-            if name_or_uri in (uri, resource.name):
-                self.registry.resource_updated(uri)
-                return
-        self.registry.resource_updated(name_or_uri)  # e.g. a URI served by a template
 
     def _announce(self, kind: Kind, detail: str | None) -> None:
         transport, server = self._transport, self._server

@@ -23,55 +23,15 @@ from mcp_notebook.protocol import RpcError, Server, Session
 from mcp_notebook.protocol.seed import SeedSession, is_seed_message, server_authority
 from mcp_notebook.wire import FramingError, JsonError, detect, make_framer
 
+from .seed_schemas import (
+    PROMPT_DEFINITION,
+    RESOURCE_DEFINITION,
+    SERVER_CAPABILITIES,
+    TOOL_DEFINITION,
+)
+
 # -- the reference document, as a client author reads it -----------------------------------
 
-TOOL_DEFINITION = {
-    "type": "object",
-    "properties": {
-        "mcpId": {"type": "string"},
-        "name": {"type": "string"},
-        "description": {"type": "string"},
-        "inputSchema": {"type": "object"},
-        "outputSchema": {"type": "object"},
-    },
-    "required": ["mcpId", "name", "description", "inputSchema", "outputSchema"],
-}
-RESOURCE_DEFINITION = {
-    "type": "object",
-    "properties": {
-        "mcpId": {"type": "string"},
-        "name": {"type": "string"},
-        "description": {"type": "string"},
-        "mediaType": {"type": "string"},
-        "content": {"type": "string"},
-    },
-    "required": ["mcpId", "name", "description", "mediaType", "content"],
-}
-PROMPT_DEFINITION = {
-    "type": "object",
-    "properties": {
-        "mcpId": {"type": "string"},
-        "name": {"type": "string"},
-        "description": {"type": "string"},
-        "role": {"type": "string", "enum": ["system", "user", "assistant"]},
-        "content": {"type": "string"},
-    },
-    "required": ["mcpId", "name", "role", "content"],
-}
-SERVER_CAPABILITIES = {  # the document's TypeScript interface, as JSON Schema
-    "type": "object",
-    "properties": {
-        "listToolsProvider": {"type": "boolean"},
-        "listResourcesProvider": {"type": "boolean"},
-        "listPromptsProvider": {"type": "boolean"},
-        "executionProvider": {
-            "type": "object",
-            "properties": {"execute": {"type": "boolean"}},
-            "required": ["execute"],
-        },
-    },
-    "required": ["listToolsProvider", "listResourcesProvider", "listPromptsProvider"],
-}
 MCP_ID = re.compile(r"^mcp://[a-z0-9.-]+/(tools|resources|prompts)/[^/\s]+:v1$")
 
 # The document's examples, verbatim ("\r\n" in the document stands for CR LF).

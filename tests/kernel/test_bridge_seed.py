@@ -22,6 +22,12 @@ import jsonschema
 import pytest
 
 from ..kernels import Kernel
+from ..seed_schemas import (
+    PROMPT_DEFINITION,
+    RESOURCE_DEFINITION,
+    SERVER_CAPABILITIES,
+    TOOL_DEFINITION,
+)
 from ..stdio import FakeNotebook, Seen, json_body, sse_event
 
 QUICKSTART = str(Path(__file__).resolve().parents[2] / "notebooks" / "quickstart.ipynb")
@@ -29,53 +35,6 @@ NAME = "seed-bridged"
 FRAMINGS = pytest.mark.parametrize("framing", ["content-length", "ndjson"])
 
 # -- the document's schemas -----------------------------------------------------------------
-TOOL_DEFINITION = {
-    "type": "object",
-    "properties": {
-        "mcpId": {"type": "string"},
-        "name": {"type": "string"},
-        "description": {"type": "string"},
-        "inputSchema": {"type": "object"},
-        "outputSchema": {"type": "object"},
-    },
-    "required": ["mcpId", "name", "description", "inputSchema", "outputSchema"],
-}
-RESOURCE_DEFINITION = {
-    "type": "object",
-    "properties": {
-        "mcpId": {"type": "string"},
-        "name": {"type": "string"},
-        "description": {"type": "string"},
-        "mediaType": {"type": "string"},
-        "content": {"type": "string"},
-    },
-    "required": ["mcpId", "name", "description", "mediaType", "content"],
-}
-PROMPT_DEFINITION = {
-    "type": "object",
-    "properties": {
-        "mcpId": {"type": "string"},
-        "name": {"type": "string"},
-        "description": {"type": "string"},
-        "role": {"type": "string", "enum": ["system", "user", "assistant"]},
-        "content": {"type": "string"},
-    },
-    "required": ["mcpId", "name", "role", "content"],
-}
-SERVER_CAPABILITIES = {
-    "type": "object",
-    "properties": {
-        "listToolsProvider": {"type": "boolean"},
-        "listResourcesProvider": {"type": "boolean"},
-        "listPromptsProvider": {"type": "boolean"},
-        "executionProvider": {
-            "type": "object",
-            "properties": {"execute": {"type": "boolean"}},
-            "required": ["execute"],
-        },
-    },
-    "required": ["listToolsProvider", "listResourcesProvider", "listPromptsProvider"],
-}
 MCP_ID = re.compile(r"^mcp://[a-z0-9.-]+/(tools|resources|prompts)/[^/\s]+:v1$")
 HEADER = re.compile(rb"Content-Length: (\d+)\r\n(?:Content-Type: [^\r\n]*\r\n)?\r\n")
 

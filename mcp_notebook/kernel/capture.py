@@ -24,7 +24,7 @@ from functools import partial
 from typing import Any
 
 from ..protocol import CallRecord, LoopExecutor
-from ..protocol.executor import settle
+from ..protocol.executor import Then, settle
 
 _CALL: contextvars.ContextVar[CallRecord | None] = contextvars.ContextVar(
     "mcp_notebook_call", default=None
@@ -130,10 +130,12 @@ def _changed(record: CallRecord) -> None:
 class CapturingExecutor(LoopExecutor):
     """A LoopExecutor that runs every call's user code in a context of its own."""
 
-    async def run(self, work: Callable[[], Any], record: CallRecord | None = None) -> Any:
+    async def run(
+        self, work: Callable[[], Any], record: CallRecord | None = None, then: Then | None = None
+    ) -> Any:
         if record is None:
-            return await super().run(work, record)
-        return await super().run(partial(_in_own_context, work, record), record)
+            return await super().run(work, record, then)
+        return await super().run(partial(_in_own_context, work, record), record, then)
 
 
 def _in_own_context(work: Callable[[], Any], record: CallRecord) -> Any:

@@ -3,6 +3,11 @@
 The server never calls a tool, reader or prompt function itself: it hands a zero-argument
 ``work`` callable to an executor. ``work()`` returns a value or an awaitable. In a kernel
 the executor is the kernel's own loop (see DESIGN.md §3); elsewhere, the caller's loop.
+
+An optional ``then(ok, value)`` runs right where the work ran, as soon as it ended (with
+its value, or the exception it raised; not when it was cancelled), and its return value is
+the outcome. The server uses it to finish a call, and even answer the client, on the
+kernel thread without waiting for another thread to wake up.
 """
 
 from __future__ import annotations
@@ -14,9 +19,13 @@ from typing import Any, Protocol
 
 from .calls import CallRecord
 
+Then = Callable[[bool, Any], Any]
+
 
 class Executor(Protocol):
-    async def run(self, work: Callable[[], Any], record: CallRecord | None = None) -> Any:
+    async def run(
+        self, work: Callable[[], Any], record: CallRecord | None = None, then: Then | None = None
+    ) -> Any:
         """Run ``work`` where user code belongs; ``record`` is the call it serves, if any."""
         ...
 
@@ -28,22 +37,41 @@ async def settle(value: Any) -> Any:
     return value
 
 
+async def run_here(work: Callable[[], Any], then: Then | None) -> Any:
+    """Run ``work`` on the current loop, then ``then``."""
+    try:
+        value = await settle(work())
+    except asyncio.CancelledError:
+        raise
+    except BaseException as exc:
+        if then is None:
+            raise
+        return then(False, exc)
+    return value if then is None else then(True, value)
+
+
 class InlineExecutor:
     """Runs user code on the loop that handles the request (tests, plain scripts)."""
 
-    async def run(self, work: Callable[[], Any], record: CallRecord | None = None) -> Any:
+    async def run(
+        self, work: Callable[[], Any], record: CallRecord | None = None, then: Then | None = None
+    ) -> Any:
         if record is not None:
             record.set_status("running")
-        return await settle(work())
+        return await run_here(work, then)
 
 
 class _Handoff:
     """One call's journey to the kernel loop and back; settled exactly once."""
 
     def __init__(
-        self, caller: asyncio.AbstractEventLoop, work: Callable[[], Any], record: CallRecord | None
+        self,
+        caller: asyncio.AbstractEventLoop,
+        work: Callable[[], Any],
+        record: CallRecord | None,
+        then: Then | None,
     ) -> None:
-        self.caller, self.work, self.record = caller, work, record
+        self.caller, self.work, self.record, self.then = caller, work, record, then
         self.outcome: asyncio.Future[Any] = caller.create_future()
         self.cancelled = False
         self.task: asyncio.Future[Any] | None = None
@@ -61,17 +89,25 @@ class _Handoff:
                 self.task.add_done_callback(self._task_done)
                 return
         except BaseException as exc:  # SystemExit or KeyboardInterrupt in a tool included
-            self._report(False, exc)
+            self._conclude(False, exc)
             return
-        self._report(True, value)
+        self._conclude(True, value)
 
     def _task_done(self, task: asyncio.Future[Any]) -> None:
         if task.cancelled():
             self._report(False, asyncio.CancelledError())
         elif task.exception() is not None:
-            self._report(False, task.exception())
+            self._conclude(False, task.exception())
         else:
-            self._report(True, task.result())
+            self._conclude(True, task.result())
+
+    def _conclude(self, ok: bool, value: Any) -> None:
+        if self.then is not None and not isinstance(value, asyncio.CancelledError):
+            try:
+                ok, value = True, self.then(ok, value)
+            except BaseException as exc:
+                ok, value = False, exc
+        self._report(ok, value)
 
     def _report(self, ok: bool, value: Any) -> None:
         self.caller.call_soon_threadsafe(self._settle, ok, value)
@@ -95,15 +131,17 @@ class LoopExecutor:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
 
-    async def run(self, work: Callable[[], Any], record: CallRecord | None = None) -> Any:
+    async def run(
+        self, work: Callable[[], Any], record: CallRecord | None = None, then: Then | None = None
+    ) -> Any:
         caller = asyncio.get_running_loop()
         if caller is self.loop:
             if record is not None:
                 record.set_status("running")
-            return await settle(work())
+            return await run_here(work, then)
         if self.loop.is_closed() or not self.loop.is_running():
             raise RuntimeError("the kernel's event loop is not running")
-        handoff = _Handoff(caller, work, record)
+        handoff = _Handoff(caller, work, record, then)
         self.loop.call_soon_threadsafe(handoff.start)
         try:
             return await handoff.outcome

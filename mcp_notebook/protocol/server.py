@@ -16,6 +16,7 @@ from typing import Any
 from ..registry import Registry
 from . import jsonrpc, modern
 from .calls import CallLog
+from .early import EarlyReply, offered
 from .executor import Executor, InlineExecutor
 from .jsonrpc import Message, RpcError, invalid_params
 from .mrtr import Continuations
@@ -117,7 +118,14 @@ class Server(UserCalls):
         )
 
     # -- entry point -------------------------------------------------------------------
-    async def handle(self, message: Any, session: Session) -> Message | None:
+    async def handle(
+        self, message: Any, session: Session, early: EarlyReply | None = None
+    ) -> Message | None:
+        """The reply to ``message`` (None for notifications, responses and cancelled calls).
+
+        ``early``, if given, may deliver the reply of a call into user code before this
+        returns it (see :mod:`.early`).
+        """
         try:
             kind = jsonrpc.kind(message)
         except RpcError as error:
@@ -140,7 +148,11 @@ class Server(UserCalls):
                 )
             params = message.get("params") or {}
             if method in CANCELLABLE:
-                result = await self._cancellable(handler, params, session, request_id)
+                token = offered.set(early)
+                try:
+                    result = await self._cancellable(handler, params, session, request_id)
+                finally:
+                    offered.reset(token)
                 if result is None:
                     return None  # cancelled: the client expects no response
             else:
@@ -152,6 +164,9 @@ class Server(UserCalls):
             return jsonrpc.error_response(
                 request_id, RpcError(jsonrpc.INTERNAL_ERROR, f"Internal error: {exc}")
             )
+        return self._response(method, request_id, result, session)
+
+    def _response(self, method: str, request_id: Any, result: dict, session: Session) -> Message:
         if session.era == "modern":
             result = modern.shape(method, result)
         return jsonrpc.response(request_id, result)

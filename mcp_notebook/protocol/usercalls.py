@@ -17,7 +17,8 @@ from ..registry.content import error_result
 from . import jsonrpc
 from .calls import CallLog, CallRecord
 from .context import Context
-from .executor import Executor, settle
+from .early import offered
+from .executor import Executor, Then, settle
 from .jsonrpc import RESOURCE_NOT_FOUND, RpcError, invalid_params
 from .mrtr import SETTLE_SECONDS, Asker, Continuations, Suspended
 from .session import Session
@@ -44,6 +45,10 @@ class UserCalls:
         confirm: Confirm | None
         continuations: Continuations
 
+        def _response(
+            self, method: str, request_id: Any, result: dict, session: Session
+        ) -> jsonrpc.Message: ...
+
     # -- calls into user code ----------------------------------------------------------
     async def _tools_call(self, params: dict, session: Session, request_id: Any) -> dict:
         name = _required_str(params, "name")
@@ -67,24 +72,35 @@ class UserCalls:
                 return error_result(problem)
             context = self._context(params, session, request_id) if tool.injected else None
             injected = {Context: context} if context is not None else {}
+            # Without a Context, user code says nothing on this request's stream: the
+            # response may leave from the kernel thread (see .early).
+            early = offered.get() if context is None else None
+            armed = False
 
             def work() -> Any:
                 return _then(tool.invoke(arguments, injected), tool.result)
 
+            def conclude(ok: bool, value: Any) -> dict[str, Any]:
+                result = _tool_outcome(record, ok, value)
+                if armed and early is not None:
+                    early.send(self._response("tools/call", request_id, result, session))
+                return result
+
             async def confirm_then_run() -> Any:
-                nonlocal arguments
+                nonlocal arguments, armed
                 if self.confirm is not None:
                     arguments = await self.confirm(tool, arguments, session, record)
                     problem = tool.argument_error(arguments)  # the user may have edited them
                     if problem is not None:
                         raise Declined(problem)
+                armed = early is not None and early.arm()
                 return await self._start(
-                    work, record, session, context, f"tools/call {name}", params
+                    work, record, session, context, f"tools/call {name}", params, conclude
                 )
 
             outcome = confirm_then_run()
         try:
-            result = await outcome
+            return await outcome
         except Declined as declined:
             record.finish("denied", error=declined)
             return error_result(str(declined))
@@ -96,13 +112,8 @@ class UserCalls:
         except RpcError as error:  # e.g. a missing client capability on 2026-07-28
             record.finish("error", error=error)
             raise
-        except BaseException as exc:  # a SystemExit in user code must not end the server
-            record.finish("error", error=exc)
-            # The traceback stays in the notebook (``mcp.calls``); the client gets the message.
-            return error_result(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
-        if result.get("resultType") != "input_required":
-            record.finish("done", result=result)
-        return result
+        except BaseException as exc:  # e.g. a confirmation that failed
+            return _tool_outcome(record, False, exc)
 
     # -- 2026-07-28: calls that pause for client input ---------------------------------
     def _context(self, params: dict, session: Session, request_id: Any) -> Context:
@@ -117,12 +128,13 @@ class UserCalls:
         context: Context | None,
         target: str,
         params: dict,
+        then: Then | None = None,
     ) -> Any:
         """Run user code; on 2026-07-28 a Context turns client requests into input requests."""
         if session.era != "modern" or context is None:
-            return await self.executor.run(work, record)
+            return await self.executor.run(work, record, then)
         context.asker = Asker(self._input_responses(params))
-        run = asyncio.ensure_future(self.executor.run(work, record))
+        run = asyncio.ensure_future(self.executor.run(work, record, then))
         return await self._outcome(Suspended(run, context.asker, target, context, record), session)
 
     def _input_responses(self, params: dict) -> dict[str, Any]:
@@ -305,6 +317,19 @@ class UserCalls:
         if not (isinstance(result, dict) and result.get("resultType") == "input_required"):
             record.finish("done", result=result)
         return result
+
+
+def _tool_outcome(record: CallRecord, ok: bool, value: Any) -> dict[str, Any]:
+    """The result of a tool call that ended with ``value`` (or raised it), recorded."""
+    if ok:
+        if value.get("resultType") != "input_required":
+            record.finish("done", result=value)
+        return value
+    if isinstance(value, RpcError):
+        raise value  # a JSON-RPC error (e.g. a missing client capability), not a tool error
+    record.finish("error", error=value)
+    # The traceback stays in the notebook (``mcp.calls``); the client gets the message.
+    return error_result(f"{type(value).__name__}: {value}" if str(value) else type(value).__name__)
 
 
 def _suggest(completer: Any, value: str, known: dict[str, Any]) -> Any:

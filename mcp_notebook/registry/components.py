@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import jsonschema
-from jsonschema.exceptions import best_match
 
 from .blocks import BLOCK_TYPES
 from .content import resource_contents, text_block, to_json_value, tool_result
 from .signature import SignatureModel, injected_parameters, output_schema
 from .uri_template import UriTemplate
+from .validation import SchemaCheck
 
 
 def _drop_none(values: dict[str, Any]) -> dict[str, Any]:
@@ -52,10 +52,8 @@ class Tool:
         if self.output_schema is None:
             self.output_schema, self.wrap_output = output_schema(self.fn)
         jsonschema.Draft202012Validator.check_schema(self.input_schema)
-        self._validator = jsonschema.Draft202012Validator(self.input_schema)
-        self._output_validator = (
-            jsonschema.Draft202012Validator(self.output_schema) if self.output_schema else None
-        )
+        self._arguments = SchemaCheck(self.input_schema)
+        self._output = SchemaCheck(self.output_schema) if self.output_schema else None
         self.definition = _drop_none(
             {
                 "name": self.name,
@@ -71,9 +69,9 @@ class Tool:
 
     def argument_error(self, arguments: dict[str, Any]) -> str | None:
         """A message naming the offending field, or None when the arguments fit the schema."""
-        if self._validator.is_valid(arguments):
+        error = self._arguments.error(arguments)
+        if error is None:
             return None
-        error = best_match(self._validator.iter_errors(arguments))
         where = "/".join(str(p) for p in error.absolute_path)
         prefix = f"Invalid argument '{where}'" if where else "Invalid arguments"
         return f"{prefix} for tool '{self.name}': {error.message}"
@@ -87,7 +85,7 @@ class Tool:
 
     def result(self, value: Any) -> dict[str, Any]:
         result = tool_result(value, self.wrap_output)
-        if self._output_validator is not None:
+        if self._output is not None:
             structured = result.get("structuredContent")
             if structured is None:
                 raise ValueError(
@@ -95,8 +93,8 @@ class Tool:
                     "output_schema=) but returned no structured result; return a value of "
                     "that type, or ToolResult(structured=...)"
                 )
-            if not self._output_validator.is_valid(structured):
-                error = best_match(self._output_validator.iter_errors(structured))
+            error = self._output.error(structured)
+            if error is not None:
                 raise ValueError(
                     f"Tool '{self.name}' returned a result that does not match its "
                     f"output schema: {error.message}"

@@ -55,6 +55,12 @@ def tool_result(value: Any, wrap_output: bool) -> dict[str, Any]:
         return result
     if value is None:
         return {"content": [], "isError": False}
+    if type(value) in (int, float, bool):  # the commonest result, decided first
+        data = to_json_value(value)  # NaN is null
+        result = {"content": [text_block(dumps(data))], "isError": False}
+        if wrap_output:
+            result["structuredContent"] = {"result": data}
+        return result
     if isinstance(value, str):
         result = {"content": [text_block(value)], "isError": False}
         if wrap_output:

@@ -17,6 +17,7 @@ from ..protocol import Session, jsonrpc
 from ..protocol.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND, RpcError
 from ..protocol.versions import HANDSHAKE_VERSIONS
 from . import seed_http
+from .direct import DirectReply
 from .modern_post import ModernRequests
 from .sse import parse_event_id
 
@@ -180,17 +181,44 @@ class McpHandler(ModernRequests, tornado.web.RequestHandler):
             stream = self.transport.open_request_stream(session, message["id"])
             stream.writer = self
             self._stream = stream
+        direct = self._direct_reply() if wants_json else None
         try:
-            reply = await server.handle(message, session)
+            reply = await server.handle(message, session, direct)
+        except BaseException:
+            if direct is not None and direct.armed:
+                direct.abandon()
+            raise
         finally:
             if stream is not None:
                 self.transport.close_request_stream(session, message["id"], stream)
+        if direct is not None and direct.armed:
+            return await direct.finish(reply)  # the response may have left already
         if stream is None or (not stream.resumable and stream.writer is self):
             return self._reply(reply, wants_json)  # nothing was streamed: plain JSON
         if reply is not None:
             stream.send(reply)
         stream.finish()
         return None
+
+    def _direct_reply(self) -> DirectReply | None:
+        """An early reply for this POST, if its connection can outlive the response."""
+        request = self.request
+        if request.version != "HTTP/1.1" or request.headers.get("Connection", "") == "close":
+            return None  # tornado closes such connections after the response
+        address = request.connection.context.address  # type: ignore[union-attr]
+
+        def detach() -> tornado.iostream.IOStream | None:
+            stream = request.connection.stream  # type: ignore[union-attr]
+            if self._finished or self._streaming or stream is None or stream.closed():
+                return None
+            if isinstance(stream, tornado.iostream.SSLIOStream):
+                return None  # bytes on the raw socket would bypass TLS
+            request_stream = getattr(self, "_stream", None)
+            if request_stream is not None and request_stream.writer is self:
+                request_stream.writer = None  # nothing more will be streamed here
+            return self.detach()
+
+        return DirectReply(detach, lambda stream: self.transport.reattach(stream, address))
 
     def _reply(self, reply: dict[str, Any] | None, wants_json: bool) -> None:
         if self.request.connection.stream.closed():  # client gone mid-call

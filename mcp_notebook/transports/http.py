@@ -69,6 +69,7 @@ class HttpTransport:
         self.loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._http: tornado.httpserver.HTTPServer | None = None
+        self._closing = False
 
     @property
     def sessions(self) -> dict[str, Session]:
@@ -83,6 +84,7 @@ class HttpTransport:
 
     # -- lifecycle ---------------------------------------------------------------------
     def start(self) -> None:
+        self._closing = False
         # Bind here, on the caller's thread, so a busy port fails the caller at once.
         family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
         sockets = tornado.netutil.bind_sockets(
@@ -128,6 +130,7 @@ class HttpTransport:
             return
 
         async def shutdown() -> None:
+            self._closing = True
             if self._http is not None:
                 self._http.stop()
             self.server.end_listens()  # listen streams get their final result
@@ -146,6 +149,13 @@ class HttpTransport:
         loop.call_soon_threadsafe(lambda: loop.create_task(shutdown()))
         thread.join(timeout + 1)
         self.loop = self._thread = None
+
+    def reattach(self, stream: tornado.iostream.IOStream, address: Any) -> None:
+        """Serve the next requests of a connection that a handler detached."""
+        if self._http is None or self._closing:
+            stream.close()
+            return
+        self._http.handle_stream(stream, address)
 
     def call_soon(self, callback: Callable[..., Any], *args: Any) -> None:
         """Run ``callback`` on the server's loop; callable from any thread."""

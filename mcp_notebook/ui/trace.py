@@ -60,12 +60,12 @@ class Trace:
         """Record what ``server`` receives and sends from now on (while enabled)."""
         handle, open_session = server.handle, server.open_session
 
-        async def traced_handle(message: Any, session: Any) -> Any:
+        async def traced_handle(message: Any, session: Any, *args: Any) -> Any:
             self._seen(session)
             if not self.enabled:
-                return await handle(message, session)
+                return await handle(message, session, *args)
             self.add("→", session, message)
-            reply = await handle(message, session)
+            reply = await handle(message, session, *args)
             if reply is not None and self.enabled:
                 self.add("←", session, reply)
             return reply

@@ -1,0 +1,122 @@
+"""A call's JSON response written from the kernel thread, straight to the client's socket.
+
+Why: see :mod:`mcp_notebook.protocol.early`. Tornado owns a connection on the server's
+thread, so before user code runs the handler detaches it (``RequestHandler.detach``, as
+websockets do) and nobody else writes to it. The kernel thread sends the whole HTTP
+response on a duplicate of the socket. Back on the server's thread, :meth:`finish` writes
+what did not fit (or the whole response, if none went early) and hands the connection
+back to tornado's HTTP server for the client's next request.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import tornado.httputil
+import tornado.iostream
+
+from ..protocol import jsonrpc
+
+_NO_SIGNAL = getattr(socket, "MSG_NOSIGNAL", 0)
+_date: tuple[int, bytes] = (0, b"")
+
+
+def http_date() -> bytes:
+    """The Date header's value, formatted once a second."""
+    global _date
+    now = int(time.time())
+    if _date[0] != now:
+        _date = (now, tornado.httputil.format_timestamp(now).encode())
+    return _date[1]
+
+
+def json_response(reply: dict[str, Any] | None) -> bytes:
+    """The HTTP/1.1 response for a POST's reply: 200 with JSON, or 202 when none is due."""
+    if reply is None:
+        head = b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n"
+        return head + b"Date: " + http_date() + b"\r\n\r\n"
+    body = jsonrpc.dumps(reply)
+    return b"".join(
+        (
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nDate: ",
+            http_date(),
+            b"\r\nContent-Length: ",
+            str(len(body)).encode(),
+            b"\r\n\r\n",
+            body,
+        )
+    )
+
+
+class DirectReply:
+    """One POST whose response may be sent from another thread (an EarlyReply)."""
+
+    def __init__(
+        self,
+        detach: Callable[[], tornado.iostream.IOStream | None],
+        reattach: Callable[[tornado.iostream.IOStream], None],
+    ) -> None:
+        self._detach, self._reattach = detach, reattach
+        self._lock = threading.Lock()
+        self._stream: tornado.iostream.IOStream | None = None
+        self._socket: socket.socket | None = None
+        self._unsent: bytes | None = None  # None until a response is claimed
+        self._broken = False
+        self.armed = False
+
+    # -- the server's thread -----------------------------------------------------------
+    def arm(self) -> bool:
+        stream = self._detach()
+        if stream is None:
+            return False
+        stream.set_nodelay(True)  # the response goes out in one write: no Nagle delay
+        self._stream, self._socket = stream, stream.socket.dup()
+        self.armed = True
+        return True
+
+    async def finish(self, reply: dict[str, Any] | None) -> None:
+        """Send what is still unsent (``reply``, if nothing went early) and hand back."""
+        stream = self._stream
+        assert stream is not None and self._socket is not None
+        with self._lock:
+            if self._unsent is None:
+                self._unsent = json_response(reply)
+            self._socket.close()
+        try:
+            if self._unsent and not self._broken:
+                await stream.write(self._unsent)
+        except tornado.iostream.StreamClosedError:
+            return
+        if self._broken or stream.closed():
+            stream.close()
+            return
+        self._reattach(stream)
+
+    def abandon(self) -> None:
+        """The request ended without a reply (its session ended): close the connection."""
+        with self._lock:
+            if self._unsent is None:
+                self._unsent = b""
+            if self._socket is not None:
+                self._socket.close()
+        if self._stream is not None:
+            self._stream.close()
+
+    # -- any thread --------------------------------------------------------------------
+    def send(self, reply: dict[str, Any]) -> bool:
+        data = json_response(reply)
+        with self._lock:
+            if self._unsent is not None or self._socket is None:
+                return False  # already answered (e.g. cancelled meanwhile)
+            try:
+                sent = self._socket.send(data, _NO_SIGNAL)
+            except BlockingIOError:
+                sent = 0  # the socket's buffer is full: the server's thread sends it all
+            except OSError:
+                sent, self._broken = len(data), True  # the client is gone
+            self._unsent = data[sent:]
+        return True

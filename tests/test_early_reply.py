@@ -1,0 +1,171 @@
+"""Replies sent from the thread where user code ran (protocol/early.py), sans-IO.
+
+A "kernel" thread runs its own loop, as the kernel's main thread does; the server runs on
+the test's loop and hands user code to the kernel loop. An offered EarlyReply must get the
+exact reply ``handle`` returns, from the kernel thread, once; and only when nothing else
+can be said on the request's stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from mcp_notebook import Context, NotebookMCP
+from mcp_notebook.protocol import Server, Session
+from mcp_notebook.protocol.executor import LoopExecutor
+
+from .schema import validate_reply
+
+
+class RecordingEarly:
+    """An EarlyReply that remembers where and what it was asked."""
+
+    def __init__(self, server: Server, accept: bool = True) -> None:
+        self.server, self.accept = server, accept
+        self.armed_on: list[str] = []
+        self.sent: list[tuple[str, dict[str, Any], str]] = []  # thread, reply, call status
+
+    def arm(self) -> bool:
+        self.armed_on.append(threading.current_thread().name)
+        return self.accept
+
+    def send(self, reply: dict[str, Any]) -> bool:
+        status = self.server.calls[-1].status
+        self.sent.append((threading.current_thread().name, reply, status))
+        return True
+
+
+mcp_under_test = NotebookMCP()
+
+
+@mcp_under_test.tool
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+@mcp_under_test.tool
+async def later(a: int) -> int:
+    await asyncio.sleep(0)
+    return a * 2
+
+
+@mcp_under_test.tool
+def broken() -> int:
+    raise RuntimeError("no luck")
+
+
+@mcp_under_test.tool
+def chatty(ctx: Context) -> str:
+    return "said nothing"
+
+
+@pytest.fixture(scope="module")
+def kernel_loop() -> Iterator[asyncio.AbstractEventLoop]:
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="kernel-main", daemon=True)
+    thread.start()
+    yield loop
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(5)
+
+
+@pytest.fixture
+def server(kernel_loop: asyncio.AbstractEventLoop) -> Server:
+    return Server(mcp_under_test.registry, executor=LoopExecutor(kernel_loop))
+
+
+async def session_of(server: Server) -> Session:
+    session = Session()
+    init = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+    await server.handle(init, session)
+    await server.handle({"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+    return session
+
+
+def call(name: str, request_id: int = 1, **arguments: Any) -> dict[str, Any]:
+    params = {"name": name, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "text"),
+    [("add", {"a": 2, "b": 3}, "5"), ("later", {"a": 21}, "42"), ("broken", {}, "no luck")],
+)
+async def test_the_reply_leaves_from_the_kernel_thread_once(
+    server: Server, tool: str, arguments: dict[str, Any], text: str
+) -> None:
+    session = await session_of(server)
+    early = RecordingEarly(server)
+    reply = await server.handle(call(tool, **arguments), session, early)
+    validate_reply("tools/call", reply)
+    assert text in reply["result"]["content"][0]["text"]
+    assert early.armed_on == [threading.current_thread().name]  # armed on the server's loop
+    assert len(early.sent) == 1
+    thread, sent, status = early.sent[0]
+    assert thread == "kernel-main"
+    assert sent == reply
+    # The call's record is final before the client can see the answer.
+    assert status == ("error" if tool == "broken" else "done")
+
+
+async def test_tools_that_may_stream_are_answered_the_usual_way(server: Server) -> None:
+    session = await session_of(server)
+    early = RecordingEarly(server)
+    reply = await server.handle(call("chatty"), session, early)
+    assert reply["result"]["content"][0]["text"] == "said nothing"
+    assert early.armed_on == [] and early.sent == []
+
+
+async def test_requests_without_user_code_never_arm(server: Server) -> None:
+    session = await session_of(server)
+    early = RecordingEarly(server)
+    bad = await server.handle(call("add", a="two", b=3), session, early)
+    assert bad["result"]["isError"] is True
+    unknown = await server.handle(call("missing"), session, early)
+    assert unknown["error"]["code"] == -32602
+    for method in ("ping", "tools/list"):
+        await server.handle({"jsonrpc": "2.0", "id": 9, "method": method}, session, early)
+    assert early.armed_on == [] and early.sent == []
+
+
+async def test_a_transport_that_declines_keeps_the_reply(server: Server) -> None:
+    session = await session_of(server)
+    early = RecordingEarly(server, accept=False)
+    reply = await server.handle(call("add", a=1, b=1), session, early)
+    assert reply["result"]["content"][0]["text"] == "2"
+    assert len(early.armed_on) == 1 and early.sent == []
+
+
+async def test_a_call_cancelled_before_it_runs_sends_nothing(
+    server: Server, kernel_loop: asyncio.AbstractEventLoop
+) -> None:
+    session = await session_of(server)
+    early = RecordingEarly(server)
+    release = threading.Event()
+    kernel_loop.call_soon_threadsafe(release.wait, 10)  # a "cell" holds the kernel thread
+    pending = asyncio.ensure_future(server.handle(call("add", 5, a=1, b=2), session, early))
+    for _ in range(100):
+        await asyncio.sleep(0.01)
+        if early.armed_on:
+            break
+    cancel = {"method": "notifications/cancelled", "params": {"requestId": 5}}
+    await server.handle({"jsonrpc": "2.0", **cancel}, session)
+    assert await asyncio.wait_for(pending, 5) is None  # no response is due
+    release.set()
+    await asyncio.sleep(0.2)
+    assert early.sent == []
+    assert server.calls[-1].status == "cancelled"

@@ -4,20 +4,21 @@ A tool runs on the kernel loop between cells (DESIGN.md §3). Left alone, its ``
 would land under whatever cell ran last. Here each call runs in a copy of the kernel's
 context in which ``_CALL`` names the call's record; the kernel's stdout/stderr and display
 publisher look at it and append to ``record.output`` (nbformat output dicts, which an
-``ipywidgets.Output`` renders) instead of publishing. The context also gets a parent
-header of its own, so output that slips past the hooks (a C library writing to the file
-descriptor, say) is routed to no cell either. Outside calls nothing changes.
+``ipywidgets.Output`` renders) instead of publishing. Outside calls nothing changes.
+
+The context does not get a parent header of its own (``set_thread_parent``): that cost
+30-60 µs per call on a small VM, and what it would re-route is not output anyway. A C
+library writing to the file descriptor reaches the kernel through the kernel's pipe
+reader thread, which has its own context; comm messages and ``input()`` of a tool go
+where those of a thread the tool started would go.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
-import datetime
 import inspect
 import sys
-import uuid
 import weakref
 from collections.abc import Callable
 from functools import partial
@@ -29,7 +30,6 @@ from ..protocol.executor import Then, settle
 _CALL: contextvars.ContextVar[CallRecord | None] = contextvars.ContextVar(
     "mcp_notebook_call", default=None
 )
-_PROCESS = uuid.uuid4().hex[:8]
 MAX_TEXT = 200_000  # characters of stream output kept per call: history must stay bounded
 _TRUNCATED = "\n[... output truncated ...]\n"
 # display_id -> index in record.output, for update_display() during a call.
@@ -145,7 +145,6 @@ def _in_own_context(work: Callable[[], Any], record: CallRecord) -> Any:
 def _begin(work: Callable[[], Any], record: CallRecord) -> Any:
     _hook_streams()
     _CALL.set(record)
-    _own_parent(record)
     try:
         value = work()
     except BaseException as exc:
@@ -163,26 +162,6 @@ async def _finish(awaitable: Any) -> Any:
     except BaseException as exc:
         remember_failure(exc)
         raise
-
-
-def _own_parent(record: CallRecord) -> None:
-    shell = _shell()
-    set_parent = getattr(shell, "set_thread_parent", None)
-    if set_parent is None:
-        return
-    started = datetime.datetime.fromtimestamp(record.started, datetime.timezone.utc)
-    header = {
-        # Call ids are unique in this process; the prefix makes them unique across kernels.
-        "msg_id": f"mcp-call-{_PROCESS}-{record.id}",
-        "msg_type": "mcp_call",
-        "session": "mcp-notebook",
-        "username": "mcp",
-        "date": started.isoformat(),
-        "version": "5.3",
-    }
-    # Undone with the context when the call ends. On an older kernel, the hooks still capture.
-    with contextlib.suppress(Exception):
-        set_parent({"header": header})
 
 
 # -- %debug and replay -----------------------------------------------------------------
@@ -243,8 +222,6 @@ def replay(app: Any, record: CallRecord) -> Any:
 
 
 def _shell() -> Any:
-    try:
-        from IPython.core.getipython import get_ipython
-    except ImportError:
-        return None
-    return get_ipython()
+    # IPython is imported already wherever calls are captured; elsewhere there is no shell.
+    ipython = sys.modules.get("IPython.core.getipython")
+    return None if ipython is None else ipython.get_ipython()

@@ -7,8 +7,8 @@ queues the change and renders it on its own schedule, never on the server's time
 
 from __future__ import annotations
 
-import contextlib
 import itertools
+import logging
 import threading
 import time
 import traceback
@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+logger = logging.getLogger(__name__)
 _ids = itertools.count(1)
 
 # queued -> (awaiting confirmation) -> running -> done | error | denied | cancelled
@@ -99,9 +100,10 @@ class CallLog:
 
     def notify(self, record: CallRecord) -> None:
         for observer in self._observers:
-            # An observer's bug must not break a call.
-            with contextlib.suppress(Exception):
+            try:
                 observer(record)
+            except Exception:  # an observer's bug must not break a call
+                logger.debug("call observer %r failed", observer, exc_info=True)
 
     def find(self, call_id: int) -> CallRecord | None:
         return next((r for r in reversed(self._records) if r.id == call_id), None)

@@ -72,9 +72,13 @@ def parse(data: bytes | str) -> Any:
         raise RpcError(PARSE_ERROR, f"Parse error: {exc}") from None
 
 
+# allow_nan=False: NaN/Infinity are not JSON and break strict clients. Built once: every
+# message is encoded with it.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
 def dumps(message: Any) -> bytes:
-    # allow_nan=False: NaN/Infinity are not JSON and break strict clients.
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    return _ENCODER.encode(message).encode()
 
 
 def kind(message: Any) -> str:

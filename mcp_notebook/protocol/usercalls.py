@@ -81,10 +81,12 @@ class UserCalls:
                 return _then(tool.invoke(arguments, injected), tool.result)
 
             def conclude(ok: bool, value: Any) -> dict[str, Any]:
-                result = _tool_outcome(record, ok, value)
+                outcome = _tool_outcome(ok, value)
                 if armed and early is not None:
-                    early.send(self._response("tools/call", request_id, result, session))
-                return result
+                    # The answer first. Recording is bookkeeping, done before this thread
+                    # runs anything else (a cell that reads mcp.calls, for one).
+                    early.send(self._response("tools/call", request_id, outcome[0], session))
+                return _recorded(record, outcome)
 
             async def confirm_then_run() -> Any:
                 nonlocal arguments, armed
@@ -113,7 +115,7 @@ class UserCalls:
             record.finish("error", error=error)
             raise
         except BaseException as exc:  # e.g. a confirmation that failed
-            return _tool_outcome(record, False, exc)
+            return _recorded(record, _tool_outcome(False, exc))
 
     # -- 2026-07-28: calls that pause for client input ---------------------------------
     def _context(self, params: dict, session: Session, request_id: Any) -> Context:
@@ -319,17 +321,26 @@ class UserCalls:
         return result
 
 
-def _tool_outcome(record: CallRecord, ok: bool, value: Any) -> dict[str, Any]:
-    """The result of a tool call that ended with ``value`` (or raised it), recorded."""
+Outcome = tuple[dict[str, Any], str | None, BaseException | None]
+
+
+def _tool_outcome(ok: bool, value: Any) -> Outcome:
+    """The result of a tool call that returned (``ok``) or raised ``value``, with the
+    status and error to record (no status while it waits for client input)."""
     if ok:
-        if value.get("resultType") != "input_required":
-            record.finish("done", result=value)
-        return value
+        return value, None if value.get("resultType") == "input_required" else "done", None
     if isinstance(value, RpcError):
         raise value  # a JSON-RPC error (e.g. a missing client capability), not a tool error
-    record.finish("error", error=value)
     # The traceback stays in the notebook (``mcp.calls``); the client gets the message.
-    return error_result(f"{type(value).__name__}: {value}" if str(value) else type(value).__name__)
+    message = f"{type(value).__name__}: {value}" if str(value) else type(value).__name__
+    return error_result(message), "error", value
+
+
+def _recorded(record: CallRecord, outcome: Outcome) -> dict[str, Any]:
+    result, status, error = outcome
+    if status is not None:
+        record.finish(status, result=None if error else result, error=error)
+    return result
 
 
 def _suggest(completer: Any, value: str, known: dict[str, Any]) -> Any:

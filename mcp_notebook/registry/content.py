@@ -31,8 +31,11 @@ def is_structured(value: Any) -> bool:
     )
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=repr)
+
+
 def dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, allow_nan=False, default=repr)
+    return _ENCODER.encode(value)
 
 
 # Extra converters (e.g. the kernel's display formatter for plots and rich objects): each

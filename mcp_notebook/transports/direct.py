@@ -22,6 +22,9 @@ import tornado.iostream
 from ..protocol import jsonrpc
 
 _NO_SIGNAL = getattr(socket, "MSG_NOSIGNAL", 0)
+# A response up to this size leaves in one TCP segment, which Nagle's algorithm does not
+# hold back on an idle connection; a bigger one turns it off first, as tornado does.
+_ONE_SEGMENT = 1400
 _date: tuple[int, bytes] = (0, b"")
 
 
@@ -73,7 +76,6 @@ class DirectReply:
         stream = self._detach()
         if stream is None:
             return False
-        stream.set_nodelay(True)  # the response goes out in one write: no Nagle delay
         self._stream, self._socket = stream, stream.socket.dup()
         self.armed = True
         return True
@@ -88,6 +90,7 @@ class DirectReply:
             self._socket.close()
         try:
             if self._unsent and not self._broken:
+                stream.set_nodelay(True)  # the tail must not wait for an ACK (Nagle)
                 await stream.write(self._unsent)
         except tornado.iostream.StreamClosedError:
             return
@@ -113,6 +116,8 @@ class DirectReply:
             if self._unsent is not None or self._socket is None:
                 return False  # already answered (e.g. cancelled meanwhile)
             try:
+                if len(data) > _ONE_SEGMENT:  # several segments: no Nagle wait for the last
+                    self._socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 sent = self._socket.send(data, _NO_SIGNAL)
             except BlockingIOError:
                 sent = 0  # the socket's buffer is full: the server's thread sends it all

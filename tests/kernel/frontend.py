@@ -121,6 +121,15 @@ class Frontend:
         ]  # fmt: skip
 
     # -- waiting -----------------------------------------------------------------------
+    def new(self, model: str, css: str, before: set[str], timeout: float = 30) -> set[str]:
+        """Models that were not in ``before``, once some arrived (iopub may lag the reply)."""
+        deadline = time.monotonic() + timeout
+        while not (found := set(self.find(model, css)) - before):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no new {model} .{css} in {timeout} s")
+            time.sleep(0.05)
+        return found
+
     async def until(self, check: Callable[[], Any], timeout: float = 30) -> Any:
         """Poll ``check`` without blocking the test's loop; its first truthy value."""
         deadline = time.monotonic() + timeout

@@ -78,7 +78,7 @@ def monitor(served, frontend):
     """One monitor, opened with %mcp monitor; its parts by the role they play."""
     before = set(frontend.find("VBox", "mcp-monitor"))
     served.kernel.run("%mcp monitor")
-    (box,) = set(frontend.find("VBox", "mcp-monitor")) - before
+    (box,) = frontend.new("VBox", "mcp-monitor", before)
     header, pending, _, table, detail, _, output, trace = frontend.children(box)
     return {"box": box, "header": header, "pending": pending, "table": table,
             "detail": detail, "output": output, "trace": trace}  # fmt: skip
@@ -240,7 +240,7 @@ async def test_trace_shows_raw_json_rpc_traffic(served, frontend, monitor):
 async def test_several_monitors_stay_live(served, frontend, monitor):
     before = set(frontend.find("VBox", "mcp-monitor"))
     served.kernel.run("second = mcp.monitor()\ndisplay(second)")
-    (box,) = set(frontend.find("VBox", "mcp-monitor")) - before
+    (box,) = frontend.new("VBox", "mcp-monitor", before)
     other = {"table": frontend.children(box)[3]}
     async with connect(served, "legacy") as client:
         await client.call_tool("add", {"a": 123, "b": 4})

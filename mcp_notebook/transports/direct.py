@@ -10,6 +10,7 @@ back to tornado's HTTP server for the client's next request.
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 import time
@@ -62,8 +63,9 @@ class DirectReply:
         self,
         detach: Callable[[], tornado.iostream.IOStream | None],
         reattach: Callable[[tornado.iostream.IOStream], None],
+        family: int,
     ) -> None:
-        self._detach, self._reattach = detach, reattach
+        self._detach, self._reattach, self._family = detach, reattach, family
         self._lock = threading.Lock()
         self._stream: tornado.iostream.IOStream | None = None
         self._socket: socket.socket | None = None
@@ -76,7 +78,10 @@ class DirectReply:
         stream = self._detach()
         if stream is None:
             return False
-        self._stream, self._socket = stream, stream.socket.dup()
+        # socket.dup() would look the family up through slow enum properties.
+        duplicate = os.dup(stream.socket.fileno())
+        self._socket = socket.socket(self._family, socket.SOCK_STREAM, 0, duplicate)
+        self._stream = stream
         self.armed = True
         return True
 

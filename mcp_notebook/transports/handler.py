@@ -205,7 +205,7 @@ class McpHandler(ModernRequests, tornado.web.RequestHandler):
         request = self.request
         if request.version != "HTTP/1.1" or request.headers.get("Connection", "") == "close":
             return None  # tornado closes such connections after the response
-        address = request.connection.context.address  # type: ignore[union-attr]
+        context = request.connection.context  # type: ignore[union-attr]
 
         def detach() -> tornado.iostream.IOStream | None:
             stream = request.connection.stream  # type: ignore[union-attr]
@@ -218,7 +218,11 @@ class McpHandler(ModernRequests, tornado.web.RequestHandler):
                 request_stream.writer = None  # nothing more will be streamed here
             return self.detach()
 
-        return DirectReply(detach, lambda stream: self.transport.reattach(stream, address))
+        return DirectReply(
+            detach,
+            lambda stream: self.transport.reattach(stream, context.address),
+            context.address_family,
+        )
 
     def _reply(self, reply: dict[str, Any] | None, wants_json: bool) -> None:
         if self.request.connection.stream.closed():  # client gone mid-call

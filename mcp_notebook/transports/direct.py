@@ -10,6 +10,7 @@ back to tornado's HTTP server for the client's next request.
 
 from __future__ import annotations
 
+import http.client
 import os
 import socket
 import threading
@@ -38,15 +39,16 @@ def http_date() -> bytes:
     return _date[1]
 
 
-def json_response(reply: dict[str, Any] | None) -> bytes:
-    """The HTTP/1.1 response for a POST's reply: 200 with JSON, or 202 when none is due."""
+def json_response(reply: dict[str, Any] | None, status: int = 200) -> bytes:
+    """The HTTP/1.1 response for a POST's reply: JSON, or 202 when none is due."""
     if reply is None:
         head = b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n"
         return head + b"Date: " + http_date() + b"\r\n\r\n"
     body = jsonrpc.dumps(reply)
     return b"".join(
         (
-            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nDate: ",
+            _STATUS_LINES.get(status) or _status_line(status),
+            b"Content-Type: application/json\r\nDate: ",
             http_date(),
             b"\r\nContent-Length: ",
             str(len(body)).encode(),
@@ -54,6 +56,17 @@ def json_response(reply: dict[str, Any] | None) -> bytes:
             body,
         )
     )
+
+
+def _status_line(status: int) -> bytes:
+    return f"HTTP/1.1 {status} {http.client.responses.get(status, 'Unknown')}\r\n".encode()
+
+
+_STATUS_LINES = {200: _status_line(200)}
+
+
+def always_ok(reply: dict[str, Any]) -> int:
+    return 200
 
 
 class DirectReply:
@@ -64,8 +77,13 @@ class DirectReply:
         detach: Callable[[], tornado.iostream.IOStream | None],
         reattach: Callable[[tornado.iostream.IOStream], None],
         family: int,
+        status: Callable[[dict[str, Any]], int] = always_ok,
+        on_close: Callable[[], None] | None = None,
     ) -> None:
+        """``status`` gives a reply's HTTP status; ``on_close`` runs if the client hangs
+        up while the connection is lent to the call."""
         self._detach, self._reattach, self._family = detach, reattach, family
+        self._status, self._on_close = status, on_close
         self._lock = threading.Lock()
         self._stream: tornado.iostream.IOStream | None = None
         self._socket: socket.socket | None = None
@@ -82,6 +100,8 @@ class DirectReply:
         duplicate = os.dup(stream.socket.fileno())
         self._socket = socket.socket(self._family, socket.SOCK_STREAM, 0, duplicate)
         self._stream = stream
+        if self._on_close is not None:
+            stream.set_close_callback(self._on_close)  # detaching dropped tornado's watch
         self.armed = True
         return True
 
@@ -91,8 +111,9 @@ class DirectReply:
         assert stream is not None and self._socket is not None
         with self._lock:
             if self._unsent is None:
-                self._unsent = json_response(reply)
+                self._unsent = json_response(reply, self._status(reply) if reply else 200)
             self._socket.close()
+        stream.set_close_callback(None)
         try:
             if self._unsent and not self._broken:
                 stream.set_nodelay(True)  # the tail must not wait for an ACK (Nagle)
@@ -112,11 +133,12 @@ class DirectReply:
             if self._socket is not None:
                 self._socket.close()
         if self._stream is not None:
+            self._stream.set_close_callback(None)
             self._stream.close()
 
     # -- any thread --------------------------------------------------------------------
     def send(self, reply: dict[str, Any]) -> bool:
-        data = json_response(reply)
+        data = json_response(reply, self._status(reply))
         with self._lock:
             if self._unsent is not None or self._socket is None:
                 return False  # already answered (e.g. cancelled meanwhile)

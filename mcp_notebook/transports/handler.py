@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import tornado.iostream
@@ -17,7 +18,7 @@ from ..protocol import Session, jsonrpc
 from ..protocol.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND, RpcError
 from ..protocol.versions import HANDSHAKE_VERSIONS
 from . import seed_http
-from .direct import DirectReply
+from .direct import DirectReply, always_ok
 from .modern_post import ModernRequests
 from .sse import parse_event_id
 
@@ -200,7 +201,11 @@ class McpHandler(ModernRequests, tornado.web.RequestHandler):
         stream.finish()
         return None
 
-    def _direct_reply(self) -> DirectReply | None:
+    def _direct_reply(
+        self,
+        status: Callable[[dict[str, Any]], int] = always_ok,
+        on_close: Callable[[], None] | None = None,
+    ) -> DirectReply | None:
         """An early reply for this POST, if its connection can outlive the response."""
         request = self.request
         if request.version != "HTTP/1.1" or request.headers.get("Connection", "") == "close":
@@ -222,6 +227,8 @@ class McpHandler(ModernRequests, tornado.web.RequestHandler):
             detach,
             lambda stream: self.transport.reattach(stream, context.address),
             context.address_family,
+            status,
+            on_close,
         )
 
     def _reply(self, reply: dict[str, Any] | None, wants_json: bool) -> None:

@@ -63,20 +63,28 @@ class ModernRequests:
         self._stream = stream
         session.transport = "http"
         session.outbound = lambda outgoing, related: _sent(stream, outgoing)
-        self._call = asyncio.ensure_future(server.handle(message, session))
+        direct = self._direct_reply(_status, self._cancel_call) if wants_json else None
+        self._call = asyncio.ensure_future(server.handle(message, session, direct))
         try:
             reply = await self._call
         except asyncio.CancelledError:
+            if direct is not None and direct.armed:
+                direct.abandon()
             return None  # the client closed the stream: that is how it cancels
+        if direct is not None and direct.armed:
+            return await direct.finish(reply)  # the response may have left already
         if stream.resumable or stream.writer is not self:
             if reply is not None:
                 stream.send(reply)
             stream.finish()
             return None
-        error = (reply or {}).get("error") or {}
-        status = {MISSING_CAPABILITY: 400, METHOD_NOT_FOUND: 404}.get(error.get("code"), 200)
-        self.set_status(status)
+        self.set_status(_status(reply) if reply else 200)
         return self._reply(reply, wants_json)
+
+    def _cancel_call(self) -> None:
+        call = getattr(self, "_call", None)
+        if call is not None and not call.done():
+            call.cancel()
 
     def _version_header_mismatch(self, message: dict[str, Any]) -> bool:
         return self.request.headers.get(VERSION_HEADER) != modern.requested_version(message)
@@ -99,6 +107,12 @@ class ModernRequests:
         self.set_header("Allow", "POST")
         self.fail(405, f"Method Not Allowed: {self.request.method} is not part of {version}")
         return True
+
+
+def _status(reply: dict[str, Any]) -> int:
+    """The HTTP status of a 2026-07-28 reply: some errors have their own."""
+    error = reply.get("error") or {}
+    return {MISSING_CAPABILITY: 400, METHOD_NOT_FOUND: 404}.get(error.get("code"), 200)
 
 
 def _sent(stream: SseStream, message: dict[str, Any]) -> bool:

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import start_server
+from tests.kernel.test_http_modern import MODERN, Modern
 from tests.kernel.test_http_raw import (
     BUSY_CELL,
     Endpoint,
@@ -186,3 +187,54 @@ def test_http_1_0_and_connection_close_requests_are_answered_and_closed(ep: Endp
         reply = json.loads(rest.partition(b"\r\n\r\n")[2])
         assert validate_reply("tools/call", reply)["result"]["content"][0]["text"] == "3"
     assert ep.post(ping_message(), session=session).status == 200
+
+
+# -- 2026-07-28: no session; closing the connection cancels -----------------------------
+def modern_call(modern: Modern, tool: str, request_id: int, **arguments: Any) -> dict:
+    return modern.message("tools/call", {"name": tool, "arguments": arguments}, id=request_id)
+
+
+def test_modern_calls_share_a_kept_alive_connection(ep: Endpoint) -> None:
+    modern = Modern(ep.url, ep.token)
+    conn = http.client.HTTPConnection(modern.host, modern.port, timeout=30)
+    conn.connect()
+    first_socket = conn.sock
+    try:
+        for n in range(10):
+            message = modern_call(modern, "add", n, a=n, b=n)
+            conn.request("POST", modern.path, json.dumps(message), modern.headers(message))
+            response = conn.getresponse()
+            assert response.status == 200
+            assert response.getheader("Content-Type") == "application/json"
+            reply = validate_reply("tools/call", json.loads(response.read()), MODERN)
+            assert reply["id"] == n
+            assert reply["result"]["structuredContent"] == {"result": 2 * n}
+            assert reply["result"]["resultType"] == "complete"
+        assert conn.sock is first_socket
+    finally:
+        conn.close()
+
+
+def test_modern_hang_up_cancels_a_call_that_waits_for_the_kernel(ep: Endpoint) -> None:
+    ep.kernel.run("napped = []")
+    ep.kernel.run(
+        "@mcp.tool\ndef nap_noted(seconds: float) -> str:\n"
+        "    napped.append(seconds)\n    return 'rested'\n"
+    )
+    modern = Modern(ep.url, ep.token)
+    busy = ep.kernel.client.execute(BUSY_CELL)
+    wait_for_output(ep.kernel, busy, "started")  # user code must wait for the cell
+    message = modern_call(modern, "nap_noted", 1, seconds=0)
+    raw = socket.create_connection((modern.host, modern.port), timeout=30)
+    body = json.dumps(message)
+    head = f"POST {modern.path} HTTP/1.1\r\nHost: {modern.host}:{modern.port}\r\n"
+    head += "".join(f"{k}: {v}\r\n" for k, v in modern.headers(message).items())
+    raw.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n{body}".encode())
+    time.sleep(0.3)  # queued behind the cell
+    raw.close()  # 2026-07-28's way to cancel
+    assert ep.kernel.client.get_shell_msg(timeout=30)["content"]["status"] == "ok"
+    time.sleep(0.5)
+    assert ep.kernel.eval("napped") == []  # it never ran
+    status = ep.kernel.eval("[c.status for c in mcp.calls if c.target == 'nap_noted'][-1]")
+    assert status == "cancelled"
+    assert_healthy(ep)

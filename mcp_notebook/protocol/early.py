@@ -30,5 +30,11 @@ class EarlyReply(Protocol):
         ...
 
 
+# The methods whose reply may leave early: a transport need not offer it to others.
+ANSWERED_EARLY = frozenset({"tools/call"})
+# Methods that run user code, the only ones with anything to stream before their reply
+# (progress, logs, elicitations): others need no response stream.
+RUN_USER_CODE = frozenset({"tools/call", "resources/read", "prompts/get", "completion/complete"})
+
 # The early reply offered for the request being handled (set by Server.handle).
 offered: ContextVar[EarlyReply | None] = ContextVar("early_reply", default=None)

@@ -17,7 +17,7 @@ from ..registry.content import error_result
 from . import jsonrpc
 from .calls import CallLog, CallRecord
 from .context import Context
-from .early import offered
+from .early import RUN_USER_CODE, offered
 from .executor import Executor, Then, settle
 from .jsonrpc import RESOURCE_NOT_FOUND, RpcError, invalid_params
 from .mrtr import SETTLE_SECONDS, Asker, Continuations, Suspended
@@ -31,7 +31,7 @@ class Declined(Exception):
 
 
 # Methods that run user code: the client may cancel them (notifications/cancelled).
-CANCELLABLE = frozenset({"tools/call", "resources/read", "prompts/get", "completion/complete"})
+CANCELLABLE = RUN_USER_CODE
 MAX_COMPLETIONS = 100
 
 

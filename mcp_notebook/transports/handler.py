@@ -15,6 +15,7 @@ import tornado.iostream
 import tornado.web
 
 from ..protocol import Session, jsonrpc
+from ..protocol.early import ANSWERED_EARLY, RUN_USER_CODE
 from ..protocol.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND, RpcError
 from ..protocol.versions import HANDSHAKE_VERSIONS
 from . import seed_http
@@ -178,11 +179,12 @@ class McpHandler(ModernRequests, tornado.web.RequestHandler):
             self.set_status(202)
             return self.finish()
         stream = None
-        if wants_sse:
+        method = message["method"]
+        if wants_sse and method in RUN_USER_CODE:
             stream = self.transport.open_request_stream(session, message["id"])
             stream.writer = self
             self._stream = stream
-        direct = self._direct_reply() if wants_json else None
+        direct = self._direct_reply() if wants_json and method in ANSWERED_EARLY else None
         try:
             reply = await server.handle(message, session, direct)
         except BaseException:

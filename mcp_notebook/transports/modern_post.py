@@ -12,6 +12,7 @@ import itertools
 from typing import Any
 
 from ..protocol import modern
+from ..protocol.early import ANSWERED_EARLY
 from ..protocol.jsonrpc import (
     HEADER_MISMATCH,
     METHOD_NOT_FOUND,
@@ -63,7 +64,8 @@ class ModernRequests:
         self._stream = stream
         session.transport = "http"
         session.outbound = lambda outgoing, related: _sent(stream, outgoing)
-        direct = self._direct_reply(_status, self._cancel_call) if wants_json else None
+        early = wants_json and method in ANSWERED_EARLY
+        direct = self._direct_reply(_status, self._cancel_call) if early else None
         self._call = asyncio.ensure_future(server.handle(message, session, direct))
         try:
             reply = await self._call

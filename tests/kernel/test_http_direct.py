@@ -14,6 +14,7 @@ import http.client
 import json
 import socket
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -43,6 +44,12 @@ def big(megabytes: int) -> str:
 
 @mcp.tool
 def nap(seconds: float) -> str:
+    time.sleep(seconds)
+    return "rested"
+
+@mcp.tool
+def nap_after_mark(mark: str, seconds: float) -> str:
+    open(mark, "w").close()
     time.sleep(seconds)
     return "rested"
 """
@@ -123,16 +130,23 @@ def test_a_result_bigger_than_the_socket_buffer_arrives_whole(ep: Endpoint) -> N
         client.close()
 
 
-def test_a_client_that_hangs_up_mid_call_leaves_the_server_healthy(ep: Endpoint) -> None:
+def test_a_client_that_hangs_up_mid_call_leaves_the_server_healthy(
+    ep: Endpoint, tmp_path: Path
+) -> None:
+    started = tmp_path / "started"
     session = ep.open_session()
     client = KeptAlive(ep, session)
-    request = {"name": "nap", "arguments": {"seconds": 0.5}}
+    request = {"name": "nap_after_mark", "arguments": {"mark": str(started), "seconds": 0.5}}
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": request})
     client.conn.request("POST", ep.path, body, ep.headers(session=session))
+    deadline = time.monotonic() + 30
+    while not started.exists():  # the tool runs now
+        assert time.monotonic() < deadline, "the tool never started"
+        time.sleep(0.02)
     client.socket.shutdown(socket.SHUT_RDWR)
     client.close()
-    time.sleep(1.0)  # the tool ends and answers a client that is gone
-    status = ep.kernel.eval("[c.status for c in mcp.calls if c.target == 'nap'][-1]")
+    # The tool ends and answers a client that is gone; the kernel is free again after it.
+    status = ep.kernel.eval("[c.status for c in mcp.calls if c.target == 'nap_after_mark'][-1]")
     assert status == "done"
     assert_healthy(ep)
 
@@ -149,7 +163,7 @@ def test_a_call_cancelled_while_it_waits_gets_202_and_the_connection_goes_on(
         params = {"name": "nap", "arguments": {"seconds": 0}}
         message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
         client.conn.request("POST", ep.path, json.dumps(message), ep.headers(session=session))
-        time.sleep(0.3)  # the call is queued behind the cell
+        time.sleep(1.0)  # the call is queued behind the 3-second cell
         cancel = {"method": "notifications/cancelled", "params": {"requestId": request_id}}
         assert ep.post({"jsonrpc": "2.0", **cancel}, session=session).status == 202
         response = client.conn.getresponse()
@@ -230,7 +244,7 @@ def test_modern_hang_up_cancels_a_call_that_waits_for_the_kernel(ep: Endpoint) -
     head = f"POST {modern.path} HTTP/1.1\r\nHost: {modern.host}:{modern.port}\r\n"
     head += "".join(f"{k}: {v}\r\n" for k, v in modern.headers(message).items())
     raw.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n{body}".encode())
-    time.sleep(0.3)  # queued behind the cell
+    time.sleep(1.0)  # queued behind the 3-second cell
     raw.close()  # 2026-07-28's way to cancel
     assert ep.kernel.client.get_shell_msg(timeout=30)["content"]["status"] == "ok"
     time.sleep(0.5)

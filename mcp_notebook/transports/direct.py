@@ -10,7 +10,9 @@ back to tornado's HTTP server for the client's next request.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
+import logging
 import os
 import socket
 import threading
@@ -23,6 +25,7 @@ import tornado.iostream
 
 from ..protocol import jsonrpc
 
+logger = logging.getLogger(__name__)
 _NO_SIGNAL = getattr(socket, "MSG_NOSIGNAL", 0)
 # A response up to this size leaves in one TCP segment, which Nagle's algorithm does not
 # hold back on an idle connection; a bigger one turns it off first, as tornado does.
@@ -107,6 +110,17 @@ class DirectReply:
 
     async def finish(self, reply: dict[str, Any] | None) -> None:
         """Send what is still unsent (``reply``, if nothing went early) and hand back."""
+        try:
+            await self._finish(reply)
+        except Exception:
+            # Never leave the client waiting on a connection nobody will answer.
+            logger.exception("could not answer on a connection lent to a call")
+            self.abandon()
+        except BaseException:
+            self.abandon()
+            raise
+
+    async def _finish(self, reply: dict[str, Any] | None) -> None:
         stream = self._stream
         assert stream is not None and self._socket is not None
         with self._lock:
@@ -142,9 +156,10 @@ class DirectReply:
         with self._lock:
             if self._unsent is not None or self._socket is None:
                 return False  # already answered (e.g. cancelled meanwhile)
-            try:
-                if len(data) > _ONE_SEGMENT:  # several segments: no Nagle wait for the last
+            if len(data) > _ONE_SEGMENT:  # several segments: no Nagle wait for the last
+                with contextlib.suppress(OSError):  # not TCP (a Unix socket), or gone
                     self._socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            try:
                 sent = self._socket.send(data, _NO_SIGNAL)
             except BlockingIOError:
                 sent = 0  # the socket's buffer is full: the server's thread sends it all

@@ -11,7 +11,9 @@ import contextlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import tornado.httputil
 import tornado.iostream
+import tornado.routing
 import tornado.web
 
 from ..protocol import Session, jsonrpc
@@ -43,17 +45,20 @@ class NotFoundHandler(tornado.web.RequestHandler):
         self.finish(_error_body(INVALID_REQUEST, "Not Found: the MCP endpoint is elsewhere"))
 
 
-@tornado.web.stream_request_body
 class McpHandler(ModernRequests, tornado.web.RequestHandler):
+    """The endpoint, for requests whose body tornado reads whole first: none, or a known
+    size within the limit (see :class:`WholeBody`). Others go to StreamedMcpHandler."""
+
     SUPPORTED_METHODS = ("GET", "POST", "DELETE", "OPTIONS")
 
     def initialize(self, transport: HttpTransport) -> None:
         self.transport = transport
-        self._chunks: list[bytes] = []
-        self._size = 0
         self._too_large = False
         self._streaming = False
         self._ended: asyncio.Event | None = None
+
+    def _body(self) -> bytes:
+        return self.request.body
 
     # -- gatekeeping -------------------------------------------------------------------
     def fail(
@@ -89,14 +94,6 @@ class McpHandler(ModernRequests, tornado.web.RequestHandler):
 
     def _too_large_message(self) -> str:
         return f"Payload Too Large: the limit is {self.transport.max_body} bytes"
-
-    def data_received(self, chunk: bytes) -> None:
-        self._size += len(chunk)
-        if self._size > self.transport.max_body:
-            self._too_large = True
-            self._chunks.clear()
-        elif not self._too_large:
-            self._chunks.append(chunk)
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         self.set_header("Content-Type", "application/json")
@@ -141,7 +138,7 @@ class McpHandler(ModernRequests, tornado.web.RequestHandler):
             return self.fail(406, "Not Acceptable: accept application/json or text/event-stream")
         server = self.transport.server
         has_session = bool(self.request.headers.get(SESSION_HEADER))
-        body = b"".join(self._chunks)
+        body = self._body()
         try:
             message = jsonrpc.parse(body)
         except RpcError as error:
@@ -341,3 +338,46 @@ class McpHandler(ModernRequests, tornado.web.RequestHandler):
         # No CORS: browsers on other origins are refused above; loopback pages need none.
         self.set_status(204)
         self.finish()
+
+
+@tornado.web.stream_request_body
+class StreamedMcpHandler(McpHandler):
+    """The endpoint for bodies of unknown or excessive size: counted as they arrive, so
+    that one over the limit gets its 413 without being kept."""
+
+    def initialize(self, transport: HttpTransport) -> None:
+        super().initialize(transport)
+        self._chunks: list[bytes] = []
+        self._size = 0
+
+    def data_received(self, chunk: bytes) -> None:
+        self._size += len(chunk)
+        if self._size > self.transport.max_body:
+            self._too_large = True
+            self._chunks.clear()
+        elif not self._too_large:
+            self._chunks.append(chunk)
+
+    def _body(self) -> bytes:
+        return b"".join(self._chunks)
+
+
+class WholeBody(tornado.routing.PathMatches):
+    """Requests to ``path`` whose body may be read whole before the handler runs.
+
+    Streaming a body costs every request an extra turn of the loop; only chunked bodies and
+    those announced over ``limit`` need it.
+    """
+
+    def __init__(self, path: str, limit: int) -> None:
+        super().__init__(path)
+        self.limit = limit
+
+    def match(self, request: tornado.httputil.HTTPServerRequest) -> dict[str, Any] | None:
+        headers = request.headers
+        if "Transfer-Encoding" in headers:
+            return None
+        length = headers.get("Content-Length")
+        if length is not None and not (length.isdigit() and int(length) <= self.limit):
+            return None
+        return super().match(request)

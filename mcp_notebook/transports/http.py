@@ -24,9 +24,10 @@ import tornado.httpserver
 import tornado.iostream
 import tornado.netutil
 import tornado.web
+from tornado.routing import Rule
 
 from ..protocol import Server, Session
-from .handler import GET_STREAM, McpHandler, NotFoundHandler
+from .handler import GET_STREAM, McpHandler, NotFoundHandler, StreamedMcpHandler, WholeBody
 from .security import Guard
 from .sse import SseStream
 
@@ -99,8 +100,12 @@ class HttpTransport:
             asyncio.set_event_loop(loop)
             self.loop = loop
             try:
+                options = {"transport": self}
                 app = tornado.web.Application(
-                    [(self.path, McpHandler, {"transport": self})],
+                    [
+                        Rule(WholeBody(self.path, self.max_body), McpHandler, options),
+                        (self.path, StreamedMcpHandler, options),
+                    ],
                     default_handler_class=NotFoundHandler,
                     log_function=_log_request,
                 )

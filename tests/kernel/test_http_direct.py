@@ -118,6 +118,26 @@ def test_one_connection_serves_calls_and_control_requests_in_turn(ep: Endpoint) 
         client.close()
 
 
+def test_chunked_and_sized_bodies_alternate_on_one_connection(ep: Endpoint) -> None:
+    # Bodies of unknown size (chunked) are read by a streaming handler, the others whole:
+    # both answer calls early and hand the connection back.
+    client = KeptAlive(ep, ep.open_session())
+    try:
+        for n in range(3):
+            message = {"jsonrpc": "2.0", "id": n, "method": "tools/call"}
+            message["params"] = {"name": "add", "arguments": {"a": n, "b": 10}}
+            body = json.dumps(message).encode()
+            headers = ep.headers(session=client.session)
+            client.conn.request("POST", ep.path, iter([body]), headers)  # chunked
+            response = client.conn.getresponse()
+            reply = validate_reply("tools/call", json.loads(response.read()))
+            assert reply["result"]["structuredContent"] == {"result": n + 10}
+            assert client.call("add", a=n, b=20)["structuredContent"] == {"result": n + 20}
+        assert client.still_the_same_connection()
+    finally:
+        client.close()
+
+
 def test_a_result_bigger_than_the_socket_buffer_arrives_whole(ep: Endpoint) -> None:
     client = KeptAlive(ep, ep.open_session())
     try:

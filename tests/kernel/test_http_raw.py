@@ -555,6 +555,14 @@ def test_body_under_the_limit_is_served(ep: Endpoint, session: str) -> None:
     assert validate_reply("ping", reply.json())["result"] == {}
 
 
+def test_body_at_the_limit_with_content_length_is_served(ep: Endpoint, session: str) -> None:
+    body = big_ping(LIMIT)
+    assert len(body) == LIMIT
+    reply = ep.post(body, session=session)
+    assert reply.status == 200, reply.body[:300]
+    assert validate_reply("ping", reply.json())["result"] == {}
+
+
 # -- GET stream, DELETE, other methods and paths ---------------------------------------
 def test_get_without_event_stream_accept_is_406(ep: Endpoint, session: str) -> None:
     expect_error(

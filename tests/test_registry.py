@@ -1081,3 +1081,24 @@ def test_failed_registration_changes_nothing_and_notifies_nobody():
         mcp.tool(name="bad name!")(lambda: None)
     assert events == []
     assert mcp.registry.tools == {} and mcp.registry.resources == {}
+
+
+def test_exactly_typed_scalar_arguments_pass_through_and_others_are_converted() -> None:
+    seen: list[dict] = []
+    mcp = NotebookMCP()
+
+    @mcp.tool
+    def scalars(a: int, b: float = 1.5, c: str = "x", d: bool = False) -> str:
+        seen.append({"a": a, "b": b, "c": c, "d": d})
+        return "ok"
+
+    tool = mcp.registry.tools["scalars"]
+    for arguments in ({"a": 1}, {"a": 1, "b": 2.5, "c": "y", "d": True}, {"a": 2.0, "b": 3}):
+        assert tool.argument_error(arguments) is None
+        tool.invoke(arguments, {})
+    assert seen == [
+        {"a": 1, "b": 1.5, "c": "x", "d": False},  # missing ones: the function's defaults
+        {"a": 1, "b": 2.5, "c": "y", "d": True},
+        {"a": 2, "b": 3.0, "c": "x", "d": False},  # 2.0 -> int, 3 -> float, as pydantic does
+    ]
+    assert [type(v) for v in seen[2].values()] == [int, float, str, bool]

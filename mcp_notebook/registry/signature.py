@@ -54,6 +54,13 @@ class SignatureModel:
             **fields,
         )
         self.field_names = list(fields)
+        # Parameters that are all plain scalars: arguments of exactly those types (already
+        # schema-checked) need no conversion, and missing ones take the function's defaults.
+        self._exact: dict[str, type] | None = None
+        if not self.accepts_extra and not self.positional_only:
+            types = {name: annotation for name, (annotation, _) in fields.items()}
+            if all(t in (int, float, str, bool) for t in types.values()):
+                self._exact = types
 
     def input_schema(self) -> dict[str, Any]:
         schema = self.model.model_json_schema()
@@ -67,6 +74,9 @@ class SignatureModel:
 
     def convert(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """JSON arguments (already schema-checked) -> keyword arguments of the function."""
+        exact = self._exact
+        if exact is not None and all(exact.get(k) is type(v) for k, v in arguments.items()):
+            return dict(arguments)
         try:
             instance = self.model.model_validate(arguments)
         except pydantic.ValidationError as exc:

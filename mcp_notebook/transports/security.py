@@ -47,12 +47,15 @@ class Guard:
             hosts.add(bind_host.lower().strip("[]"))
         self.allowed_hosts = hosts
         self.allowed_origins = {o.rstrip("/").lower() for o in allowed_origins or ()}
+        self._hosts_seen_ok: set[str] = set()
 
     def host_problem(self, host_header: str | None) -> str | None:
-        if not self.check_hosts:
+        if not self.check_hosts or host_header in self._hosts_seen_ok:
             return None
         host = split_host(host_header or "")
         if is_loopback(host) or host in self.allowed_hosts:
+            if host_header is not None and len(self._hosts_seen_ok) < 64:
+                self._hosts_seen_ok.add(host_header)  # clients send the same one every time
             return None
         return f"Host {host_header!r} is not allowed"
 

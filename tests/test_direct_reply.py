@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 import threading
 from typing import Any
@@ -25,9 +26,19 @@ class Pair:
         self.client.settimeout(10)
         self.stream = tornado.iostream.IOStream(server)
         self.reattached: list[tornado.iostream.IOStream] = []
+        self.detached = 0
+        self.lent: set[DirectReply] = set()
         self.direct = DirectReply(
-            lambda: self.stream, self.reattached.append, socket.AF_UNIX, **options
+            lambda: self.stream,
+            self._detach,
+            self.reattached.append,
+            socket.AF_UNIX,
+            self.lent,
+            **options,
         )
+
+    def _detach(self) -> None:
+        self.detached += 1
 
     def receive(self, size: int | None = None) -> bytes:
         """Everything until the response is complete (by Content-Length) or EOF."""
@@ -123,8 +134,11 @@ async def test_a_client_gone_before_the_send_is_not_handed_back() -> None:
     try:
         assert pair.direct.arm()
         pair.client.close()
-        await asyncio.sleep(0.05)
-        assert pair.direct.send(REPLY)
+        for _ in range(100):  # the stream notices on the loop
+            await asyncio.sleep(0.01)
+            if pair.stream.closed():
+                break
+        assert not pair.direct.send(REPLY)
         await pair.direct.finish(REPLY)
         assert pair.reattached == []
         assert pair.stream.closed()
@@ -136,3 +150,70 @@ async def test_a_client_gone_before_the_send_is_not_handed_back() -> None:
 def test_status_lines(status: int) -> None:
     line = json_response(REPLY, status).split(b"\r\n", 1)[0]
     assert line.split(b" ")[:2] == [b"HTTP/1.1", str(status).encode()]
+
+
+def open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+async def test_a_failed_duplicate_detaches_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    pair = Pair()
+    try:
+
+        def no_more_files(fd: int) -> int:
+            raise OSError(24, "Too many open files")
+
+        monkeypatch.setattr(os, "dup", no_more_files)
+        with pytest.raises(OSError):
+            pair.direct.arm()
+        assert pair.detached == 0 and not pair.direct.armed and not pair.lent
+    finally:
+        pair.close()
+
+
+async def test_a_hang_up_lets_go_of_the_socket_at_once() -> None:
+    hung_up = []
+    pair = Pair(on_hang_up=lambda: hung_up.append(True))
+    try:
+        before = open_fds()
+        assert pair.direct.arm()
+        assert pair.lent == {pair.direct}
+        assert open_fds() == before + 1  # the duplicate
+        pair.client.close()
+        for _ in range(100):  # the stream notices on the loop
+            await asyncio.sleep(0.01)
+            if hung_up:
+                break
+        assert hung_up == [True]
+        # Gone: the client's end (closed above), the stream's socket and the duplicate.
+        assert open_fds() == before - 2
+        assert not pair.direct.send(REPLY)  # nobody to answer
+        await pair.direct.finish(REPLY)
+        assert pair.reattached == [] and not pair.lent
+    finally:
+        pair.close()
+
+
+async def test_shutting_down_closes_a_lent_connection_and_gives_up_the_call() -> None:
+    gave_up = []
+    pair = Pair(on_hang_up=lambda: gave_up.append(True))
+    try:
+        assert pair.direct.arm()
+        pair.direct.shut_down()
+        assert gave_up == [True] and not pair.lent
+        assert await asyncio.to_thread(pair.receive, 0) == b""  # EOF: not a hang
+        assert not pair.direct.send(REPLY)
+    finally:
+        pair.close()
+
+
+async def test_a_default_socket_timeout_does_not_make_sends_block() -> None:
+    socket.setdefaulttimeout(5)
+    pair = Pair()
+    try:
+        assert pair.direct.arm()
+        assert pair.direct._socket is not None
+        assert pair.direct._socket.gettimeout() == 0.0
+    finally:
+        socket.setdefaulttimeout(None)
+        pair.close()

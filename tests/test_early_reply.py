@@ -165,3 +165,30 @@ async def test_a_call_cancelled_before_it_runs_sends_nothing(
     await asyncio.sleep(0.2)
     assert early.sent == []
     assert server.calls[-1].status == "cancelled"
+
+
+hold = threading.Event()
+started = threading.Event()
+
+
+@mcp_under_test.tool
+def held() -> str:
+    started.set()
+    hold.wait(10)  # runs on, on the kernel thread, after the client has cancelled
+    return "too late"
+
+
+async def test_a_call_cancelled_while_it_runs_sends_nothing(server: Server) -> None:
+    session = await session_of(server)
+    early = RecordingEarly(server)
+    hold.clear()
+    started.clear()
+    pending = asyncio.ensure_future(server.handle(call("held", 6), session, early))
+    assert await asyncio.to_thread(started.wait, 10)
+    cancel = {"method": "notifications/cancelled", "params": {"requestId": 6}}
+    await server.handle({"jsonrpc": "2.0", **cancel}, session)
+    assert await asyncio.wait_for(pending, 5) is None
+    hold.set()  # the tool now returns: its answer must not go out
+    await asyncio.sleep(0.2)
+    assert early.armed_on and early.sent == []
+    assert server.calls[-1].status == "cancelled"

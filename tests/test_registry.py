@@ -1102,3 +1102,16 @@ def test_exactly_typed_scalar_arguments_pass_through_and_others_are_converted() 
         {"a": 2, "b": 3.0, "c": "x", "d": False},  # 2.0 -> int, 3 -> float, as pydantic does
     ]
     assert [type(v) for v in seen[2].values()] == [int, float, str, bool]
+
+
+def test_a_missing_required_scalar_is_named_by_the_conversion() -> None:
+    from mcp_notebook.registry import ArgumentError
+    from mcp_notebook.registry.signature import SignatureModel
+
+    def needs(name: str, limit: int) -> str:
+        return name
+
+    model = SignatureModel(needs)
+    assert model.convert({"name": "a", "limit": 3}) == {"name": "a", "limit": 3}
+    with pytest.raises(ArgumentError, match="limit"):
+        model.convert({"name": "a"})  # e.g. a template whose query variable was left out

@@ -24,6 +24,9 @@ _ids = itertools.count(1)
 FINAL = frozenset({"done", "error", "denied", "cancelled"})
 
 Observer = Callable[["CallRecord"], None]
+# Status changes are check-then-set: one lock for all records keeps them atomic (cheap,
+# as nothing holds it for long).
+_TRANSITION = threading.Lock()
 
 
 @dataclass(eq=False)
@@ -44,15 +47,17 @@ class CallRecord:
     log: CallLog | None = field(default=None, repr=False)
 
     def set_status(self, status: str) -> None:
-        if self.status in FINAL:
-            return  # a finished call stays finished (a late approval cannot revive it)
-        self.status = status
+        with _TRANSITION:
+            if self.status in FINAL:
+                return  # a finished call stays finished (a late approval cannot revive it)
+            self.status = status
         self._changed()
 
     def finish(self, status: str, result: Any = None, error: BaseException | None = None) -> None:
-        if self.status in FINAL:
-            return
-        self.status, self.result, self.error = status, result, error
+        with _TRANSITION:  # the kernel thread and the server's may both try
+            if self.status in FINAL:
+                return
+            self.status, self.result, self.error = status, result, error
         self.duration = time.time() - self.started
         if error is not None:
             self.traceback = "".join(traceback.format_exception(error))

@@ -13,6 +13,7 @@ kernel thread without waiting for another thread to wake up.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -102,7 +103,9 @@ class _Handoff:
             self._conclude(True, task.result())
 
     def _conclude(self, ok: bool, value: Any) -> None:
-        if self.then is not None and not isinstance(value, asyncio.CancelledError):
+        # A call the client cancelled meanwhile gets no answer: ``then`` would send one.
+        cancelled = self.cancelled or isinstance(value, asyncio.CancelledError)
+        if self.then is not None and not cancelled:
             try:
                 ok, value = True, self.then(ok, value)
             except BaseException as exc:
@@ -110,7 +113,9 @@ class _Handoff:
         self._report(ok, value)
 
     def _report(self, ok: bool, value: Any) -> None:
-        self.caller.call_soon_threadsafe(self._settle, ok, value)
+        # RuntimeError: the server's loop is closed (it stopped), so nobody waits for this.
+        with contextlib.suppress(RuntimeError):
+            self.caller.call_soon_threadsafe(self._settle, ok, value)
 
     def _settle(self, ok: bool, value: Any) -> None:
         if self.outcome.done():

@@ -61,6 +61,8 @@ class SignatureModel:
             types = {name: annotation for name, (annotation, _) in fields.items()}
             if all(t in (int, float, str, bool) for t in types.values()):
                 self._exact = types
+        # Without them pydantic names what is missing (e.g. a template's query variable).
+        self._required = frozenset(n for n, (_, f) in fields.items() if f.is_required())
 
     def input_schema(self) -> dict[str, Any]:
         schema = self.model.model_json_schema()
@@ -75,7 +77,11 @@ class SignatureModel:
     def convert(self, arguments: dict[str, Any]) -> dict[str, Any]:
         """JSON arguments (already schema-checked) -> keyword arguments of the function."""
         exact = self._exact
-        if exact is not None and all(exact.get(k) is type(v) for k, v in arguments.items()):
+        if (
+            exact is not None
+            and self._required <= arguments.keys()
+            and all(exact.get(k) is type(v) for k, v in arguments.items())
+        ):
             return dict(arguments)
         try:
             instance = self.model.model_validate(arguments)

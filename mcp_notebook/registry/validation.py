@@ -1,10 +1,14 @@
-"""JSON Schema checks of tool arguments and results, on every call.
+r"""JSON Schema checks of tool arguments and results, on every call.
 
 ``jsonschema`` is the reference: its verdict and its messages are what clients see. It
 takes about 10 µs for even a two-integer object, on the path of every call, so the
 compiled ``jsonschema-rs`` answers the common question first ("is it valid?", about
 0.1 µs). Only a "no" (or anything it cannot handle) goes to ``jsonschema``, which then
 decides and names the problem.
+
+The two agree except where their arithmetic or regular expressions differ: a fractional
+``multipleOf`` (0.3 is a multiple of 0.1 for one, not for the other) and ``pattern``s
+(``\s`` and U+FEFF). Schemas that use those keywords are checked by ``jsonschema`` alone.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ class SchemaCheck:
 
 
 def _compile(schema: dict[str, Any]) -> Any:
-    if jsonschema_rs is None:
+    if jsonschema_rs is None or _may_disagree(schema):
         return None
     try:
         # offline: a schema's remote $ref is never fetched (jsonschema does not fetch either)
@@ -50,3 +54,17 @@ def _compile(schema: dict[str, Any]) -> Any:
     except Exception as exc:  # a schema it rejects: the reference handles it alone
         logger.debug("jsonschema-rs cannot compile %r: %s", schema, exc)
         return None
+
+
+def _may_disagree(schema: Any) -> bool:
+    """Whether ``schema`` uses a keyword on which the two validators can differ."""
+    if isinstance(schema, list):
+        return any(_may_disagree(item) for item in schema)
+    if not isinstance(schema, dict):
+        return False
+    if "pattern" in schema or "patternProperties" in schema:
+        return True
+    step = schema.get("multipleOf")
+    if isinstance(step, float) and not step.is_integer():
+        return True
+    return any(_may_disagree(value) for value in schema.values())

@@ -77,16 +77,21 @@ class DirectReply:
 
     def __init__(
         self,
-        detach: Callable[[], tornado.iostream.IOStream | None],
+        lendable: Callable[[], tornado.iostream.IOStream | None],
+        detach: Callable[[], object],
         reattach: Callable[[tornado.iostream.IOStream], None],
         family: int,
+        lent: set[DirectReply],
         status: Callable[[dict[str, Any]], int] = always_ok,
-        on_close: Callable[[], None] | None = None,
+        on_hang_up: Callable[[], None] | None = None,
     ) -> None:
-        """``status`` gives a reply's HTTP status; ``on_close`` runs if the client hangs
-        up while the connection is lent to the call."""
-        self._detach, self._reattach, self._family = detach, reattach, family
-        self._status, self._on_close = status, on_close
+        """``lendable`` gives the connection's stream if it may be lent, ``detach`` takes
+        it from tornado; ``lent`` is the transport's register of lent connections;
+        ``status`` gives a reply's HTTP status; ``on_hang_up`` runs if the client closes
+        the connection while it is lent."""
+        self._lendable, self._detach, self._reattach = lendable, detach, reattach
+        self._family, self._lent = family, lent
+        self._status, self._on_hang_up = status, on_hang_up
         self._lock = threading.Lock()
         self._stream: tornado.iostream.IOStream | None = None
         self._socket: socket.socket | None = None
@@ -96,17 +101,32 @@ class DirectReply:
 
     # -- the server's thread -----------------------------------------------------------
     def arm(self) -> bool:
-        stream = self._detach()
+        stream = self._lendable()
         if stream is None:
             return False
-        # socket.dup() would look the family up through slow enum properties.
+        # Duplicate first: should that fail, nothing is detached and the usual path answers.
+        # (socket.dup() would look the family up through slow enum properties.)
         duplicate = os.dup(stream.socket.fileno())
-        self._socket = socket.socket(self._family, socket.SOCK_STREAM, 0, duplicate)
-        self._stream = stream
-        if self._on_close is not None:
-            stream.set_close_callback(self._on_close)  # detaching dropped tornado's watch
+        try:
+            sock = socket.socket(self._family, socket.SOCK_STREAM, 0, duplicate)
+            sock.setblocking(False)  # a default timeout set by user code must not block
+        except BaseException:
+            os.close(duplicate)
+            raise
+        self._detach()
+        self._stream, self._socket = stream, sock
+        stream.set_close_callback(self._hung_up)  # detaching dropped tornado's watch
+        self._lent.add(self)
         self.armed = True
         return True
+
+    def _hung_up(self) -> None:
+        """The client closed the connection while it was lent: let go of the socket now."""
+        with self._lock:
+            self._broken = True
+            self._close_socket()
+        if self._on_hang_up is not None:
+            self._on_hang_up()
 
     async def finish(self, reply: dict[str, Any] | None) -> None:
         """Send what is still unsent (``reply``, if nothing went early) and hand back."""
@@ -122,45 +142,60 @@ class DirectReply:
 
     async def _finish(self, reply: dict[str, Any] | None) -> None:
         stream = self._stream
-        assert stream is not None and self._socket is not None
+        assert stream is not None
         with self._lock:
-            if self._unsent is None:
+            if self._unsent is None and not self._broken:
                 self._unsent = json_response(reply, self._status(reply) if reply else 200)
-            self._socket.close()
+            self._close_socket()
+        self._lent.discard(self)
         stream.set_close_callback(None)
-        try:
-            if self._unsent and not self._broken:
-                stream.set_nodelay(True)  # the tail must not wait for an ACK (Nagle)
-                await stream.write(self._unsent)
-        except tornado.iostream.StreamClosedError:
-            return
         if self._broken or stream.closed():
             stream.close()
             return
+        if self._unsent:
+            stream.set_nodelay(True)  # the tail must not wait for an ACK (Nagle)
+            try:
+                await stream.write(self._unsent)
+            except tornado.iostream.StreamClosedError:
+                return
         self._reattach(stream)
 
     def abandon(self) -> None:
-        """The request ended without a reply (its session ended): close the connection."""
+        """The request ends without a reply (its session or the server ended): close."""
         with self._lock:
             if self._unsent is None:
                 self._unsent = b""
-            if self._socket is not None:
-                self._socket.close()
+            self._close_socket()
+        self._lent.discard(self)
         if self._stream is not None:
             self._stream.set_close_callback(None)
             self._stream.close()
 
+    def shut_down(self) -> None:
+        """The server stops: the call is abandoned, and the client sees the connection close."""
+        if self._on_hang_up is not None:
+            self._on_hang_up()
+        self.abandon()
+
+    def _close_socket(self) -> None:  # under the lock
+        if self._socket is not None:
+            self._socket.close()
+            self._socket = None
+
     # -- any thread --------------------------------------------------------------------
     def send(self, reply: dict[str, Any]) -> bool:
+        if self._unsent is not None or self._socket is None:
+            return False  # answered already (e.g. cancelled meanwhile), or the client left
         data = json_response(reply, self._status(reply))
         with self._lock:
-            if self._unsent is not None or self._socket is None:
-                return False  # already answered (e.g. cancelled meanwhile)
+            sock = self._socket
+            if self._unsent is not None or sock is None:
+                return False
             if len(data) > _ONE_SEGMENT:  # several segments: no Nagle wait for the last
                 with contextlib.suppress(OSError):  # not TCP (a Unix socket), or gone
-                    self._socket.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             try:
-                sent = self._socket.send(data, _NO_SIGNAL)
+                sent = sock.send(data, _NO_SIGNAL)
             except BlockingIOError:
                 sent = 0  # the socket's buffer is full: the server's thread sends it all
             except OSError:

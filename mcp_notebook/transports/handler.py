@@ -203,31 +203,37 @@ class McpHandler(ModernRequests, tornado.web.RequestHandler):
     def _direct_reply(
         self,
         status: Callable[[dict[str, Any]], int] = always_ok,
-        on_close: Callable[[], None] | None = None,
+        on_hang_up: Callable[[], None] | None = None,
     ) -> DirectReply | None:
         """An early reply for this POST, if its connection can outlive the response."""
         request = self.request
-        if request.version != "HTTP/1.1" or request.headers.get("Connection", "") == "close":
+        connection = request.headers.get("Connection", "").lower()
+        if request.version != "HTTP/1.1" or "close" in (t.strip() for t in connection.split(",")):
             return None  # tornado closes such connections after the response
         context = request.connection.context  # type: ignore[union-attr]
 
-        def detach() -> tornado.iostream.IOStream | None:
+        def lendable() -> tornado.iostream.IOStream | None:
             stream = request.connection.stream  # type: ignore[union-attr]
             if self._finished or self._streaming or stream is None or stream.closed():
                 return None
             if isinstance(stream, tornado.iostream.SSLIOStream):
                 return None  # bytes on the raw socket would bypass TLS
+            return stream
+
+        def detach() -> None:
             request_stream = getattr(self, "_stream", None)
             if request_stream is not None and request_stream.writer is self:
                 request_stream.writer = None  # nothing more will be streamed here
-            return self.detach()
+            self.detach()
 
         return DirectReply(
+            lendable,
             detach,
             lambda stream: self.transport.reattach(stream, context.address),
             context.address_family,
+            self.transport.lent,
             status,
-            on_close,
+            on_hang_up,
         )
 
     def _reply(self, reply: dict[str, Any] | None, wants_json: bool) -> None:

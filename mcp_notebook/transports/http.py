@@ -27,6 +27,7 @@ import tornado.web
 from tornado.routing import Rule
 
 from ..protocol import Server, Session
+from .direct import DirectReply
 from .handler import GET_STREAM, McpHandler, NotFoundHandler, StreamedMcpHandler, WholeBody
 from .security import Guard
 from .sse import SseStream
@@ -71,6 +72,8 @@ class HttpTransport:
         self._thread: threading.Thread | None = None
         self._http: tornado.httpserver.HTTPServer | None = None
         self._closing = False
+        # Connections lent to calls answered from the kernel thread (transports/direct.py).
+        self.lent: set[DirectReply] = set()
 
     @property
     def sessions(self) -> dict[str, Session]:
@@ -144,6 +147,8 @@ class HttpTransport:
                 await asyncio.sleep(0)
             for session_id in list(self.sessions):
                 self.end_session(session_id)
+            for direct in list(self.lent):  # detached: close_all_connections misses them
+                direct.shut_down()
             if self._http is not None:
                 try:
                     await asyncio.wait_for(self._http.close_all_connections(), timeout)

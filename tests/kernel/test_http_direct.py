@@ -118,6 +118,24 @@ def test_one_connection_serves_calls_and_control_requests_in_turn(ep: Endpoint) 
         client.close()
 
 
+def test_call_answers_are_written_by_the_kernel_thread(ep: Endpoint) -> None:
+    # Tornado stamps what it writes with its Server header; the kernel thread does not.
+    client = KeptAlive(ep, ep.open_session())
+    try:
+        params = {"name": "add", "arguments": {"a": 1, "b": 2}}
+        response = client.post(
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+        )
+        assert response.status == 200 and json.loads(response.read())["id"] == 1
+        assert response.getheader("Server") is None
+        assert response.getheader("Date")
+        response = client.post({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+        assert response.status == 200 and json.loads(response.read())["id"] == 2
+        assert response.getheader("Server", "").startswith("TornadoServer")
+    finally:
+        client.close()
+
+
 def test_chunked_and_sized_bodies_alternate_on_one_connection(ep: Endpoint) -> None:
     # Bodies of unknown size (chunked) are read by a streaming handler, the others whole:
     # both answer calls early and hand the connection back.
@@ -205,6 +223,7 @@ def test_http_1_0_and_connection_close_requests_are_answered_and_closed(ep: Endp
     for request_line, extra in (
         ("POST {} HTTP/1.0", ""),
         ("POST {} HTTP/1.1", "Connection: close\r\n"),
+        ("POST {} HTTP/1.1", "Connection: Close\r\n"),  # header values are case-blind
     ):
         body = json.dumps(call).encode()
         headers = ep.headers(session=session)

@@ -25,9 +25,17 @@ Then = Callable[[bool, Any], Any]
 
 class Executor(Protocol):
     async def run(
-        self, work: Callable[[], Any], record: CallRecord | None = None, then: Then | None = None
+        self,
+        work: Callable[[], Any],
+        record: CallRecord | None = None,
+        then: Then | None = None,
+        handed: Callable[[], None] | None = None,
     ) -> Any:
-        """Run ``work`` where user code belongs; ``record`` is the call it serves, if any."""
+        """Run ``work`` where user code belongs; ``record`` is the call it serves, if any.
+
+        ``handed`` runs on the caller's thread once the work is on its way: what it does
+        overlaps the other thread's wake-up.
+        """
         ...
 
 
@@ -55,8 +63,14 @@ class InlineExecutor:
     """Runs user code on the loop that handles the request (tests, plain scripts)."""
 
     async def run(
-        self, work: Callable[[], Any], record: CallRecord | None = None, then: Then | None = None
+        self,
+        work: Callable[[], Any],
+        record: CallRecord | None = None,
+        then: Then | None = None,
+        handed: Callable[[], None] | None = None,
     ) -> Any:
+        if handed is not None:
+            handed()
         if record is not None:
             record.set_status("running")
         return await run_here(work, then)
@@ -137,10 +151,16 @@ class LoopExecutor:
         self.loop = loop
 
     async def run(
-        self, work: Callable[[], Any], record: CallRecord | None = None, then: Then | None = None
+        self,
+        work: Callable[[], Any],
+        record: CallRecord | None = None,
+        then: Then | None = None,
+        handed: Callable[[], None] | None = None,
     ) -> Any:
         caller = asyncio.get_running_loop()
         if caller is self.loop:
+            if handed is not None:
+                handed()
             if record is not None:
                 record.set_status("running")
             return await run_here(work, then)
@@ -148,6 +168,8 @@ class LoopExecutor:
             raise RuntimeError("the kernel's event loop is not running")
         handoff = _Handoff(caller, work, record, then)
         self.loop.call_soon_threadsafe(handoff.start)
+        if handed is not None:
+            handed()
         try:
             return await handoff.outcome
         except asyncio.CancelledError:

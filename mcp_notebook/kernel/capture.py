@@ -131,15 +131,11 @@ class CapturingExecutor(LoopExecutor):
     """A LoopExecutor that runs every call's user code in a context of its own."""
 
     async def run(
-        self,
-        work: Callable[[], Any],
-        record: CallRecord | None = None,
-        then: Then | None = None,
-        handed: Callable[[], None] | None = None,
+        self, work: Callable[[], Any], record: CallRecord | None = None, then: Then | None = None
     ) -> Any:
-        if record is not None:
-            work = partial(_in_own_context, work, record)
-        return await super().run(work, record, then, handed)
+        if record is None:
+            return await super().run(work, record, then)
+        return await super().run(partial(_in_own_context, work, record), record, then)
 
 
 def _in_own_context(work: Callable[[], Any], record: CallRecord) -> Any:

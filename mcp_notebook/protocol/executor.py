@@ -25,17 +25,9 @@ Then = Callable[[bool, Any], Any]
 
 class Executor(Protocol):
     async def run(
-        self,
-        work: Callable[[], Any],
-        record: CallRecord | None = None,
-        then: Then | None = None,
-        handed: Callable[[], None] | None = None,
+        self, work: Callable[[], Any], record: CallRecord | None = None, then: Then | None = None
     ) -> Any:
-        """Run ``work`` where user code belongs; ``record`` is the call it serves, if any.
-
-        ``handed`` runs on the caller's thread once the work is on its way: what it does
-        overlaps the other thread's wake-up.
-        """
+        """Run ``work`` where user code belongs; ``record`` is the call it serves, if any."""
         ...
 
 
@@ -63,14 +55,8 @@ class InlineExecutor:
     """Runs user code on the loop that handles the request (tests, plain scripts)."""
 
     async def run(
-        self,
-        work: Callable[[], Any],
-        record: CallRecord | None = None,
-        then: Then | None = None,
-        handed: Callable[[], None] | None = None,
+        self, work: Callable[[], Any], record: CallRecord | None = None, then: Then | None = None
     ) -> Any:
-        if handed is not None:
-            handed()
         if record is not None:
             record.set_status("running")
         return await run_here(work, then)
@@ -151,16 +137,10 @@ class LoopExecutor:
         self.loop = loop
 
     async def run(
-        self,
-        work: Callable[[], Any],
-        record: CallRecord | None = None,
-        then: Then | None = None,
-        handed: Callable[[], None] | None = None,
+        self, work: Callable[[], Any], record: CallRecord | None = None, then: Then | None = None
     ) -> Any:
         caller = asyncio.get_running_loop()
         if caller is self.loop:
-            if handed is not None:
-                handed()
             if record is not None:
                 record.set_status("running")
             return await run_here(work, then)
@@ -168,8 +148,6 @@ class LoopExecutor:
             raise RuntimeError("the kernel's event loop is not running")
         handoff = _Handoff(caller, work, record, then)
         self.loop.call_soon_threadsafe(handoff.start)
-        if handed is not None:
-            handed()
         try:
             return await handoff.outcome
         except asyncio.CancelledError:

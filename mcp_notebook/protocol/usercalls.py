@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +23,6 @@ from .jsonrpc import RESOURCE_NOT_FOUND, RpcError, invalid_params
 from .mrtr import SETTLE_SECONDS, Asker, Continuations, Suspended
 from .session import Session
 
-logger = logging.getLogger(__name__)
 Confirm = Callable[[Any, dict[str, Any], Session, CallRecord], Awaitable[dict[str, Any]]]
 
 
@@ -97,25 +95,10 @@ class UserCalls:
                     problem = tool.argument_error(arguments)  # the user may have edited them
                     if problem is not None:
                         raise Declined(problem)
+                armed = early is not None and early.arm()
                 return await self._start(
-                    work,
-                    record,
-                    session,
-                    context,
-                    f"tools/call {name}",
-                    params,
-                    conclude,
-                    None if early is None else arm,
+                    work, record, session, context, f"tools/call {name}", params, conclude
                 )
-
-            def arm() -> None:
-                # After the hand-off, while the kernel thread wakes up. An answer ready
-                # before this is done simply takes the usual way back.
-                nonlocal armed
-                try:
-                    armed = early is not None and early.arm()
-                except Exception:  # e.g. out of file descriptors: the usual way answers
-                    logger.warning("could not lend the connection to the call", exc_info=True)
 
             outcome = confirm_then_run()
         try:
@@ -148,11 +131,10 @@ class UserCalls:
         target: str,
         params: dict,
         then: Then | None = None,
-        handed: Callable[[], None] | None = None,
     ) -> Any:
         """Run user code; on 2026-07-28 a Context turns client requests into input requests."""
         if session.era != "modern" or context is None:
-            return await self.executor.run(work, record, then, handed)
+            return await self.executor.run(work, record, then)
         context.asker = Asker(self._input_responses(params))
         run = asyncio.ensure_future(self.executor.run(work, record, then))
         return await self._outcome(Suspended(run, context.asker, target, context, record), session)

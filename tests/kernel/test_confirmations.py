@@ -188,7 +188,12 @@ async def test_every_open_monitor_shows_the_prompt(served, frontend):
     kernel = served.kernel
     before = set(frontend.find("VBox", "mcp-monitor"))
     kernel.run("m1 = mcp.monitor()\nm2 = mcp.monitor()\ndisplay(m1, m2)")
-    monitors = await frontend.until(lambda: set(frontend.find("VBox", "mcp-monitor")) - before)
+
+    def both() -> set[str] | None:  # their comm_opens may arrive one by one
+        found = set(frontend.find("VBox", "mcp-monitor")) - before
+        return found if len(found) >= 2 else None
+
+    monitors = await frontend.until(both)
     assert len(monitors) == 2
     pending_boxes = [frontend.children(m)[1] for m in monitors]
     try:

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import asyncio
 import os
 import tempfile
+import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -58,3 +60,14 @@ async def connect(served: Served, mode: str = "auto", **client_options) -> Async
 
 
 MODES = pytest.mark.parametrize("mode", ["legacy", "auto"])
+
+
+@pytest.fixture(scope="module")
+def kernel_loop() -> Iterator[asyncio.AbstractEventLoop]:
+    """A loop on a thread of its own, standing in for a kernel's main thread."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="kernel-main", daemon=True)
+    thread.start()
+    yield loop
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(5)

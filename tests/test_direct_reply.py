@@ -8,6 +8,7 @@ import json
 import os
 import socket
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -61,6 +62,14 @@ class Pair:
     def close(self) -> None:
         self.client.close()
         self.stream.close()
+
+
+async def noticed(check: Callable[[], bool]) -> None:
+    """Let the loop run until ``check()`` holds (the stream notices a hang-up on it)."""
+    for _ in range(100):
+        if check():
+            return
+        await asyncio.sleep(0.01)
 
 
 def body_of(response: bytes) -> Any:
@@ -134,10 +143,7 @@ async def test_a_client_gone_before_the_send_is_not_handed_back() -> None:
     try:
         assert pair.direct.arm()
         pair.client.close()
-        for _ in range(100):  # the stream notices on the loop
-            await asyncio.sleep(0.01)
-            if pair.stream.closed():
-                break
+        await noticed(pair.stream.closed)
         assert not pair.direct.send(REPLY)
         await pair.direct.finish(REPLY)
         assert pair.reattached == []
@@ -180,10 +186,7 @@ async def test_a_hang_up_lets_go_of_the_socket_at_once() -> None:
         assert pair.lent == {pair.direct}
         assert open_fds() == before + 1  # the duplicate
         pair.client.close()
-        for _ in range(100):  # the stream notices on the loop
-            await asyncio.sleep(0.01)
-            if hung_up:
-                break
+        await noticed(lambda: bool(hung_up))
         assert hung_up == [True]
         # Gone: the client's end (closed above), the stream's socket and the duplicate.
         assert open_fds() == before - 2

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,6 +17,7 @@ import pytest
 from mcp_notebook import Context, NotebookMCP
 from mcp_notebook.protocol import Server, Session
 from mcp_notebook.protocol.executor import LoopExecutor
+from tests.kernel.test_http_raw import initialize_message
 
 from .schema import validate_reply
 
@@ -63,16 +63,6 @@ def chatty(ctx: Context) -> str:
     return "said nothing"
 
 
-@pytest.fixture(scope="module")
-def kernel_loop() -> Iterator[asyncio.AbstractEventLoop]:
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, name="kernel-main", daemon=True)
-    thread.start()
-    yield loop
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(5)
-
-
 @pytest.fixture
 def server(kernel_loop: asyncio.AbstractEventLoop) -> Server:
     return Server(mcp_under_test.registry, executor=LoopExecutor(kernel_loop))
@@ -80,16 +70,7 @@ def server(kernel_loop: asyncio.AbstractEventLoop) -> Server:
 
 async def session_of(server: Server) -> Session:
     session = Session()
-    init = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
+    init = initialize_message(0)
     await server.handle(init, session)
     await server.handle({"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
     return session

@@ -20,19 +20,10 @@ from mcp_notebook import NotebookMCP
 from mcp_notebook.protocol import Server
 from mcp_notebook.protocol.executor import LoopExecutor
 from mcp_notebook.transports.http import HttpTransport
+from tests.kernel.test_http_raw import initialize_message
 
 MODERN = "2026-07-28"
 started = threading.Event()
-
-
-@pytest.fixture
-def kernel_loop() -> Iterator[asyncio.AbstractEventLoop]:
-    loop = asyncio.new_event_loop()
-    thread = threading.Thread(target=loop.run_forever, name="kernel-main", daemon=True)
-    thread.start()
-    yield loop
-    loop.call_soon_threadsafe(loop.stop)
-    thread.join(5)
 
 
 @pytest.fixture
@@ -69,16 +60,7 @@ def read_all(raw: socket.socket) -> bytes:
 
 
 def handshake_session(port: int) -> str:
-    init = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"},
-        },
-    }
+    init = initialize_message(0)
     raw = post(port, init, {"Connection": "close"})
     head = read_all(raw).partition(b"\r\n\r\n")[0].decode()
     raw.close()

@@ -320,9 +320,7 @@ class McpHandler(ModernRequests, tornado.web.RequestHandler):
         stream = getattr(self, "_stream", None)
         if stream is not None and stream.writer is self:
             stream.writer = None
-        call = getattr(self, "_call", None)
-        if call is not None and not call.done():
-            call.cancel()  # 2026-07-28: closing the response stream cancels the request
+        self._cancel_call()  # 2026-07-28: closing the response stream cancels the request
         seed_closed = getattr(self, "seed_closed", None)
         if seed_closed is not None:
             seed_closed.set()

@@ -6,8 +6,9 @@ handling a request is turned into ``-32603`` in exactly one place (``Dispatcher.
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from ..wire import jsontext
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -67,18 +68,13 @@ def notification(method: str, params: dict[str, Any] | None = None) -> Message:
 def parse(data: bytes | str) -> Any:
     """Decode a JSON payload; raise ``-32700`` when it is not JSON."""
     try:
-        return json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
+        return jsontext.loads(data)
+    except jsontext.JsonTextError as exc:
         raise RpcError(PARSE_ERROR, f"Parse error: {exc}") from None
 
 
-# allow_nan=False: NaN/Infinity are not JSON and break strict clients. Built once: every
-# message is encoded with it.
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
-def dumps(message: Any) -> bytes:
-    return _ENCODER.encode(message).encode()
+# One encoder for every message (wire/jsontext.py): NaN/Infinity are refused.
+dumps = jsontext.dumps
 
 
 def kind(message: Any) -> str:

@@ -20,9 +20,10 @@ Errors::
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Literal, Protocol
+
+from . import jsontext
 
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
 DEFAULT_MAX_HEADER = 8 * 1024
@@ -50,17 +51,13 @@ class Framer(Protocol):
     def encode(self, message: Any) -> bytes: ...
 
 
-def dumps(message: Any) -> bytes:
-    # Compact and not ASCII-escaped, like the seed's examples; NaN is not JSON.
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+dumps = jsontext.dumps
 
 
 def _decode(body: bytes) -> Any:
     try:
-        return json.loads(body.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        return JsonError(f"Message body is not valid UTF-8: {exc}")
-    except ValueError as exc:
+        return jsontext.loads(body)
+    except jsontext.JsonTextError as exc:
         return JsonError(f"Message body is not valid JSON: {exc}")
 
 

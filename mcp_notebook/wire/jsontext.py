@@ -1,0 +1,56 @@
+"""The one JSON policy of the package: how every message is read and written.
+
+- Strict in: UTF-8 only, no ``NaN`` / ``Infinity`` / ``-Infinity`` tokens (they are not
+  JSON, RFC 8259 §6), and a value nested too deep for the decoder is a parse error, not a
+  ``RecursionError`` that escapes a transport.
+- Strict out: compact, not ASCII-escaped, and a non-finite float is refused
+  (``ValueError``) rather than written as a token strict clients cannot read.
+
+Every transport, framer and stream encodes through :func:`dumps` / :func:`dumps_text` and
+decodes through :func:`loads`, so one policy holds everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+class JsonTextError(ValueError):
+    """The bytes are not strict UTF-8 JSON; the message says why (for a -32700 reply)."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise JsonTextError(f"{name} is not a JSON value")
+
+
+# Built once: json.loads with a hook would build a decoder per call.
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def loads(data: bytes | bytearray | str) -> Any:
+    """Decode one JSON text; raise :class:`JsonTextError` for anything that is not one."""
+    try:
+        text = data if isinstance(data, str) else bytes(data).decode("utf-8")
+        return _DECODER.decode(text)
+    except UnicodeDecodeError as exc:
+        raise JsonTextError(f"not valid UTF-8: {exc}") from None
+    except RecursionError:
+        raise JsonTextError("nested too deeply") from None
+    except JsonTextError:
+        raise
+    except ValueError as exc:  # JSONDecodeError, and an integer over the digit limit
+        raise JsonTextError(str(exc)) from None
+
+
+def dumps_text(value: Any) -> str:
+    """Encode compactly; ``ValueError`` for NaN/Infinity, a cycle, or too deep a value."""
+    try:
+        return _ENCODER.encode(value)
+    except RecursionError:
+        raise ValueError("value nested too deeply to encode as JSON") from None
+
+
+def dumps(value: Any) -> bytes:
+    return dumps_text(value).encode()

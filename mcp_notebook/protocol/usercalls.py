@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..registry import ArgumentError, Registry, ResourceTemplate
 from ..registry.content import error_result
+from ..registry.redact import redact
 from . import jsonrpc
 from .calls import CallLog, CallRecord
 from .context import Context
@@ -314,7 +315,7 @@ class UserCalls:
         except BaseException as exc:  # a SystemExit in user code must not end the server
             record.finish("error", error=exc)
             raise RpcError(
-                jsonrpc.INTERNAL_ERROR, f"Error {what}: {type(exc).__name__}: {exc}"
+                jsonrpc.INTERNAL_ERROR, redact(f"Error {what}: {type(exc).__name__}: {exc}")
             ) from exc
         if not (isinstance(result, dict) and result.get("resultType") == "input_required"):
             record.finish("done", result=result)
@@ -333,7 +334,7 @@ def _tool_outcome(ok: bool, value: Any) -> Outcome:
         raise value  # a JSON-RPC error (e.g. a missing client capability), not a tool error
     # The traceback stays in the notebook (``mcp.calls``); the client gets the message.
     message = f"{type(value).__name__}: {value}" if str(value) else type(value).__name__
-    return error_result(message), "error", value
+    return error_result(redact(message)), "error", value
 
 
 def _recorded(record: CallRecord, outcome: Outcome) -> dict[str, Any]:

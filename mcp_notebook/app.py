@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import discovery
+from . import discovery, exposure
 from ._version import __version__
 from .protocol import CallLog, InlineExecutor, LoopExecutor, Server
 from .protocol.executor import Executor
@@ -84,6 +84,10 @@ class NotebookMCP(Registrations):
         return self._transport.url if self._transport else None
 
     @property
+    def port(self) -> int | None:
+        return self._transport.port if self._transport else None
+
+    @property
     def token(self) -> str | None:
         return self._token if self._transport else None
 
@@ -97,54 +101,99 @@ class NotebookMCP(Registrations):
         name: str | None = None,
         max_body: int = DEFAULT_MAX_BODY,
         executor: Executor | None = None,
+        allow_remote_no_auth: bool = False,
     ) -> ServerInfo:
-        """Serve over Streamable HTTP on a thread of its own; user code stays on this loop."""
+        """Serve over Streamable HTTP on a thread of its own; user code stays on this loop.
+
+        While serving, a new start replaces the server only once the new one listens: if
+        it cannot (a busy port, say), the old one keeps serving and the error is raised.
+        Without ``port``, a restart keeps the current port. ``auth=False`` on an address
+        other than loopback needs ``allow_remote_no_auth=True`` (:class:`UnsafeBind`).
+        """
         overrides = json.loads(os.environ.get(SERVE_OPTIONS_ENV) or "{}")
         host = overrides.get("host", host)
         port = overrides.get("port", port)
         token = overrides.get("token", token)
         auth = overrides.get("auth", auth)
         name = overrides.get("name", name)
+        allow_remote_no_auth = overrides.get("allow_remote_no_auth", allow_remote_no_auth)
+        exposure.check(host, auth, allow_remote_no_auth)
         with self._lock:
-            if self._transport is not None:
-                self._stop_locked()
-            if name:
-                self.name = name
-            if auth:
-                # Keep the token across restarts so pasted client configs stay valid.
-                self._token = token or self._token or secrets.token_urlsafe(24)
-            else:
-                self._token = None
+            old = self._transport
+            if old is not None and port is None:
+                port = old.port  # the pasted client configs name this URL
+            # Keep the token across restarts so pasted client configs stay valid.
+            new_token = (token or self._token or secrets.token_urlsafe(24)) if auth else None
             server = Server(
                 self.registry,
-                name=self.name,
+                name=name or self.name,
                 version=__version__,
                 instructions=self.instructions,
                 executor=executor or self._executor(),
                 calls=self.calls,
             )
             server.confirm = Confirmer(self).confirm
-            transport = self._bind(server, host, port, max_body)
-            self._transport, self._server = transport, server
-            if self.ui is not None:
-                self.ui.attach(server)
-            try:
-                self._discovery_file = discovery.register(
-                    self.name,
-                    transport.url,
-                    self._token,
-                    kernel_id=self.kernel_id,
-                    notebook=self.notebook_path,
-                )
-            except OSError as exc:
-                logger.warning("could not write the discovery file: %s", exc)
+            if old is not None and port == old.port:
+                # One port cannot listen twice: stop, rebind, and put the old one back if
+                # the new address fails.
+                previous = (old.host, old.port, old.max_body, self._token)
+                self._stop_locked()
+                try:
+                    transport = self._bind(server, host, port, max_body, new_token)
+                except OSError:
+                    self._restore(*previous)
+                    raise
+            else:
+                transport = self._bind(server, host, port, max_body, new_token)  # may raise
+                if old is not None:
+                    self._stop_locked()
+            if name:
+                self.name = name
+            self._token = new_token
+            self._serve(transport, server)
         return ServerInfo(transport.url, self._token, self.name)
 
-    def _bind(self, server: Server, host: str, port: int | None, max_body: int) -> HttpTransport:
+    def _serve(self, transport: HttpTransport, server: Server) -> None:
+        """Make a listening transport the notebook's server, and tell the discovery folder."""
+        self._transport, self._server = transport, server
+        if self.ui is not None:
+            self.ui.attach(server)
+        try:
+            self._discovery_file = discovery.register(
+                self.name,
+                transport.url,
+                self._token,
+                kernel_id=self.kernel_id,
+                notebook=self.notebook_path,
+            )
+        except OSError as exc:
+            logger.warning("could not write the discovery file: %s", exc)
+
+    def _restore(self, host: str, port: int, max_body: int, token: str | None) -> None:
+        """Serve again where the stopped server was (a failed restart on its port)."""
+        server = Server(
+            self.registry,
+            name=self.name,
+            version=__version__,
+            instructions=self.instructions,
+            executor=self._executor(),
+            calls=self.calls,
+        )
+        server.confirm = Confirmer(self).confirm
+        try:
+            transport = self._bind(server, host, port, max_body, token)
+        except OSError as exc:
+            logger.warning("could not serve again at %s:%s: %s", host, port, exc)
+            return
+        self._serve(transport, server)
+
+    def _bind(
+        self, server: Server, host: str, port: int | None, max_body: int, token: str | None
+    ) -> HttpTransport:
         candidates = [port] if port is not None else [DEFAULT_PORT, 0]
         for index, candidate in enumerate(candidates):
             transport = HttpTransport(
-                server, host=host, port=candidate, token=self._token, max_body=max_body
+                server, host=host, port=candidate, token=token, max_body=max_body
             )
             try:
                 transport.start()

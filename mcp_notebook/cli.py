@@ -12,6 +12,7 @@ from pathlib import Path
 
 from ._version import __version__
 from .clients import CLIENTS
+from .exposure import ALLOW_FLAG, UnsafeBind, check
 
 
 def _default_notebook() -> Path:
@@ -41,6 +42,11 @@ def _parser() -> argparse.ArgumentParser:
     auth = serve.add_mutually_exclusive_group()
     auth.add_argument("--token", default=None, help="bearer token (default: random)")
     auth.add_argument("--no-auth", action="store_true", help="accept requests without a token")
+    serve.add_argument(
+        ALLOW_FLAG,
+        action="store_true",
+        help="with --no-auth on a non-loopback --host: let every host that reaches it in",
+    )
 
     bridge = commands.add_parser("bridge", help="MCP on stdio, relayed to a running notebook")
     bridge.add_argument("name", nargs="?", help="the server's name (default: the only one)")
@@ -76,8 +82,19 @@ def _serve(args: argparse.Namespace) -> int:
     if not path.is_file():
         print(f"mcp-notebook: no such notebook: {path}", file=sys.stderr)
         return 2
+    if args.transport == "http":  # stdio serves on a private loopback port of its own
+        try:
+            check(args.host, not args.no_auth, args.allow_remote_no_auth)
+        except UnsafeBind as exc:
+            print(f"mcp-notebook serve: {exc}", file=sys.stderr)
+            return 2
     options = ServeOptions(
-        host=args.host, port=args.port, token=args.token, auth=not args.no_auth, name=args.name
+        host=args.host,
+        port=args.port,
+        token=args.token,
+        auth=not args.no_auth,
+        name=args.name,
+        allow_remote_no_auth=args.allow_remote_no_auth,
     )
     if args.transport == "stdio":
         return serve_stdio(path, options)

@@ -21,6 +21,16 @@ def bridge_command(name: str) -> list[str]:
     return [sys.executable, "-m", "mcp_notebook", "bridge", name]
 
 
+def stdio_command(name: str) -> str:
+    """The ``claude mcp add`` line that reaches the notebook through the stdio bridge.
+
+    It holds no secret: the bridge reads the token from the discovery file.
+    """
+    return f"claude mcp add --transport stdio {shlex.quote(name)} -- " + shlex.join(
+        bridge_command(name)
+    )
+
+
 def http_command(name: str, url: str, token: str | None) -> str:
     """The ``claude mcp add`` line that reaches the notebook over HTTP."""
     header = f" --header {shlex.quote(f'Authorization: Bearer {token}')}" if token else ""
@@ -46,10 +56,7 @@ def snippet(client: str, name: str, url: str | None = None, token: str | None = 
             json.dumps({"servers": {name: {"type": "stdio", **stdio}}}, indent=2),
         )
     if client == "claude-code":
-        lines = [
-            f"claude mcp add --transport stdio {shlex.quote(name)} -- "
-            + shlex.join(bridge_command(name))
-        ]
+        lines = [stdio_command(name)]
         where = "Run in a shell (stdio through the bridge, which follows kernel restarts)"
         if url:
             lines.append(http_command(name, url, token))

@@ -18,11 +18,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import nbformat
 from jupyter_client.manager import KernelManager
 
 from .app import SERVE_OPTIONS_ENV
+from .exposure import is_remote, who_can_reach
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +51,7 @@ class ServeOptions:
     auth: bool = True
     name: str | None = None
     startup_timeout: float = 600.0
+    allow_remote_no_auth: bool = False  # --no-auth on a non-loopback host, on purpose
 
 
 class NotebookKernel:
@@ -69,6 +72,7 @@ class NotebookKernel:
             "host": self.options.host,
             "auth": self.options.auth,
             "name": self.name,
+            "allow_remote_no_auth": self.options.allow_remote_no_auth,
         }
         if self.options.port is not None:
             overrides["port"] = self.options.port
@@ -189,6 +193,15 @@ def serve_http(path: Path, options: ServeOptions) -> int:
         print(f"Serving {path} over MCP Streamable HTTP at {kernel.url}", file=sys.stderr)
         if kernel.token:
             print(f"Token: {kernel.token}", file=sys.stderr)
+        elif not is_remote(options.host):
+            print(
+                "Authentication is off (--no-auth): any user or program on this machine can "
+                "call the notebook's tools.",
+                file=sys.stderr,
+            )
+        reach = who_can_reach(options.host, _port(kernel.url), kernel.token)
+        if reach:
+            print(reach, file=sys.stderr)
         print("Press Ctrl-C to stop.", file=sys.stderr, flush=True)
         while kernel.alive():
             time.sleep(0.5)
@@ -202,6 +215,10 @@ def serve_http(path: Path, options: ServeOptions) -> int:
         return 0
     finally:
         kernel.shutdown()
+
+
+def _port(url: str | None) -> int | None:
+    return urlsplit(url).port if url else None
 
 
 def _stop_on_signals() -> None:

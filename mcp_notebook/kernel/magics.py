@@ -11,7 +11,8 @@ from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.display import display
 
 from ..app import NotebookMCP
-from ..clients import CLIENTS, http_command, snippet
+from ..clients import CLIENTS, snippet, stdio_command
+from ..exposure import ALLOW_FLAG, UnsafeBind, who_can_reach
 from ..ui.confirmer import POLICIES, describe
 from . import capture
 
@@ -38,6 +39,11 @@ def _parser() -> _Parser:
     auth = start.add_mutually_exclusive_group()
     auth.add_argument("--token", default=None, help="bearer token (default: random)")
     auth.add_argument("--no-auth", action="store_true", help="accept requests without a token")
+    start.add_argument(
+        ALLOW_FLAG,
+        action="store_true",
+        help="with --no-auth on a non-loopback --host: let every host that reaches it in",
+    )
     commands.add_parser("stop", help="stop serving")
     commands.add_parser("status", help="show the server state")
     commands.add_parser("list", help="list registered tools, resources and prompts")
@@ -84,20 +90,38 @@ class McpMagics(Magics):
     def _start(self, args: argparse.Namespace) -> None:
         if args.port is not None and not 0 <= args.port <= 65535:
             raise UsageError(f"%mcp start: --port must be 0-65535, not {args.port}")
+        serving = self.app.url
         try:
             info = self.app.start(
-                args.host, args.port, token=args.token, auth=not args.no_auth, name=args.name
+                args.host,
+                args.port,
+                token=args.token,
+                auth=not args.no_auth,
+                name=args.name,
+                allow_remote_no_auth=args.allow_remote_no_auth,
             )
+        except UnsafeBind as exc:
+            raise UsageError(f"%mcp start: {exc}") from None
         except OSError as exc:
-            raise UsageError(
-                f"%mcp start: cannot listen on {args.host}:{args.port}: {exc}"
-            ) from None
+            where = args.host if args.port is None else f"{args.host}:{args.port}"
+            still = f" The server at {self.app.url} keeps serving." if self.app.url else ""
+            raise UsageError(f"%mcp start: cannot listen on {where}: {exc}.{still}") from None
+        if serving and serving != info.url:
+            print(f"(Stopped serving at {serving}.)")
         print(f"MCP server {info.name!r} serving at {info.url}")
+        reach = who_can_reach(args.host, self.app.port, info.token)
+        # Cell outputs are saved in the .ipynb, and notebooks get shared: never the token.
         if info.token:
-            print(f"Token: {info.token}")
-        else:
-            print("Authentication is off (--no-auth): anyone on this host can call your tools.")
-        print(f"Claude Code: {http_command(info.name, info.url, info.token)}")
+            print("A bearer token is required; it is not shown here, to keep it out of the")
+            print("saved notebook: mcp.token, or %mcp config claude-code, shows it.")
+        elif reach is None:
+            print(
+                "Authentication is off (--no-auth): any user or program on this machine "
+                "can call your tools."
+            )
+        if reach:
+            print(reach)
+        print(f"Claude Code: {stdio_command(info.name)}")
         print("Other clients: %mcp config claude-desktop|claude-code|cursor|vscode")
 
     def _stop(self, args: argparse.Namespace) -> None:
@@ -130,6 +154,9 @@ class McpMagics(Magics):
         found = snippet(args.client, self.app.name, self.app.url, self.app.token)
         print(found.where)
         print(found.text)
+        if self.app.token and self.app.token in found.text:
+            # Asked for on purpose, but cell outputs are saved with the notebook.
+            print("(This output holds the bearer token: clear it before you share the notebook.)")
 
     def _monitor(self, args: argparse.Namespace) -> None:
         if args.history is not None:

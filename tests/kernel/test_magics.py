@@ -31,13 +31,13 @@ def test_mcp_object_is_the_package_singleton(loaded):
     assert loaded.eval("__import__('mcp_notebook').mcp is mcp") is True
 
 
-def test_start_prints_url_token_and_a_client_command(loaded):
+def test_start_prints_url_and_a_client_command_but_not_the_token(loaded):
     _, output = loaded.run("%mcp start --port 0 --name demo")
     url, token = loaded.eval("mcp.url"), loaded.eval("mcp.token")
     assert re.fullmatch(r"http://127\.0\.0\.1:\d+/mcp", url)
-    assert url in output and token in output
-    assert f"claude mcp add --transport http demo {url}" in output
-    assert f"Authorization: Bearer {token}" in output
+    assert url in output and token not in output  # cell outputs are saved with the notebook
+    assert "mcp.token" in output and "%mcp config claude-code" in output
+    assert "claude mcp add --transport stdio demo -- " in output
     _, status = loaded.run("%mcp status")
     assert url in status and "bearer token" in status
     _, listing = loaded.run("%mcp list")

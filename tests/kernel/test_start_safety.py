@@ -1,0 +1,204 @@
+"""%mcp start in a real kernel: a failed restart keeps the old server (issue 12.7), unsafe
+binds are refused (12.8), and the token stays out of the saved notebook (12.11)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from mcp_notebook import discovery
+
+from ..kernels import KernelError
+
+SERVE = [sys.executable, "-m", "mcp_notebook", "serve"]
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    },
+}
+
+
+def answers(url: str, token: str | None) -> bool:
+    """Whether an MCP server at ``url`` answers initialize (with ``token``)."""
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(url, json.dumps(INITIALIZE).encode(), headers)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return response.status == 200 and json.loads(response.read())["id"] == 1
+    except urllib.error.URLError:
+        return False
+
+
+def port_of(url: str) -> int:
+    port = urlsplit(url).port
+    assert port is not None
+    return port
+
+
+def discovered(kernel) -> list[str]:
+    """The URLs the discovery folder lists for this kernel's process."""
+    pid = kernel.eval("__import__('os').getpid()")
+    return [r.url for r in discovery.running() if r.pid == pid]
+
+
+def usage_error(kernel, line: str) -> str:
+    with pytest.raises(KernelError) as error:
+        kernel.run(line)
+    assert error.value.ename == "UsageError", error.value
+    return error.value.evalue
+
+
+@pytest.fixture(scope="module")
+def loaded(kernel):
+    kernel.run("%load_ext mcp_notebook")
+    kernel.run("@mcp.tool\ndef add(a: int, b: int) -> int:\n    return a + b\n")
+    yield kernel
+    kernel.run("%mcp stop")
+
+
+@pytest.fixture
+def busy_port():
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        yield busy.getsockname()[1]
+
+
+# -- 12.7: a failed start leaves the running server alone --------------------------------
+def test_a_busy_port_leaves_the_running_server_serving(loaded, busy_port):
+    loaded.run("%mcp start --port 0 --name keeper")
+    url, token = loaded.eval("mcp.url"), loaded.eval("mcp.token")
+    message = usage_error(loaded, f"%mcp start --port {busy_port}")
+    assert f"127.0.0.1:{busy_port}" in message
+    assert f"The server at {url} keeps serving" in message
+    assert loaded.eval("mcp.url") == url and loaded.eval("mcp.token") == token
+    assert answers(url, token)
+    assert discovered(loaded) == [url]
+
+
+def test_a_bad_address_on_the_same_port_puts_the_server_back(loaded):
+    loaded.run("%mcp start --port 0 --name keeper")
+    url, token = loaded.eval("mcp.url"), loaded.eval("mcp.token")
+    # Same port: the old socket must close first; 203.0.113.7 (TEST-NET-3) is not ours.
+    message = usage_error(loaded, f"%mcp start --host 203.0.113.7 --port {port_of(url)}")
+    assert "cannot listen on 203.0.113.7" in message
+    assert loaded.eval("mcp.url") == url
+    assert answers(url, token)
+    assert discovered(loaded) == [url]
+
+
+def test_restarting_on_the_same_port_works(loaded):
+    loaded.run("%mcp start --port 0 --name keeper")
+    url, token = loaded.eval("mcp.url"), loaded.eval("mcp.token")
+    loaded.run(f"%mcp start --port {port_of(url)}")
+    assert loaded.eval("mcp.url") == url
+    loaded.run("%mcp start")  # no --port while serving: keep the URL clients were given
+    assert loaded.eval("mcp.url") == url and loaded.eval("mcp.token") == token
+    assert answers(url, token)
+    assert discovered(loaded) == [url]
+
+
+def test_moving_to_a_new_port_stops_the_old_one(loaded):
+    loaded.run("%mcp start --port 0 --name keeper")
+    old, token = loaded.eval("mcp.url"), loaded.eval("mcp.token")
+    _, output = loaded.run("%mcp start --port 0")
+    new = loaded.eval("mcp.url")
+    assert new != old and f"Stopped serving at {old}" in output
+    assert answers(new, token) and not answers(old, token)
+    assert discovered(loaded) == [new]
+
+
+# -- 12.8: no token on a network address needs a deliberate flag -------------------------
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "203.0.113.7"])
+def test_no_auth_on_a_network_address_is_refused(loaded, host):
+    loaded.run("%mcp start --port 0 --name keeper")
+    url = loaded.eval("mcp.url")
+    message = usage_error(loaded, f"%mcp start --host {host} --port 0 --no-auth")
+    assert "every host that can route to this machine" in message
+    assert "--allow-remote-no-auth" in message
+    assert loaded.eval("mcp.url") == url  # and nothing was stopped
+    assert loaded.eval("mcp.token") is not None
+
+
+def test_no_auth_on_loopback_says_who_can_call(loaded):
+    _, output = loaded.run("%mcp start --port 0 --no-auth")
+    assert "any user or program on this machine can call your tools" in output
+    assert "anyone on this host" not in output
+    loaded.run("%mcp stop")
+    loaded.run("%mcp start --port 0")  # the token comes back for the next tests
+    assert loaded.eval("mcp.token")
+
+
+def test_serve_refuses_no_auth_on_a_network_address(tmp_path):
+    notebook = tmp_path / "n.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(), notebook)
+    result = subprocess.run(
+        [*SERVE, str(notebook), "--host", "0.0.0.0", "--no-auth"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "refusing to serve without a token on 0.0.0.0" in result.stderr
+    assert "--allow-remote-no-auth" in result.stderr
+    assert result.stdout == ""
+
+
+# -- 12.11: the saved notebook holds no token --------------------------------------------
+def test_a_saved_notebook_holds_no_token(tmp_path):
+    keep = tmp_path / "token.txt"
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell("%load_ext mcp_notebook"),
+        nbformat.v4.new_code_cell("@mcp.tool\ndef add(a: int, b: int) -> int:\n    return a + b"),
+        nbformat.v4.new_code_cell("%mcp start --port 0 --name saved"),
+        nbformat.v4.new_code_cell("%mcp status"),
+        nbformat.v4.new_code_cell("%mcp config claude-desktop"),
+        nbformat.v4.new_code_cell("mcp"),
+        nbformat.v4.new_code_cell(f"open({str(keep)!r}, 'w').write(mcp.token)"),
+        nbformat.v4.new_code_cell("%mcp stop"),
+    ]
+    NotebookClient(notebook, timeout=120, kernel_name="python3").execute()
+    path = tmp_path / "saved.ipynb"
+    nbformat.write(notebook, path)
+
+    token = keep.read_text()
+    assert len(token) >= 24  # mcp.token still gives it
+    saved = path.read_text()
+    assert token not in saved
+    outputs = "".join(
+        output.get("text", "") for cell in notebook.cells for output in cell.get("outputs", [])
+    )
+    assert "serving at http://127.0.0.1:" in outputs  # what a person needs is there
+    assert "mcp.token" in outputs and "claude mcp add --transport stdio saved" in outputs
+    assert "bearer token" in outputs  # %mcp status
+
+
+def test_the_token_stays_available_to_the_notebook_and_the_bridge(loaded):
+    _, output = loaded.run("%mcp start --port 0 --name keeper")
+    token = loaded.eval("mcp.token")
+    assert token not in output
+    _, status = loaded.run("%mcp status")
+    assert token not in status
+    _, config = loaded.run("%mcp config claude-code")  # asked for: shown, with a warning
+    assert f"Authorization: Bearer {token}" in config
+    assert "clear it before you share" in config
+    record = discovery.find("keeper")
+    assert record.token == token and oct(Path(record.path).stat().st_mode & 0o777) == "0o600"

@@ -37,3 +37,20 @@ def test_a_wildcard_bind_names_the_addresses_it_answers_on():
     with_token = exposure.who_can_reach("192.0.2.10", 8765, "secret")
     assert with_token is not None and "192.0.2.10 on port 8765" in with_token
     assert "token is what keeps them out" in with_token and "secret" not in with_token
+
+
+def test_a_network_bind_with_a_token_still_checks_token_and_origin():
+    from mcp_notebook.transports.security import Guard
+
+    # A wildcard serves whatever names reach it: Host is not checked, the token and the
+    # Origin are (a rebinding page sends its own Origin, and cannot know the token).
+    wildcard = Guard(bind_host="0.0.0.0", token="t0k")
+    assert wildcard.host_problem("myhost.example:8765") is None
+    assert wildcard.auth_problem(None) == "Missing bearer token"
+    assert wildcard.auth_problem("Bearer t0k") is None
+    assert wildcard.origin_problem("http://evil.example") is not None
+    # One address: Host must name it (or loopback).
+    one = Guard(bind_host="192.0.2.10", token="t0k")
+    assert one.host_problem("192.0.2.10:8765") is None
+    assert one.host_problem("localhost:8765") is None
+    assert one.host_problem("evil.example:8765") is not None

@@ -32,6 +32,8 @@ class ServerInfo:
     url: str
     token: str | None
     name: str
+    host: str = "127.0.0.1"  # the address it listens on (a serve option may override the cell's)
+    port: int | None = None
 
 
 class NotebookMCP(Registrations):
@@ -82,10 +84,6 @@ class NotebookMCP(Registrations):
     @property
     def url(self) -> str | None:
         return self._transport.url if self._transport else None
-
-    @property
-    def port(self) -> int | None:
-        return self._transport.port if self._transport else None
 
     @property
     def token(self) -> str | None:
@@ -151,7 +149,7 @@ class NotebookMCP(Registrations):
                 self.name = name
             self._token = new_token
             self._serve(transport, server)
-        return ServerInfo(transport.url, self._token, self.name)
+        return ServerInfo(transport.url, self._token, self.name, transport.host, transport.port)
 
     def _serve(self, transport: HttpTransport, server: Server) -> None:
         """Make a listening transport the notebook's server, and tell the discovery folder."""

@@ -109,7 +109,7 @@ class McpMagics(Magics):
         if serving and serving != info.url:
             print(f"(Stopped serving at {serving}.)")
         print(f"MCP server {info.name!r} serving at {info.url}")
-        reach = who_can_reach(args.host, self.app.port, info.token)
+        reach = who_can_reach(info.host, info.port, info.token)
         # Cell outputs are saved in the .ipynb, and notebooks get shared: never the token.
         if info.token:
             print("A bearer token is required; it is not shown here, to keep it out of the")

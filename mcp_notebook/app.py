@@ -122,15 +122,7 @@ class NotebookMCP(Registrations):
                 port = old.port  # the pasted client configs name this URL
             # Keep the token across restarts so pasted client configs stay valid.
             new_token = (token or self._token or secrets.token_urlsafe(24)) if auth else None
-            server = Server(
-                self.registry,
-                name=name or self.name,
-                version=__version__,
-                instructions=self.instructions,
-                executor=executor or self._executor(),
-                calls=self.calls,
-            )
-            server.confirm = Confirmer(self).confirm
+            server = self._new_server(name or self.name, executor)
             if old is not None and port == old.port:
                 # One port cannot listen twice: stop, rebind, and put the old one back if
                 # the new address fails.
@@ -151,6 +143,18 @@ class NotebookMCP(Registrations):
             self._serve(transport, server)
         return ServerInfo(transport.url, self._token, self.name, transport.host, transport.port)
 
+    def _new_server(self, name: str, executor: Executor | None) -> Server:
+        server = Server(
+            self.registry,
+            name=name,
+            version=__version__,
+            instructions=self.instructions,
+            executor=executor or self._executor(),
+            calls=self.calls,
+        )
+        server.confirm = Confirmer(self).confirm
+        return server
+
     def _serve(self, transport: HttpTransport, server: Server) -> None:
         """Make a listening transport the notebook's server, and tell the discovery folder."""
         self._transport, self._server = transport, server
@@ -169,15 +173,7 @@ class NotebookMCP(Registrations):
 
     def _restore(self, host: str, port: int, max_body: int, token: str | None) -> None:
         """Serve again where the stopped server was (a failed restart on its port)."""
-        server = Server(
-            self.registry,
-            name=self.name,
-            version=__version__,
-            instructions=self.instructions,
-            executor=self._executor(),
-            calls=self.calls,
-        )
-        server.confirm = Confirmer(self).confirm
+        server = self._new_server(self.name, None)
         try:
             transport = self._bind(server, host, port, max_body, token)
         except OSError as exc:

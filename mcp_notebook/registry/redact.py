@@ -34,7 +34,8 @@ def _known_roots(cwd: str) -> re.Pattern[str]:
                 roots.add(variant.rstrip("/\\"))
     ordered = [re.escape(r) for r in sorted(roots, key=len, reverse=True)]  # longest first
     ordered.append(r"/(?:home|Users)/[^\s/'\"`<>()\[\]{},;]+")  # anyone's home folder
-    return re.compile("(?:" + "|".join(ordered) + ")" + _REST)
+    # A root ends at a separator or the path's end: "/srv/app" is not inside "/srv/ap".
+    return re.compile("(?:" + "|".join(ordered) + r")(?![\w.-])" + _REST)
 
 
 def redact(message: str) -> str:

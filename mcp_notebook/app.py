@@ -127,16 +127,16 @@ class NotebookMCP(Registrations):
                 # One port cannot listen twice: stop, rebind, and put the old one back if
                 # the new address fails.
                 previous = (old.host, old.port, old.max_body, self._token)
-                self._stop_locked()
+                self._stop_locked(handing_over=True)
                 try:
                     transport = self._bind(server, host, port, max_body, new_token)
-                except OSError:
+                except BaseException:  # a bad address, a port taken in between
                     self._restore(*previous)
                     raise
             else:
                 transport = self._bind(server, host, port, max_body, new_token)  # may raise
                 if old is not None:
-                    self._stop_locked()
+                    self._stop_locked(handing_over=True)
             if name:
                 self.name = name
             self._token = new_token
@@ -160,7 +160,10 @@ class NotebookMCP(Registrations):
         self._transport, self._server = transport, server
         if self.ui is not None:
             self.ui.attach(server)
+        previous, self._discovery_file = self._discovery_file, None
         try:
+            # Written atomically over the previous server's file when the name is the same:
+            # a bridge looking for this server never finds the folder without it.
             self._discovery_file = discovery.register(
                 self.name,
                 transport.url,
@@ -170,6 +173,8 @@ class NotebookMCP(Registrations):
             )
         except OSError as exc:
             logger.warning("could not write the discovery file: %s", exc)
+        if previous is not None and previous != self._discovery_file:
+            discovery.unregister(previous)  # renamed (--name): the old name is gone
 
     def _restore(self, host: str, port: int, max_body: int, token: str | None) -> None:
         """Serve again where the stopped server was (a failed restart on its port)."""
@@ -178,6 +183,8 @@ class NotebookMCP(Registrations):
             transport = self._bind(server, host, port, max_body, token)
         except OSError as exc:
             logger.warning("could not serve again at %s:%s: %s", host, port, exc)
+            discovery.unregister(self._discovery_file)  # nothing serves there any more
+            self._discovery_file = None
             return
         self._serve(transport, server)
 
@@ -201,10 +208,12 @@ class NotebookMCP(Registrations):
         with self._lock:
             self._stop_locked()
 
-    def _stop_locked(self) -> None:
+    def _stop_locked(self, *, handing_over: bool = False) -> None:
+        """Stop serving; when another server takes over, its discovery file replaces ours."""
         transport, self._transport, self._server = self._transport, None, None
-        discovery.unregister(self._discovery_file)
-        self._discovery_file = None
+        if not handing_over:
+            discovery.unregister(self._discovery_file)
+            self._discovery_file = None
         if transport is not None:
             transport.stop()
 

@@ -125,6 +125,15 @@ def test_moving_to_a_new_port_stops_the_old_one(loaded):
     assert discovered(loaded) == [new]
 
 
+def test_a_new_name_replaces_the_discovery_file(loaded):
+    loaded.run("%mcp start --port 0 --name keeper")
+    loaded.run("%mcp start --name renamed")
+    url = loaded.eval("mcp.url")
+    pid = loaded.eval("__import__('os').getpid()")
+    assert [(r.name, r.url) for r in discovery.running() if r.pid == pid] == [("renamed", url)]
+    loaded.run("%mcp start --name keeper")
+
+
 # -- 12.8: no token on a network address needs a deliberate flag -------------------------
 @pytest.mark.parametrize("host", ["0.0.0.0", "::", "203.0.113.7"])
 def test_no_auth_on_a_network_address_is_refused(loaded, host):

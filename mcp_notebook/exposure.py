@@ -55,9 +55,14 @@ def addresses(host: str) -> list[str]:
 
 
 def who_can_reach(host: str, port: int | None, token: str | None) -> str | None:
-    """One sentence on who can connect, for a non-loopback bind; None on loopback."""
+    """One sentence on who can call the tools; None for loopback with a token (the default)."""
     if not is_remote(host):
-        return None
+        if token:
+            return None
+        return (
+            "Authentication is off (--no-auth): any user or program on this machine can call "
+            "your tools."
+        )
     where = ", ".join(addresses(host))
     reach = f"every host that can route to {where} on port {port}"
     if token:

@@ -24,7 +24,7 @@ import nbformat
 from jupyter_client.manager import KernelManager
 
 from .app import SERVE_OPTIONS_ENV
-from .exposure import is_remote, who_can_reach
+from .exposure import who_can_reach
 
 logger = logging.getLogger(__name__)
 
@@ -193,12 +193,6 @@ def serve_http(path: Path, options: ServeOptions) -> int:
         print(f"Serving {path} over MCP Streamable HTTP at {kernel.url}", file=sys.stderr)
         if kernel.token:
             print(f"Token: {kernel.token}", file=sys.stderr)
-        elif not is_remote(options.host):
-            print(
-                "Authentication is off (--no-auth): any user or program on this machine can "
-                "call the notebook's tools.",
-                file=sys.stderr,
-            )
         reach = who_can_reach(options.host, _port(kernel.url), kernel.token)
         if reach:
             print(reach, file=sys.stderr)

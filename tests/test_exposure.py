@@ -18,7 +18,9 @@ def test_no_auth_on_a_network_address_needs_the_flag(host):
 @pytest.mark.parametrize("host", ["127.0.0.1", "::1", "localhost", "127.0.0.2"])
 def test_loopback_without_a_token_is_allowed(host):
     exposure.check(host, auth=False, allow_remote_no_auth=False)
-    assert exposure.who_can_reach(host, 8765, None) is None
+    assert exposure.who_can_reach(host, 8765, "t0k") is None  # the default says nothing
+    said = exposure.who_can_reach(host, 8765, None)
+    assert said is not None and "any user or program on this machine" in said
 
 
 def test_mcp_start_refuses_before_touching_anything():

@@ -109,16 +109,11 @@ class McpMagics(Magics):
         if serving and serving != info.url:
             print(f"(Stopped serving at {serving}.)")
         print(f"MCP server {info.name!r} serving at {info.url}")
-        reach = who_can_reach(info.host, info.port, info.token)
         # Cell outputs are saved in the .ipynb, and notebooks get shared: never the token.
         if info.token:
             print("A bearer token is required; it is not shown here, to keep it out of the")
             print("saved notebook: mcp.token, or %mcp config claude-code, shows it.")
-        elif reach is None:
-            print(
-                "Authentication is off (--no-auth): any user or program on this machine "
-                "can call your tools."
-            )
+        reach = who_can_reach(info.host, info.port, info.token)
         if reach:
             print(reach)
         print(f"Claude Code: {stdio_command(info.name)}")

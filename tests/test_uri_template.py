@@ -178,6 +178,10 @@ async def test_reader_errors_do_not_send_absolute_paths(tmp_path):
         # Not paths: left alone.
         ("Resource not found: notes://a/b", "Resource not found: notes://a/b"),
         ("expected int/str, got 1/2", "expected int/str, got 1/2"),
+        (
+            "see https://errors.pydantic.dev/2.11/v/int",
+            "see https://errors.pydantic.dev/2.11/v/int",
+        ),
         ("ZeroDivisionError: division by zero", "ZeroDivisionError: division by zero"),
     ],
 )

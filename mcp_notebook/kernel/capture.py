@@ -42,6 +42,12 @@ from ..protocol import CallRecord, LoopExecutor
 from ..protocol.calls import Interrupted
 from ..protocol.executor import Then, settle
 
+try:  # the C module under `signal`: 15 times faster, without enum conversions per call
+    import _signal as _signals
+except ImportError:  # pragma: no cover - other Pythons
+    _signals = signal  # type: ignore[assignment]
+_SIGINT = int(signal.SIGINT)
+
 _CALL: contextvars.ContextVar[CallRecord | None] = contextvars.ContextVar(
     "mcp_notebook_call", default=None
 )
@@ -207,7 +213,7 @@ class _Interrupts:
 
     def __init__(self) -> None:
         self.depth = 0  # calls running now; the handler is ours while it is above 0
-        self.saved: Any = signal.SIG_IGN
+        self.saved: Any = signal.SIG_IGN.value
         self.tasks: set[asyncio.Task[Any]] = set()
         self.interrupted: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
 
@@ -216,18 +222,20 @@ class _Interrupts:
         if self.depth == 0:
             if threading.current_thread() is not threading.main_thread():
                 return False
-            current = signal.getsignal(signal.SIGINT)
+            current = _signals.getsignal(_SIGINT)
+            if current is None:  # a handler set from C: not ours to replace and put back
+                return False
             if current is not _on_sigint:
                 self.saved = current
-                signal.signal(signal.SIGINT, _on_sigint)
+                _signals.signal(_SIGINT, _on_sigint)
         self.depth += 1
         return True
 
     def exit(self) -> None:
         self.depth -= 1
         # A cell that started meanwhile has a handler of its own: it puts ours back after.
-        if self.depth == 0 and signal.getsignal(signal.SIGINT) is _on_sigint:
-            signal.signal(signal.SIGINT, self.saved)
+        if self.depth == 0 and _signals.getsignal(_SIGINT) is _on_sigint:
+            _signals.signal(_SIGINT, self.saved)
 
     def watch(self, task: asyncio.Task[Any]) -> None:
         self.tasks.add(task)

@@ -179,3 +179,28 @@ def test_an_interrupt_during_a_cell_stops_the_cell_and_queued_calls_wait(
     assert (answer["isError"], answer["content"][0]["text"]) == (False, "42")
     assert last_status(kernel, "add") == "done"
     assert_serving(ep, session)
+
+
+def test_a_cell_interrupted_beside_a_running_async_tool_leaves_the_tool_running(
+    ep: Endpoint, session: str, pool, tmp_path: Path
+) -> None:
+    """The Interrupt goes to what the kernel runs: the cell first; the tool after it."""
+    kernel = ep.kernel
+    mark = tmp_path / "started"
+    reply = post_call(pool, ep, session, "waiter", mark=str(mark))
+    wait_for(mark)
+    busy = kernel.client.execute(BUSY_CELL)
+    wait_for_output(kernel, busy, "started")
+    kernel.manager.interrupt_kernel()
+    while True:
+        message = kernel.client.get_shell_msg(timeout=30)
+        if message["parent_header"].get("msg_id") == busy:
+            break
+    assert message["content"]["ename"] == "KeyboardInterrupt"
+    assert not reply.done()
+    assert last_status(kernel, "waiter") == "running"
+    kernel.manager.interrupt_kernel()  # no cell now: the tool's turn
+    result = reply.result(timeout=60).json()["result"]
+    assert result["isError"] is True and "Interrupted" in result["content"][0]["text"]
+    assert last_status(kernel, "waiter") == "interrupted"
+    assert_serving(ep, session)

@@ -188,7 +188,7 @@ class CallLog:
             arguments = abbreviate(arguments, limit)
             size = estimate(arguments, 2 * limit)
             record.abbreviated = record.abbreviated | {"arguments"}
-        else:
+        elif record.abbreviated:
             record.abbreviated = record.abbreviated - {"arguments"}
         old, record._arguments_size = record._arguments_size, size
         record.arguments = arguments

@@ -147,8 +147,12 @@ def test_the_monitor_shows_the_interrupted_call(ep: Endpoint, session: str, tmp_
         wait_for(mark)
         ep.kernel.manager.interrupt_kernel()
         reply.result(timeout=60)
-    ep.kernel.run("monitor = mcp.ui.monitor(); monitor.select(monitor._ids[0])")
-    row = ep.kernel.eval("monitor.table.options[0][0]")
+    ep.kernel.run(
+        "monitor = mcp.ui.monitor()\n"
+        "call = [c for c in mcp.calls if c.target == 'sleeper'][-1]\n"
+        "monitor.select(call.id)"
+    )
+    row = ep.kernel.eval("next(label for label, id in monitor.table.options if id == call.id)")
     assert "sleeper" in row and row.endswith("interrupted")
     assert "Interrupted from the notebook" in ep.kernel.eval("monitor.detail.value")
 

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from mcp_notebook.protocol.abbreviate import CUT, abbreviate, estimate, is_cut
-from mcp_notebook.protocol.calls import REJECTED_BYTES, CallLog, CallRecord, Interrupted
+from mcp_notebook.protocol.calls import (
+    DEBUGGABLE,
+    REJECTED_BYTES,
+    CallLog,
+    CallRecord,
+    Interrupted,
+)
 
 MIB = 1024 * 1024
 
@@ -89,3 +95,18 @@ def test_interrupted_calls_have_their_own_status() -> None:
     log = CallLog()
     assert ran(log, {}, status="error", error=Interrupted()).status == "interrupted"
     assert ran(log, {}, status="error", error=KeyboardInterrupt()).status == "interrupted"
+
+
+def test_only_the_last_failures_keep_their_frames_for_the_debugger() -> None:
+    log = CallLog()
+
+    def fail(n: int) -> BaseException:
+        big_local = "v" * MIB  # what a frame would keep alive  # noqa: F841
+        try:
+            raise RuntimeError(f"failure {n}")
+        except RuntimeError as exc:
+            return exc
+
+    records = [ran(log, {}, status="error", error=fail(n)) for n in range(DEBUGGABLE + 3)]
+    assert [r.error.__traceback__ is None for r in records] == [True] * 3 + [False] * DEBUGGABLE
+    assert all("raise RuntimeError" in r.traceback for r in records)  # the text stays

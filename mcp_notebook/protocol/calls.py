@@ -10,7 +10,8 @@ first. Each call keeps its arguments, result and output whole up to ``max_call_b
 each, and an abbreviated copy beyond it (``record.abbreviated`` names what was cut). A call
 that ended without running (invalid arguments, denied, cancelled while it waited) keeps
 only ``REJECTED_BYTES`` of its arguments and error message: what a client sends must not
-pile up in the notebook's memory.
+pile up in the notebook's memory. The exceptions of the last ``DEBUGGABLE`` failed calls
+keep their frames for ``%mcp debug``; older ones keep the traceback's text only.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ MIB = 1024 * 1024
 MAX_BYTES = 64 * MIB  # the whole history
 MAX_CALL_BYTES = 1 * MIB  # each of a call's arguments, result and output
 REJECTED_BYTES = 1024  # the arguments and error message of a call that never ran
+# Failed calls whose exception keeps its frames (and their locals) for %mcp debug; older
+# ones keep the traceback's text only: frames hold memory that no estimate sees.
+DEBUGGABLE = 10
 _RECORD_BYTES = 256  # what a record costs beyond its payloads, roughly
 
 Observer = Callable[["CallRecord"], None]
@@ -129,6 +133,7 @@ class CallLog:
         self._max_bytes = _positive("max_bytes", max_bytes)
         self._max_call_bytes = _positive("max_call_bytes", max_call_bytes)
         self._bytes = 0
+        self._debuggable: deque[BaseException] = deque()
 
     # -- limits ----------------------------------------------------------------------------
     @property
@@ -221,6 +226,8 @@ class CallLog:
                 text = abbreviate(text, limit)
             record.traceback = text
             size += len(text) + len(message)
+            if error.__traceback__ is not None:
+                self._keep_frames(error)
         if record.result is not None:
             result_size = estimate(record.result, limit)
             if result_size > limit:
@@ -238,6 +245,13 @@ class CallLog:
         if cut:
             record.abbreviated = frozenset(cut)
         self._recount(record, size)
+
+    def _keep_frames(self, error: BaseException) -> None:
+        with self._held:
+            self._debuggable.append(error)
+            old = self._debuggable.popleft() if len(self._debuggable) > DEBUGGABLE else None
+        if old is not None:
+            _drop_frames(old)
 
     def _recount(self, record: CallRecord, size: int) -> None:
         with self._held:
@@ -264,6 +278,7 @@ class CallLog:
             for record in self._records:
                 record.log = None
             self._records.clear()
+            self._debuggable.clear()
             self._bytes = 0
 
     # -- observers -------------------------------------------------------------------------
@@ -323,6 +338,15 @@ def _short_error(error: BaseException, message: str, limit: int) -> BaseExceptio
     if str(copy) != short and len(str(copy)) > limit:
         copy = RuntimeError(f"{type(error).__name__}: {short}")
     return copy
+
+
+def _drop_frames(error: BaseException) -> None:
+    """Let go of the frames of ``error`` and of the exceptions chained to it."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        error.__traceback__ = None
+        error = error.__cause__ or error.__context__  # type: ignore[assignment]
 
 
 def _short_output(outputs: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:

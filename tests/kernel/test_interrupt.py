@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import start_server
+from tests.kernel.test_http_modern import MODERN, Modern
 from tests.kernel.test_http_raw import Endpoint, Reply, wait_for_output
 from tests.kernels import Kernel
+from tests.schema import validate_reply
 
 SETUP = '''
 import asyncio, time
@@ -118,6 +120,21 @@ def test_interrupt_stops_a_running_tool_and_the_server_goes_on(
     assert result["isError"] is True
     assert "Interrupted" in result["content"][0]["text"]
     assert last_status(ep.kernel, tool) == "interrupted"
+    assert_serving(ep, session)
+
+
+def test_interrupt_on_a_2026_call(ep: Endpoint, session: str, pool, tmp_path: Path) -> None:
+    modern = Modern(ep.url, ep.token)
+    mark = tmp_path / "started"
+    message = modern.message("tools/call", {"name": "sleeper", "arguments": {"mark": str(mark)}})
+    reply = pool.submit(modern.send, message)
+    wait_for(mark)
+    ep.kernel.manager.interrupt_kernel()
+    status, _, messages = reply.result(timeout=60)
+    assert status == 200
+    result = validate_reply("tools/call", messages[-1], MODERN)["result"]
+    assert result["isError"] is True and "Interrupted" in result["content"][0]["text"]
+    assert last_status(ep.kernel, "sleeper") == "interrupted"
     assert_serving(ep, session)
 
 

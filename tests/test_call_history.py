@@ -110,3 +110,12 @@ def test_only_the_last_failures_keep_their_frames_for_the_debugger() -> None:
     records = [ran(log, {}, status="error", error=fail(n)) for n in range(DEBUGGABLE + 3)]
     assert [r.error.__traceback__ is None for r in records] == [True] * 3 + [False] * DEBUGGABLE
     assert all("raise RuntimeError" in r.traceback for r in records)  # the text stays
+
+
+def test_an_exception_whose_str_fails_is_still_recorded() -> None:
+    class Odd(Exception):
+        def __str__(self) -> str:
+            raise ValueError("no")
+
+    record = ran(CallLog(), {}, status="error", error=Odd())
+    assert record.status == "error" and "Odd" in record.traceback

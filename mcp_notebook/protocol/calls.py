@@ -215,11 +215,11 @@ class CallLog:
         size += arguments_size
         error = record.error
         if error is not None:
-            message = str(error)
+            message = _message(error)
             if len(message) > limit:
                 if not ran:  # nothing to debug in a call that never ran: keep a short copy
                     record.error = error = _short_error(error, message, limit)
-                    message = str(error)
+                    message = _message(error)
                 cut.add("error")
             text = "".join(traceback.format_exception(error))
             if len(text) > limit:
@@ -328,6 +328,13 @@ def _mib(size: int) -> str:
     return f"{size / MIB:.1f} MiB"
 
 
+def _message(error: BaseException) -> str:
+    try:
+        return str(error)
+    except Exception:  # a user's exception whose __str__ fails
+        return f"<{type(error).__name__}: str() failed>"
+
+
 def _short_error(error: BaseException, message: str, limit: int) -> BaseException:
     """An exception like ``error`` whose message is cut to ``limit`` characters."""
     short = abbreviate(message, limit)
@@ -335,7 +342,7 @@ def _short_error(error: BaseException, message: str, limit: int) -> BaseExceptio
         copy = type(error)(short)
     except Exception:  # a constructor that wants other arguments
         copy = RuntimeError(f"{type(error).__name__}: {short}")
-    if str(copy) != short and len(str(copy)) > limit:
+    if len(_message(copy)) > limit + len(type(error).__name__) + 2:
         copy = RuntimeError(f"{type(error).__name__}: {short}")
     return copy
 

@@ -119,3 +119,26 @@ def test_an_exception_whose_str_fails_is_still_recorded() -> None:
 
     record = ran(CallLog(), {}, status="error", error=Odd())
     assert record.status == "error" and "Odd" in record.traceback
+
+
+def test_big_output_keeps_its_text_cut_and_notes_displays_left_out() -> None:
+    log = CallLog(max_call_bytes=10_000)
+    record = log.add(CallRecord("tools/call", "tool", {}, "client"))
+    record.set_status("running")
+    record.output += [
+        {"output_type": "stream", "name": "stdout", "text": "line\n" * 5000},
+        {"output_type": "display_data", "data": {"image/png": "A" * 100_000}, "metadata": {}},
+    ]
+    record.finish("done", result={"content": []})
+    text, note = record.output
+    assert is_cut(text["text"]) and text["text"].startswith("line\n")
+    assert note["output_type"] == "stream" and "display_data" in note["text"]
+    assert "output" in record.abbreviated
+    assert estimate(record.output, 10**9) <= 10_000
+    # Thousands of small displays: the first ones, then a note of how many more there were.
+    many = log.add(CallRecord("tools/call", "tool", {}, "client"))
+    many.set_status("running")
+    many.output += [{"output_type": "display_data", "data": {"text/plain": "x" * 50}}] * 5000
+    many.finish("done", result={"content": []})
+    assert estimate(many.output, 10**9) <= 10_000
+    assert "more outputs left out" in many.output[-1]["text"]

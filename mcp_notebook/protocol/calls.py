@@ -41,6 +41,8 @@ REJECTED_BYTES = 1024  # the arguments and error message of a call that never ra
 # ones keep the traceback's text only: frames hold memory that no estimate sees.
 DEBUGGABLE = 10
 _RECORD_BYTES = 256  # what a record costs beyond its payloads, roughly
+_NOTE = 128  # room for a note that replaces an output too big to keep
+_ITEM = 8
 
 Observer = Callable[["CallRecord"], None]
 # Status changes are check-then-set: one lock for all records keeps them atomic (cheap,
@@ -357,20 +359,30 @@ def _drop_frames(error: BaseException) -> None:
 
 
 def _short_output(outputs: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
-    """Outputs within ``limit``: stream text cut, displays too big replaced by a note."""
+    """Outputs within about ``limit``: stream text cut, displays too big replaced by a
+    note, and once not even a note fits, one last note of how many more there were."""
     kept: list[dict[str, Any]] = []
-    left = limit
-    for output in outputs:
+    used = 2
+    reserve = _NOTE * min(len(outputs), max(limit // (2 * _NOTE), 1))
+    for index, output in enumerate(outputs):
+        reserve = max(reserve - _NOTE, 0)
+        left = limit - used - reserve
+        if left < _NOTE:
+            kept.append(_note(f"[{len(outputs) - index} more outputs left out of the history]"))
+            break
         size = estimate(output, left)
-        if size <= left:
-            kept.append(output)
-        elif output.get("output_type") == "stream":
-            text = abbreviate(output.get("text", ""), max(left - 64, 0))
-            kept.append({**output, "text": text})
-            size = len(text) + 64
-        else:
-            note = f"[{output.get('output_type', 'output')} of more than {left} bytes not kept]"
-            kept.append({"output_type": "stream", "name": "stdout", "text": note + "\n"})
-            size = len(note) + 64
-        left -= size
+        if size > left:
+            if output.get("output_type") == "stream":
+                text = abbreviate(output.get("text", ""), left - _NOTE)
+                output = {**output, "text": text}
+            else:
+                kind = output.get("output_type", "output")
+                output = _note(f"[{kind} left out of the history: over {left} bytes]")
+            size = estimate(output, limit)
+        kept.append(output)
+        used += _ITEM + size
     return kept
+
+
+def _note(text: str) -> dict[str, Any]:
+    return {"output_type": "stream", "name": "stdout", "text": text + "\n"}

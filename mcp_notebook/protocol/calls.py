@@ -366,7 +366,7 @@ def _short_output(outputs: list[dict[str, Any]], limit: int) -> list[dict[str, A
     reserve = _NOTE * min(len(outputs), max(limit // (2 * _NOTE), 1))
     for index, output in enumerate(outputs):
         reserve = max(reserve - _NOTE, 0)
-        left = limit - used - reserve
+        left = limit - _NOTE - used - reserve  # the last _NOTE: for a last note
         if left < _NOTE:
             kept.append(_note(f"[{len(outputs) - index} more outputs left out of the history]"))
             break

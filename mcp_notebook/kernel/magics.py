@@ -1,4 +1,4 @@
-"""``%mcp start|stop|status|list|config|monitor|confirm|debug|trace``."""
+"""``%mcp start|stop|status|list|config|monitor|confirm|debug|trace|history``."""
 
 from __future__ import annotations
 
@@ -60,6 +60,15 @@ def _parser() -> _Parser:
     debug.add_argument("call_id", type=int, help="the call's number (mcp.calls[i].id)")
     trace = commands.add_parser("trace", help="show raw JSON-RPC traffic in the monitors")
     trace.add_argument("state", choices=("on", "off"))
+    history = commands.add_parser(
+        "history", help="show or set the limits of the call history (mcp.calls)"
+    )
+    history.add_argument("--max-mb", type=float, default=None, help="MiB all calls hold")
+    history.add_argument(
+        "--call-kb", type=float, default=None, help="KiB kept of each argument/result/output"
+    )
+    history.add_argument("--max-calls", type=int, default=None, help="calls kept")
+    history.add_argument("--clear", action="store_true", help="forget every call")
     return parser
 
 
@@ -216,3 +225,34 @@ class McpMagics(Magics):
             for key, description in items:
                 summary = (description or "").strip().splitlines()[0:1]
                 print(f"  {key}" + (f" - {summary[0]}" if summary else ""))
+
+    def _history(self, args: argparse.Namespace) -> None:
+        calls = self.app.calls
+        limits = (
+            ("--max-mb", args.max_mb, 1024 * 1024),
+            ("--call-kb", args.call_kb, 1024),
+            ("--max-calls", args.max_calls, 1),
+        )
+        for option, value, unit in limits:
+            # "not 1 <= ...": NaN fails too; a limit is at least one byte (or call).
+            if value is not None and not 1 <= value * unit <= 2**62:
+                raise UsageError(
+                    f"%mcp history: {option} must be a positive number (at most 2**62 "
+                    f"bytes), not {value}"
+                )
+        if args.max_mb is not None:
+            calls.max_bytes = int(args.max_mb * 1024 * 1024)
+        if args.call_kb is not None:
+            calls.max_call_bytes = int(args.call_kb * 1024)
+        if args.max_calls is not None:
+            calls.maxlen = args.max_calls
+        if args.clear:
+            calls.clear()
+        mib = 1024 * 1024
+        print(
+            f"Call history (mcp.calls): {len(calls)} of at most {calls.maxlen} calls, "
+            f"{calls.bytes / mib:.1f} MiB of at most {calls.max_bytes / mib:.1f} MiB; "
+            f"each call keeps {calls.max_call_bytes / 1024:g} KiB of its arguments, result "
+            "and output, and an abbreviated copy beyond that "
+            f"({sum(1 for c in calls if c.abbreviated)} abbreviated now)."
+        )

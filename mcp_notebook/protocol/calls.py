@@ -3,6 +3,15 @@
 Observers (the notebook's monitor, for instance) hear every change of a call's status.
 They are called on whichever thread made the change and must return quickly: a monitor
 queues the change and renders it on its own schedule, never on the server's time.
+
+The history is bounded twice: by a number of calls (``maxlen``) and by the bytes the calls
+hold (``max_bytes``, estimated as JSON text, see :mod:`.abbreviate`); the oldest calls go
+first. Each call keeps its arguments, result and output whole up to ``max_call_bytes``
+each, and an abbreviated copy beyond it (``record.abbreviated`` names what was cut). A call
+that ended without running (invalid arguments, denied, cancelled while it waited) keeps
+only ``REJECTED_BYTES`` of its arguments and error message: what a client sends must not
+pile up in the notebook's memory. The exceptions of the last ``DEBUGGABLE`` failed calls
+keep their frames for ``%mcp debug``; older ones keep the traceback's text only.
 """
 
 from __future__ import annotations
@@ -17,16 +26,35 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .abbreviate import abbreviate, estimate
+
 logger = logging.getLogger(__name__)
 _ids = itertools.count(1)
 
-# queued -> (awaiting confirmation) -> running -> done | error | denied | cancelled
-FINAL = frozenset({"done", "error", "denied", "cancelled"})
+# queued -> (awaiting confirmation) -> running -> done | error | denied | cancelled | interrupted
+FINAL = frozenset({"done", "error", "denied", "cancelled", "interrupted"})
+MIB = 1024 * 1024
+MAX_BYTES = 64 * MIB  # the whole history
+MAX_CALL_BYTES = 1 * MIB  # each of a call's arguments, result and output
+REJECTED_BYTES = 1024  # the arguments and error message of a call that never ran
+# Failed calls whose exception keeps its frames (and their locals) for %mcp debug; older
+# ones keep the traceback's text only: frames hold memory that no estimate sees.
+DEBUGGABLE = 10
+_RECORD_BYTES = 256  # what a record costs beyond its payloads, roughly
+_NOTE = 128  # room for a note that replaces an output too big to keep
+_ITEM = 8
 
 Observer = Callable[["CallRecord"], None]
 # Status changes are check-then-set: one lock for all records keeps them atomic (cheap,
 # as nothing holds it for long).
 _TRANSITION = threading.Lock()
+
+
+class Interrupted(Exception):
+    """The person at the notebook interrupted the call (Jupyter's Interrupt button)."""
+
+    def __init__(self, message: str = "interrupted from the notebook (Kernel > Interrupt)"):
+        super().__init__(message)
 
 
 @dataclass(eq=False)
@@ -45,6 +73,10 @@ class CallRecord:
     # What the user function printed or displayed during this call (filled by the kernel).
     output: list[dict[str, Any]] = field(default_factory=list)
     log: CallLog | None = field(default=None, repr=False)
+    # Which of arguments, result, output, error the history keeps only abbreviated.
+    abbreviated: frozenset[str] = frozenset()
+    size: int = 0  # bytes the history counts for this call (an estimate)
+    _arguments_size: int = field(default=0, repr=False)
 
     def set_status(self, status: str) -> None:
         with _TRANSITION:
@@ -57,42 +89,201 @@ class CallRecord:
         with _TRANSITION:  # the kernel thread and the server's may both try
             if self.status in FINAL:
                 return
+            ran = self.status == "running"
+            if isinstance(error, (Interrupted, KeyboardInterrupt)):
+                status = "interrupted"
             self.status, self.result, self.error = status, result, error
         self.duration = time.time() - self.started
-        if error is not None:
+        log = self.log
+        if log is not None:
+            log._settle(self, ran)
+        elif error is not None:
             self.traceback = "".join(traceback.format_exception(error))
         self._changed()
+
+    def update_arguments(self, arguments: dict[str, Any]) -> None:
+        """Keep ``arguments`` (e.g. edited at a confirmation) under the history's rules."""
+        log = self.log
+        if log is None:
+            self.arguments = arguments
+        else:
+            log._keep_arguments(self, arguments)
 
     def _changed(self) -> None:
         if self.log is not None:
             self.log.notify(self)
 
     def __repr__(self) -> str:
-        return f"<Call #{self.id} {self.method} {self.target} {self.status}>"
+        cut = f" (abbreviated: {', '.join(sorted(self.abbreviated))})" if self.abbreviated else ""
+        return f"<Call #{self.id} {self.method} {self.target} {self.status}{cut}>"
 
 
 class CallLog:
-    """The last ``maxlen`` calls, oldest first."""
+    """The last calls, oldest first, within ``maxlen`` calls and ``max_bytes`` bytes."""
 
-    def __init__(self, maxlen: int = 1000) -> None:
-        self._records: deque[CallRecord] = deque(maxlen=maxlen)
+    def __init__(
+        self,
+        maxlen: int = 1000,
+        max_bytes: int = MAX_BYTES,
+        max_call_bytes: int = MAX_CALL_BYTES,
+    ) -> None:
+        self._records: deque[CallRecord] = deque()
         self._observers: list[Observer] = []
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # observers
+        self._held = threading.Lock()  # the records and their byte count
+        self._maxlen = _positive("maxlen", maxlen)
+        self._max_bytes = _positive("max_bytes", max_bytes)
+        self._max_call_bytes = _positive("max_call_bytes", max_call_bytes)
+        self._bytes = 0
+        self._debuggable: deque[BaseException] = deque()
 
+    # -- limits ----------------------------------------------------------------------------
     @property
     def maxlen(self) -> int:
-        return self._records.maxlen or 0
+        """How many calls the history keeps at most."""
+        return self._maxlen
 
     @maxlen.setter
     def maxlen(self, value: int) -> None:
-        self._records = deque(self._records, maxlen=value)
+        self._maxlen = _positive("maxlen", value)
+        self._trim()
 
+    @property
+    def max_bytes(self) -> int:
+        """How many bytes (estimated as JSON) all calls of the history hold at most."""
+        return self._max_bytes
+
+    @max_bytes.setter
+    def max_bytes(self, value: int) -> None:
+        self._max_bytes = _positive("max_bytes", value)
+        self._trim()
+
+    @property
+    def max_call_bytes(self) -> int:
+        """Each of a call's arguments, result and output is abbreviated beyond this size
+        (or beyond ``max_bytes`` / 4, if that is smaller); new calls only."""
+        return self._max_call_bytes
+
+    @max_call_bytes.setter
+    def max_call_bytes(self, value: int) -> None:
+        self._max_call_bytes = _positive("max_call_bytes", value)
+
+    @property
+    def bytes(self) -> int:
+        """The estimated bytes the calls in the history hold now."""
+        return self._bytes
+
+    # -- records ---------------------------------------------------------------------------
     def add(self, record: CallRecord) -> CallRecord:
         record.log = self
-        self._records.append(record)
+        record.size = _RECORD_BYTES
+        self._keep_arguments(record, record.arguments, count=False)
+        with self._held:
+            self._records.append(record)
+            self._bytes += record.size
+            self._trim_locked()
         self.notify(record)
         return record
 
+    def _per_call(self) -> int:
+        return min(self._max_call_bytes, self._max_bytes // 4)
+
+    def _keep_arguments(self, record: CallRecord, arguments: Any, *, count: bool = True) -> None:
+        limit = self._per_call() if record.status not in FINAL else REJECTED_BYTES
+        size = estimate(arguments, limit)
+        if size > limit:
+            arguments = abbreviate(arguments, limit)
+            size = estimate(arguments, 2 * limit)
+            record.abbreviated = record.abbreviated | {"arguments"}
+        elif record.abbreviated:
+            record.abbreviated = record.abbreviated - {"arguments"}
+        old, record._arguments_size = record._arguments_size, size
+        record.arguments = arguments
+        if count:
+            self._recount(record, record.size - old + size)
+        else:
+            record.size += size
+
+    def _settle(self, record: CallRecord, ran: bool) -> None:
+        """A call ended: abbreviate what exceeds the limits, and count what it holds."""
+        limit = self._per_call() if ran else REJECTED_BYTES
+        cut = set(record.abbreviated) if record.abbreviated else set()
+        size = _RECORD_BYTES
+        arguments_size = record._arguments_size  # measured when the call came in
+        if not ran and arguments_size > limit:  # a call that never ran keeps less
+            record.arguments = abbreviate(record.arguments, limit)
+            arguments_size = record._arguments_size = estimate(record.arguments, 2 * limit)
+            cut.add("arguments")
+        size += arguments_size
+        error = record.error
+        if error is not None:
+            message = _message(error)
+            if len(message) > limit:
+                if not ran:  # nothing to debug in a call that never ran: keep a short copy
+                    record.error = error = _short_error(error, message, limit)
+                    message = _message(error)
+                cut.add("error")
+            text = "".join(traceback.format_exception(error))
+            if len(text) > limit:
+                text = abbreviate(text, limit)
+            record.traceback = text
+            size += len(text) + len(message)
+            if error.__traceback__ is not None:
+                self._keep_frames(error)
+        if record.result is not None:
+            result_size = estimate(record.result, limit)
+            if result_size > limit:
+                record.result = abbreviate(record.result, limit)
+                result_size = estimate(record.result, 2 * limit)
+                cut.add("result")
+            size += result_size
+        if record.output:
+            output_size = estimate(record.output, limit)
+            if output_size > limit:
+                record.output[:] = _short_output(record.output, limit)
+                output_size = estimate(record.output, 2 * limit)
+                cut.add("output")
+            size += output_size
+        if cut:
+            record.abbreviated = frozenset(cut)
+        self._recount(record, size)
+
+    def _keep_frames(self, error: BaseException) -> None:
+        with self._held:
+            self._debuggable.append(error)
+            old = self._debuggable.popleft() if len(self._debuggable) > DEBUGGABLE else None
+        if old is not None:
+            _drop_frames(old)
+
+    def _recount(self, record: CallRecord, size: int) -> None:
+        with self._held:
+            if record.log is self:  # still in the history (not dropped meanwhile)
+                self._bytes += size - record.size
+                record.size = size
+                self._trim_locked()
+
+    def _trim(self) -> None:
+        with self._held:
+            self._trim_locked()
+
+    def _trim_locked(self) -> None:
+        records = self._records
+        # The newest call stays whatever its size: it is what someone is looking at.
+        while len(records) > self._maxlen or (self._bytes > self._max_bytes and len(records) > 1):
+            dropped = records.popleft()
+            self._bytes -= dropped.size
+            dropped.log = None
+
+    def clear(self) -> None:
+        """Forget every call."""
+        with self._held:
+            for record in self._records:
+                record.log = None
+            self._records.clear()
+            self._debuggable.clear()
+            self._bytes = 0
+
+    # -- observers -------------------------------------------------------------------------
     def subscribe(self, observer: Observer) -> Callable[[], None]:
         with self._lock:
             self._observers = [*self._observers, observer]
@@ -123,4 +314,75 @@ class CallLog:
         return list(self._records)[index]
 
     def __repr__(self) -> str:
-        return f"<CallLog {len(self)} calls>"
+        return (
+            f"<CallLog {len(self)} calls, {_mib(self._bytes)} of {_mib(self._max_bytes)} "
+            f"(max {self._maxlen} calls, {_mib(self._max_call_bytes)} per call)>"
+        )
+
+
+def _positive(name: str, value: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a positive whole number, not {value!r}")
+    return value
+
+
+def _mib(size: int) -> str:
+    return f"{size / MIB:.1f} MiB"
+
+
+def _message(error: BaseException) -> str:
+    try:
+        return str(error)
+    except Exception:  # a user's exception whose __str__ fails
+        return f"<{type(error).__name__}: str() failed>"
+
+
+def _short_error(error: BaseException, message: str, limit: int) -> BaseException:
+    """An exception like ``error`` whose message is cut to ``limit`` characters."""
+    short = abbreviate(message, limit)
+    try:
+        copy = type(error)(short)
+    except Exception:  # a constructor that wants other arguments
+        copy = RuntimeError(f"{type(error).__name__}: {short}")
+    if len(_message(copy)) > limit + len(type(error).__name__) + 2:
+        copy = RuntimeError(f"{type(error).__name__}: {short}")
+    return copy
+
+
+def _drop_frames(error: BaseException) -> None:
+    """Let go of the frames of ``error`` and of the exceptions chained to it."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        error.__traceback__ = None
+        error = error.__cause__ or error.__context__  # type: ignore[assignment]
+
+
+def _short_output(outputs: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """Outputs within about ``limit``: stream text cut, displays too big replaced by a
+    note, and once not even a note fits, one last note of how many more there were."""
+    kept: list[dict[str, Any]] = []
+    used = 2
+    reserve = _NOTE * min(len(outputs), max(limit // (2 * _NOTE), 1))
+    for index, output in enumerate(outputs):
+        reserve = max(reserve - _NOTE, 0)
+        left = limit - _NOTE - used - reserve  # the last _NOTE: for a last note
+        if left < _NOTE:
+            kept.append(_note(f"[{len(outputs) - index} more outputs left out of the history]"))
+            break
+        size = estimate(output, left)
+        if size > left:
+            if output.get("output_type") == "stream":
+                text = abbreviate(output.get("text", ""), left - _NOTE)
+                output = {**output, "text": text}
+            else:
+                kind = output.get("output_type", "output")
+                output = _note(f"[{kind} left out of the history: over {left} bytes]")
+            size = estimate(output, limit)
+        kept.append(output)
+        used += _ITEM + size
+    return kept
+
+
+def _note(text: str) -> dict[str, Any]:
+    return {"output_type": "stream", "name": "stdout", "text": text + "\n"}

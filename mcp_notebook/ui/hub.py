@@ -138,6 +138,8 @@ class Hub:
             "timeout": float(app.confirm_timeout),
             "calls": len(app.calls),
             "history": app.calls.maxlen,
+            "bytes": app.calls.bytes,
+            "max_bytes": app.calls.max_bytes,
             "trace": self.trace.enabled,
             "clients": render.clients(app._server, self.trace.stateless_clients()),
         }
@@ -175,8 +177,8 @@ class Hub:
         record.set_status("awaiting confirmation")
         self.loop.call_soon_threadsafe(self._show, decision)
         approved = await decision.outcome()
-        if approved != record.arguments:
-            record.arguments = approved  # the history shows what actually ran
+        if approved is not arguments:
+            record.update_arguments(approved)  # the history shows what actually ran
         return approved
 
     def _on_settled(self, decision: Decision) -> None:

@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 from ..protocol import CallRecord
+from ..protocol.abbreviate import is_cut
 from ..protocol.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 
 NBSP = "\u00a0"  # a <select> collapses ordinary spaces; these keep the columns aligned
@@ -47,6 +48,10 @@ def pretty(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, indent=2, default=str)
     except (TypeError, ValueError):
         return repr(value)
+
+
+def mib(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MiB"
 
 
 def took(record: CallRecord) -> str:
@@ -101,7 +106,8 @@ def server_state(state: dict[str, Any]) -> str:
         )
     facts = (
         f"confirm: {html.escape(state['policy'])}, timeout {state['timeout']:g} s"
-        f" · history {state['calls']}/{state['history']}"
+        f" · history {state['calls']}/{state['history']} calls,"
+        f" {mib(state.get('bytes', 0))}/{mib(state.get('max_bytes', 0))}"
         f" · trace {'on' if state['trace'] else 'off'}"
     )
     clients = state["clients"]
@@ -156,9 +162,18 @@ def detail(record: CallRecord) -> str:
         f"<b>#{record.id} {html.escape(record.method)} {html.escape(record.target)}</b>"
         f" — {html.escape(record.status)} · {took(record)} · {html.escape(record.client)}"
         f" · {when}",
-        "<b>arguments</b>",
-        _pre(pretty(record.arguments)),
     ]
+    if record.status == "interrupted":
+        parts.append(
+            "<i class='mcp-error'>Interrupted from the notebook (Kernel &gt; Interrupt): the "
+            "client got an error.</i>"
+        )
+    if record.abbreviated:
+        parts.append(
+            f"<i>Abbreviated in the history: {html.escape(', '.join(sorted(record.abbreviated)))}"
+            " (long values end in “… [cut: …]”; see <code>%mcp history</code>).</i>"
+        )
+    parts += ["<b>arguments</b>", _pre(pretty(record.arguments))]
     if record.result is not None:
         parts += ["<b>result</b>", result(record.result)]
     if record.traceback:
@@ -201,6 +216,8 @@ def _block(block: dict[str, Any]) -> str:
         return _image(block.get("mimeType", "image/png"), block.get("data", ""))
     if kind == "audio":
         mime, data = html.escape(block.get("mimeType", "")), block.get("data", "")
+        if is_cut(data):
+            return _pre(f"{mime} audio, not kept in the history {data}")
         return f"<audio controls src='data:{mime};base64,{html.escape(data)}'></audio>"
     if kind == "resource":
         return _resource(block.get("resource") or {})
@@ -221,6 +238,8 @@ def _resource(item: dict[str, Any]) -> str:
 
 
 def _image(mime: str, data: str) -> str:
+    if is_cut(data):  # the history kept no pixels: say so instead of a broken image
+        return _pre(f"{mime} image, not kept in the history {data}")
     return (
         f"<img style='max-width: 100%; max-height: 320px' "
         f"src='data:{html.escape(mime)};base64,{html.escape(data)}'>"

@@ -1,0 +1,227 @@
+"""Jupyter's Interrupt button (SIGINT to the kernel) stops a running tool, and only that.
+
+``manager.interrupt_kernel()`` is what the notebook's button does. A tool interrupted this
+way ends at once: the client gets a tool error saying so, the history and the monitor show
+"interrupted", and the server and the kernel carry on. An Interrupt during a cell still
+interrupts the cell; calls queued behind the cell keep waiting and run after it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import start_server
+from tests.kernel.test_http_modern import MODERN, Modern
+from tests.kernel.test_http_raw import Endpoint, Reply, wait_for_output
+from tests.kernels import Kernel
+from tests.schema import validate_reply
+
+SETUP = '''
+import asyncio, time
+from pathlib import Path
+
+@mcp.tool
+def sleeper(mark: str) -> str:
+    """Sleeps ten minutes in small steps, as a slow computation would."""
+    Path(mark).touch()
+    for _ in range(6000):
+        time.sleep(0.1)
+    return "slept"
+
+@mcp.tool
+def spinner(mark: str) -> int:
+    """A pure Python loop that never ends by itself."""
+    Path(mark).touch()
+    n = 0
+    while n >= 0:
+        n += 1
+    return n
+
+@mcp.tool
+async def waiter(mark: str) -> str:
+    """Awaits ten minutes."""
+    Path(mark).touch()
+    await asyncio.sleep(600)
+    return "waited"
+
+@mcp.tool
+def add(a: int, b: int) -> int:
+    return a + b
+
+@mcp.resource_template("slow://{mark}")
+def slow_read(mark: str) -> str:
+    Path("/tmp", mark).touch()
+    time.sleep(600)
+    return "read"
+'''
+BUSY_CELL = """
+print("started", flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.fixture(scope="module")
+def ep(kernel: Kernel) -> Endpoint:
+    return Endpoint(start_server(kernel, SETUP))
+
+
+@pytest.fixture(scope="module")
+def session(ep: Endpoint) -> str:
+    return ep.open_session()
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with ThreadPoolExecutor(4) as threads:
+        yield threads
+
+
+def post_call(pool, ep: Endpoint, session: str, name: str, **arguments) -> Future[Reply]:
+    message = {"jsonrpc": "2.0", "id": ep.next_id(), "method": "tools/call"}
+    message["params"] = {"name": name, "arguments": arguments}
+    # The client waits a minute at most; an interrupt that does not work lets the tool run
+    # on for ten.
+    return pool.submit(ep.post, json.dumps(message).encode(), session=session)
+
+
+def wait_for(path: Path) -> None:
+    deadline = time.monotonic() + 30
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path.name} never appeared"
+        time.sleep(0.02)
+
+
+def last_status(kernel: Kernel, target: str) -> str:
+    return kernel.eval(f"[c.status for c in mcp.calls if c.target == {target!r}][-1]")
+
+
+def assert_serving(ep: Endpoint, session: str) -> None:
+    assert ep.call_tool(session, "add", a=2, b=3)["content"][0]["text"] == "5"
+    assert ep.kernel.alive()
+    assert ep.kernel.eval("6 * 7") == 42
+
+
+@pytest.mark.parametrize("tool", ["sleeper", "spinner", "waiter"])
+def test_interrupt_stops_a_running_tool_and_the_server_goes_on(
+    ep: Endpoint, session: str, pool, tmp_path: Path, tool: str
+) -> None:
+    mark = tmp_path / "started"
+    reply = post_call(pool, ep, session, tool, mark=str(mark))
+    wait_for(mark)  # the tool runs now
+    ep.kernel.manager.interrupt_kernel()
+    answer = reply.result(timeout=60)
+    assert answer.status == 200, answer.body[:300]
+    result = answer.json()["result"]
+    assert result["isError"] is True
+    assert "Interrupted" in result["content"][0]["text"]
+    assert last_status(ep.kernel, tool) == "interrupted"
+    assert_serving(ep, session)
+
+
+def test_interrupt_on_a_2026_call(ep: Endpoint, session: str, pool, tmp_path: Path) -> None:
+    modern = Modern(ep.url, ep.token)
+    mark = tmp_path / "started"
+    message = modern.message("tools/call", {"name": "sleeper", "arguments": {"mark": str(mark)}})
+    reply = pool.submit(modern.send, message)
+    wait_for(mark)
+    ep.kernel.manager.interrupt_kernel()
+    status, _, messages = reply.result(timeout=60)
+    assert status == 200
+    result = validate_reply("tools/call", messages[-1], MODERN)["result"]
+    assert result["isError"] is True and "Interrupted" in result["content"][0]["text"]
+    assert last_status(ep.kernel, "sleeper") == "interrupted"
+    assert_serving(ep, session)
+
+
+def test_an_interrupted_resource_read_is_an_error_reply(
+    ep: Endpoint, session: str, pool, tmp_path: Path
+) -> None:
+    mark = Path("/tmp", f"mcp-interrupt-{tmp_path.name}")
+    message = {"jsonrpc": "2.0", "id": 77, "method": "resources/read"}
+    message["params"] = {"uri": f"slow://{mark.name}"}
+    reply = pool.submit(ep.post, json.dumps(message).encode(), session=session)
+    try:
+        wait_for(mark)
+        ep.kernel.manager.interrupt_kernel()
+        body = reply.result(timeout=60).json()
+    finally:
+        mark.unlink(missing_ok=True)
+    assert body["id"] == 77
+    assert "Interrupted" in body["error"]["message"]
+    assert last_status(ep.kernel, f"slow://{mark.name}") == "interrupted"
+    assert_serving(ep, session)
+
+
+def test_the_monitor_shows_the_interrupted_call(ep: Endpoint, session: str, tmp_path) -> None:
+    with ThreadPoolExecutor(1) as threads:
+        mark = tmp_path / "started"
+        reply = post_call(threads, ep, session, "sleeper", mark=str(mark))
+        wait_for(mark)
+        ep.kernel.manager.interrupt_kernel()
+        reply.result(timeout=60)
+    ep.kernel.run(
+        "monitor = mcp.ui.monitor()\n"
+        "call = [c for c in mcp.calls if c.target == 'sleeper'][-1]\n"
+        "monitor.select(call.id)"
+    )
+    row = ep.kernel.eval("next(label for label, id in monitor.table.options if id == call.id)")
+    assert "sleeper" in row and row.endswith("interrupted")
+    assert "Interrupted from the notebook" in ep.kernel.eval("monitor.detail.value")
+
+
+def test_an_interrupt_while_no_call_runs_changes_nothing(ep: Endpoint, session: str) -> None:
+    for _ in range(3):
+        ep.kernel.manager.interrupt_kernel()
+    assert_serving(ep, session)
+
+
+def test_an_interrupt_during_a_cell_stops_the_cell_and_queued_calls_wait(
+    ep: Endpoint, session: str, pool
+) -> None:
+    kernel = ep.kernel
+    busy = kernel.client.execute(BUSY_CELL)
+    wait_for_output(kernel, busy, "started")
+    reply = post_call(pool, ep, session, "add", a=20, b=22)
+    time.sleep(1.0)  # the call is queued behind the cell
+    kernel.manager.interrupt_kernel()
+    while True:
+        message = kernel.client.get_shell_msg(timeout=30)
+        if message["parent_header"].get("msg_id") == busy:
+            break
+    assert message["content"]["status"] == "error"
+    assert message["content"]["ename"] == "KeyboardInterrupt"
+    # The queued call was not touched: it runs after the cell, and answers.
+    answer = reply.result(timeout=60).json()["result"]
+    assert (answer["isError"], answer["content"][0]["text"]) == (False, "42")
+    assert last_status(kernel, "add") == "done"
+    assert_serving(ep, session)
+
+
+def test_a_cell_interrupted_beside_a_running_async_tool_leaves_the_tool_running(
+    ep: Endpoint, session: str, pool, tmp_path: Path
+) -> None:
+    """The Interrupt goes to what the kernel runs: the cell first; the tool after it."""
+    kernel = ep.kernel
+    mark = tmp_path / "started"
+    reply = post_call(pool, ep, session, "waiter", mark=str(mark))
+    wait_for(mark)
+    busy = kernel.client.execute(BUSY_CELL)
+    wait_for_output(kernel, busy, "started")
+    kernel.manager.interrupt_kernel()
+    while True:
+        message = kernel.client.get_shell_msg(timeout=30)
+        if message["parent_header"].get("msg_id") == busy:
+            break
+    assert message["content"]["ename"] == "KeyboardInterrupt"
+    assert not reply.done()
+    assert last_status(kernel, "waiter") == "running"
+    kernel.manager.interrupt_kernel()  # no cell now: the tool's turn
+    result = reply.result(timeout=60).json()["result"]
+    assert result["isError"] is True and "Interrupted" in result["content"][0]["text"]
+    assert last_status(kernel, "waiter") == "interrupted"
+    assert_serving(ep, session)

@@ -159,3 +159,17 @@ def test_valid_instances_pass_on_the_fast_path(instance: dict[str, Any]) -> None
         check = SchemaCheck(schema)
         assert check.fast.is_valid(instance)
         assert check.error(instance) is None
+
+
+def test_a_huge_bad_argument_is_not_echoed_back_whole() -> None:
+    # jsonschema quotes the value in its message: 4 MiB in, 4 MiB of error out, before.
+    mcp = NotebookMCP()
+
+    @mcp.tool
+    def takes_an_int(n: int) -> int:
+        return n
+
+    message = mcp.registry.tools["takes_an_int"].argument_error({"n": "x" * (4 * 1024 * 1024)})
+    assert message is not None and len(message) < 1000
+    assert "is not of type 'integer'" in message
+    assert "characters cut" in message

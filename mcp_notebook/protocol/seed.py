@@ -34,6 +34,7 @@ from urllib.parse import quote
 import jsonschema
 from jsonschema.exceptions import best_match
 
+from ..registry.validation import shortened
 from . import jsonrpc
 from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RpcError
 
@@ -394,7 +395,7 @@ class SeedSession:
         if typed:
             validator = _validator(definition["outputSchema"])
             if not validator.is_valid(output):
-                error = best_match(validator.iter_errors(output))
+                error = shortened(best_match(validator.iter_errors(output)))
                 raise SeedError(OUTPUT_MISMATCH, f"Tool {mcp_id} returned: {error.message}")
         return {"output": output}
 
@@ -590,7 +591,7 @@ def argument_problem(schema: dict[str, Any], arguments: Any, mcp_id: str) -> str
             if missing:
                 name = _path([*error.path, missing[0]])
                 return f"Missing required property: '{name}' in arguments {tool}"
-    error = best_match(errors)
+    error = shortened(best_match(errors))
     if error.path:
         return f"Invalid property: '{_path(error.path)}' in arguments {tool}: {error.message}"
     return f"Invalid arguments {tool}: {error.message}"

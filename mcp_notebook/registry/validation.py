@@ -25,6 +25,9 @@ except ImportError:  # a platform without its wheels: jsonschema alone is slower
     jsonschema_rs = None
 
 logger = logging.getLogger(__name__)
+# jsonschema's messages quote the offending value whole: a 4 MiB argument would come back
+# as a 4 MiB error. Longer messages keep their start and their end (the verdict).
+MAX_MESSAGE = 500
 
 
 class SchemaCheck:
@@ -42,7 +45,15 @@ class SchemaCheck:
                     return None
             except Exception:  # e.g. an integer beyond 64 bits: the reference decides
                 pass
-        return best_match(self.reference.iter_errors(instance))
+        return shortened(best_match(self.reference.iter_errors(instance)))
+
+
+def shortened(error: ValidationError | None) -> ValidationError | None:
+    """``error`` with a message of at most about MAX_MESSAGE characters."""
+    if error is not None and len(error.message) > MAX_MESSAGE:
+        text, keep = error.message, MAX_MESSAGE // 2
+        error.message = f"{text[:keep]}… [{len(text) - 2 * keep} characters cut] …{text[-keep:]}"
+    return error
 
 
 def _compile(schema: dict[str, Any]) -> Any:

@@ -119,9 +119,9 @@ class ConnectionLimiter:
         self._serve, self._trusts = serve, trusts
         headroom = fd_headroom()
         cap = limits.max_connections
-        if headroom is not None:
-            cap = min(cap, headroom - RESERVED_FDS)
-        self.max_connections = max(MIN_CONNECTIONS, cap)
+        if headroom is not None:  # fit under the process's file limit, leaving a reserve
+            cap = min(cap, max(MIN_CONNECTIONS, headroom - RESERVED_FDS))
+        self.max_connections = cap
         self.open: dict[TrackedStream, Connection] = {}
         self.untrusted: dict[TrackedStream, Connection] = {}  # oldest first
         self.per_client: dict[str, int] = {}

@@ -8,6 +8,7 @@ from 127.0.0.1 unless a test binds another loopback address as a second client.
 from __future__ import annotations
 
 import asyncio
+import errno
 import http.client
 import json
 import select
@@ -23,7 +24,12 @@ from mcp_notebook import NotebookMCP
 from mcp_notebook.protocol import Server
 from mcp_notebook.protocol.executor import LoopExecutor
 from mcp_notebook.transports.http import HttpTransport
-from mcp_notebook.transports.limits import SERVER_BUSY, Limits, SessionAdmission
+from mcp_notebook.transports.limits import (
+    SERVER_BUSY,
+    ConnectionLimiter,
+    Limits,
+    SessionAdmission,
+)
 from tests.kernel.test_http_raw import initialize_message
 
 TOKEN = "secret-token"
@@ -189,6 +195,15 @@ def test_session_admission_refills_and_expires_only_unused_sessions() -> None:
     assert admission.expirable(now=91, busy=lambda sid: sid == "s1") == "s2"
 
 
+def test_limits_refuse_what_would_switch_a_bound_off() -> None:
+    limits = Limits()
+    limits.idle_timeout = 2
+    for bad in (0, -1, float("nan"), None, "60"):
+        with pytest.raises(ValueError, match="idle_timeout must be a positive number"):
+            limits.idle_timeout = bad
+    assert limits.idle_timeout == 2
+
+
 # -- item 3: connection caps -------------------------------------------------------------
 def test_at_the_cap_strangers_make_room_for_the_token_holder(
     serve: Callable[..., HttpTransport],
@@ -263,3 +278,44 @@ def test_connections_lent_to_calls_count_against_the_cap(
         release.set()
         caller.close()
         other.close()
+
+
+# -- accepting without file descriptors --------------------------------------------------
+class NoFilesLeft:
+    """A listening socket whose accept() always fails with EMFILE, as at the fd limit."""
+
+    def __init__(self) -> None:
+        self.real = socket.create_server(("127.0.0.1", 0))
+        self.accepts = 0
+
+    def fileno(self) -> int:
+        return self.real.fileno()
+
+    def setblocking(self, flag: bool) -> None:
+        self.real.setblocking(flag)
+
+    def accept(self) -> tuple[socket.socket, Any]:
+        self.accepts += 1
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    def close(self) -> None:
+        self.real.close()
+
+
+async def test_out_of_fds_with_nothing_to_shed_pauses_accepting_instead_of_spinning() -> None:
+    served: list[Any] = []
+    limiter = ConnectionLimiter(Limits(), lambda *args: served.append(args), lambda h: True)
+    listening = NoFilesLeft()
+    limiter.listen([listening], asyncio.get_running_loop())  # type: ignore[list-item]
+    client = socket.create_connection(listening.real.getsockname())  # readable from now on
+    try:
+        for _ in range(200):  # turns of the loop: a readable socket would be seen each time
+            await asyncio.sleep(0)
+        assert listening.accepts == 1 and not served  # tried once, then paused
+        deadline = time.monotonic() + 20
+        while listening.accepts < 2:  # ... and tries again after the pause
+            assert time.monotonic() < deadline, "accepting never resumed"
+            await asyncio.sleep(0.02)
+    finally:
+        limiter.close()
+        client.close()

@@ -63,6 +63,11 @@ class Limits:
     session_rate: float = 10.0
     session_burst: int = 100
 
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise ValueError(f"limits.{name} must be a positive number, not {value!r}")
+        super().__setattr__(name, value)
+
 
 @dataclass
 class Refusal:

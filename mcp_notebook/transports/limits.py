@@ -121,7 +121,7 @@ class ConnectionLimiter:
         trusts: Callable[[tornado.httputil.HTTPHeaders], bool],
     ) -> None:
         self.limits = limits
-        self._serve, self._trusts = serve, trusts
+        self._serve, self.trusts = serve, trusts
         headroom = fd_headroom()
         cap = limits.max_connections
         if headroom is not None:  # fit under the process's file limit, leaving a reserve
@@ -268,7 +268,7 @@ class _FirstRequest(tornado.httputil.HTTPMessageDelegate):
         self._delegate, self._limiter, self._record = delegate, limiter, record
 
     def headers_received(self, start_line: Any, headers: tornado.httputil.HTTPHeaders) -> Any:
-        if self._limiter._trusts(headers):
+        if self._limiter.trusts(headers):
             self._limiter.trust(self._record)
         return self._delegate.headers_received(start_line, headers)
 

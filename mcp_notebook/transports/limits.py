@@ -290,8 +290,8 @@ class SessionAdmission:
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
         self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
-        # Handshake sessions by id, least recently used first, with when they were used.
-        self.last_used: OrderedDict[str, float] = OrderedDict()
+        # Handshake sessions by id, with when they were last used.
+        self.last_used: dict[str, float] = {}
 
     def refusal(
         self, client: str, now: float | None = None, busy: Callable[[str], bool] | None = None
@@ -312,7 +312,7 @@ class SessionAdmission:
                 max(1, math.ceil(wait)),
             )
         if len(self.last_used) >= limits.max_sessions and self.expirable(now, busy) is None:
-            oldest = next(iter(self.last_used.values()), now)
+            oldest = min(self.last_used.values(), default=now)
             wait = oldest + limits.session_idle_timeout - now
             return Refusal(
                 503,
@@ -324,11 +324,16 @@ class SessionAdmission:
     def expirable(
         self, now: float | None = None, busy: Callable[[str], bool] | None = None
     ) -> str | None:
-        """The least recently used session not in use for longer than allowed, if any."""
+        """The least recently used session not in use for longer than allowed, if any.
+
+        A scan, run only when the table is full, keeps ``touch`` (every request) cheap."""
         now = time.monotonic() if now is None else now
-        for session_id, used in self.last_used.items():
-            if now - used <= self.limits.session_idle_timeout:
-                return None  # and every later one was used more recently
+        idle = [
+            (used, session_id)
+            for session_id, used in self.last_used.items()
+            if now - used > self.limits.session_idle_timeout
+        ]
+        for _, session_id in sorted(idle):
             if busy is None or not busy(session_id):
                 return session_id
         return None
@@ -339,7 +344,6 @@ class SessionAdmission:
     def touch(self, session_id: str) -> None:
         if session_id in self.last_used:
             self.last_used[session_id] = time.monotonic()
-            self.last_used.move_to_end(session_id)
 
     def forget(self, session_id: str) -> None:
         self.last_used.pop(session_id, None)

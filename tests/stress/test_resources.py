@@ -22,6 +22,7 @@ from tests.stress.conftest import fd_count, rss_bytes
 CALLS = 20_000
 THREADS = 8
 ABORTED = 1_000
+WAVE = 100
 RSS_GROWTH = 64 * 1024 * 1024
 FD_GROWTH = 8
 
@@ -95,19 +96,30 @@ def test_memory_and_fds_stay_bounded_over_calls_and_aborted_calls(
     rss_after_calls = rss_bytes(kernel_pid)
     fds_after_calls = settle(kernel_pid, fds_before + FD_GROWTH)
 
-    aborted_calls(served, probe.headers["Mcp-Session-Id"], ABORTED)
+    for _ in range(ABORTED // WAVE):
+        aborted_calls(served, probe.headers["Mcp-Session-Id"], WAVE)
+        # The server noticed the hang-ups before the next wave (else the connection cap,
+        # full of calls whose clients left, would refuse some of the next wave).
+        settle(kernel_pid, fds_before + FD_GROWTH)
     # Calls run in order on the kernel's thread: once this one is answered, all are done.
     assert probe.tool("echo", client=0, seq=1) == "0:1"
     assert probe.call("ping")["result"] == {}
     fds_after = settle(kernel_pid, fds_before + FD_GROWTH)
     rss_after = rss_bytes(kernel_pid)
     probe.close()
+    # How the aborted calls ended, from the call history (it holds the last 1,000 calls).
+    endings = served.kernel.eval(
+        "dict(__import__('collections').Counter(c.status for c in mcp.calls if c.target == 'nap'))"
+    )
+    refused = served.kernel.eval("mcp._transport.connections.refused")
 
     mib = 1024 * 1024
     figures["resources"] = {
         "calls": CALLS,
         "calls_per_s": round(CALLS / seconds),
         "aborted_calls": ABORTED,
+        "aborted_calls_ended": endings,
+        "connections_refused": refused,
         "rss_before_mib": round(rss_before / mib, 1),
         "rss_growth_after_calls_mib": round((rss_after_calls - rss_before) / mib, 1),
         "rss_growth_after_aborted_mib": round((rss_after - rss_before) / mib, 1),

@@ -19,6 +19,7 @@ from .protocol.executor import Executor
 from .registration import Registrations
 from .registry import Kind, Registry, Tool
 from .transports.http import DEFAULT_MAX_BODY, HttpTransport
+from .transports.limits import Limits
 from .ui.confirmer import Confirmer, Policy, needs_confirmation, parse_policy
 
 logger = logging.getLogger(__name__)
@@ -57,6 +58,9 @@ class NotebookMCP(Registrations):
         self.namespace: dict[str, Any] | None = None
         self.watched: dict[str, str] = {}  # variable -> URI of the resource that serves it
         self._transport: HttpTransport | None = None
+        # Connection, timeout and session caps of the HTTP server (transports/limits.py),
+        # read by the next start.
+        self.limits = Limits()
         self._server: Server | None = None
         self._token: str | None = None
         self._discovery_file: Path | None = None
@@ -194,7 +198,12 @@ class NotebookMCP(Registrations):
         candidates = [port] if port is not None else [DEFAULT_PORT, 0]
         for index, candidate in enumerate(candidates):
             transport = HttpTransport(
-                server, host=host, port=candidate, token=token, max_body=max_body
+                server,
+                host=host,
+                port=candidate,
+                token=token,
+                max_body=max_body,
+                limits=self.limits,
             )
             try:
                 transport.start()

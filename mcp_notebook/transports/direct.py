@@ -106,7 +106,10 @@ class DirectReply:
             return False
         # Duplicate first: should that fail, nothing is detached and the usual path answers.
         # (socket.dup() would look the family up through slow enum properties.)
-        duplicate = os.dup(stream.socket.fileno())
+        try:
+            duplicate = os.dup(stream.socket.fileno())
+        except OSError:  # out of file descriptors (EMFILE): the usual path answers
+            return False
         try:
             sock = socket.socket(self._family, socket.SOCK_STREAM, 0, duplicate)
             sock.setblocking(False)  # a default timeout set by user code must not block

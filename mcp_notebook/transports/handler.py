@@ -157,6 +157,10 @@ class McpHandler(ModernRequests, tornado.web.RequestHandler):
         if modern_request:
             return await self._post_modern(message, kind, wants_json)
         if kind == "request" and message["method"] == "initialize":
+            refusal = self.transport.refuse_session(self.request.remote_ip or "")  # limits.py
+            if refusal is not None:
+                self.set_header("Retry-After", str(refusal.retry_after))
+                return self.fail(refusal.status, refusal.message, refusal.code, message["id"])
             session = Session(transport="http")
             reply = await server.handle(message, session)
             if reply is not None and "result" in reply:

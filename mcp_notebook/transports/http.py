@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 import tornado.httpserver
+import tornado.httputil
 import tornado.iostream
 import tornado.netutil
 import tornado.web
@@ -29,6 +30,7 @@ from tornado.routing import Rule
 from ..protocol import Server, Session
 from .direct import DirectReply
 from .handler import GET_STREAM, McpHandler, NotFoundHandler, StreamedMcpHandler, WholeBody
+from .limits import ConnectionLimiter, Limits, Refusal, SessionAdmission
 from .security import Guard
 from .sse import SseStream
 
@@ -50,13 +52,15 @@ class HttpTransport:
         token: str | None = None,
         path: str = "/mcp",
         max_body: int = DEFAULT_MAX_BODY,
-        max_sessions: int = 1000,
+        limits: Limits | None = None,
         allowed_hosts: list[str] | None = None,
         allowed_origins: list[str] | None = None,
     ) -> None:
         self.server = server
         self.host, self.path, self.max_body = host, path, max_body
-        self.max_sessions = max_sessions
+        self.limits = limits or Limits()
+        self.admission = SessionAdmission(self.limits)
+        self.connections: ConnectionLimiter | None = None
         self.guard = Guard(
             bind_host=host,
             token=token,
@@ -112,10 +116,17 @@ class HttpTransport:
                     default_handler_class=NotFoundHandler,
                     log_function=_log_request,
                 )
-                self._http = tornado.httpserver.HTTPServer(
-                    app, max_body_size=self.max_body * 4, idle_connection_timeout=300
+                self._http = _LimitedHttpServer(
+                    app,
+                    max_body_size=self.max_body * 4,
+                    idle_connection_timeout=self.limits.idle_timeout,
+                    body_timeout=self.limits.body_timeout,
                 )
-                self._http.add_sockets(sockets)
+                self.connections = ConnectionLimiter(
+                    self.limits, self._http.handle_stream, self._trusts
+                )
+                self._http.limiter = self.connections
+                self.connections.listen(sockets, loop)
             except BaseException as exc:  # reported to the caller
                 failure.append(exc)
                 ready.set()
@@ -139,8 +150,8 @@ class HttpTransport:
 
         async def shutdown() -> None:
             self._closing = True
-            if self._http is not None:
-                self._http.stop()
+            if self.connections is not None:
+                self.connections.close()
             self.server.end_listens()  # listen streams get their final result
             self.server.continuations.close()
             for _ in range(3):
@@ -173,29 +184,40 @@ class HttpTransport:
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(callback, *args)
 
+    def _trusts(self, headers: tornado.httputil.HTTPHeaders) -> bool:
+        """Whether a request proves its client may use the server (it has the token)."""
+        return self.guard.auth_problem(headers.get("Authorization")) is None
+
     # -- sessions ----------------------------------------------------------------------
+    def refuse_session(self, client: str) -> Refusal | None:
+        """Why ``client`` may not open a session now (429 or 503), or None."""
+        return self.admission.refusal(client, busy=self._streaming)
+
     def new_session(self, session: Session) -> None:
         session.outbound = lambda message, related: self._route(session, message, related)
         session.close_stream = lambda related, retry: self._close_early(session, related, retry)
         self.server.open_session(session)
         self.streams[session.id] = {}
-        while len(self.sessions) > self.max_sessions:
-            # Forget the least recently used session that has no open GET stream.
-            for old_id in self.sessions:
-                stream = self.streams.get(old_id, {}).get(GET_STREAM)
-                if stream is None or stream.writer is None:
-                    self.end_session(old_id)
-                    break
-            else:
+        # Make room by ending sessions unused for longer than allowed; never a live one.
+        while len(self.admission.last_used) >= self.limits.max_sessions:
+            expired = self.admission.expirable(busy=self._streaming)
+            if expired is None:
                 break
+            self.end_session(expired)
+        self.admission.add(session.id)
+
+    def _streaming(self, session_id: str) -> bool:
+        stream = self.streams.get(session_id, {}).get(GET_STREAM)
+        return stream is not None and stream.writer is not None
 
     def end_session(self, session_id: str) -> None:
         self.server.close_session(session_id)
+        self.admission.forget(session_id)
         for stream in self.streams.pop(session_id, {}).values():
             stream.finish()
 
     def touch(self, session_id: str) -> None:
-        self.sessions.move_to_end(session_id)  # type: ignore[attr-defined]
+        self.admission.touch(session_id)
 
     # -- streams -----------------------------------------------------------------------
     def open_request_stream(self, session: Session, request_id: Any) -> SseStream:
@@ -243,6 +265,16 @@ class HttpTransport:
             return False
         stream.detach(stream.writer, retry_ms)
         return True
+
+
+class _LimitedHttpServer(tornado.httpserver.HTTPServer):
+    """tornado's HTTP server, fed by a ConnectionLimiter instead of its own accept loop."""
+
+    limiter: ConnectionLimiter
+
+    def start_request(self, server_conn: Any, request_conn: Any) -> Any:
+        delegate = super().start_request(server_conn, request_conn)
+        return self.limiter.wrap(server_conn.stream, delegate)
 
 
 def _log_request(handler: tornado.web.RequestHandler) -> None:

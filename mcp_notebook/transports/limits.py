@@ -1,0 +1,349 @@
+"""Bounds on what clients may hold: connections, idle time, and new sessions.
+
+Without them, a client without the token could hold every file descriptor of the kernel
+with idle sockets, and a flood of ``initialize`` could push live sessions out.
+
+- **Connections** are counted from ``accept`` to close, including those lent to calls
+  (transports/direct.py), against a total and a per-address cap. A connection is
+  *trusted* once a request on it carried the token (or any request, without auth). At a
+  cap, the oldest untrusted connection is closed to make room; if there is none, the
+  newcomer is. So idle sockets of strangers never lock out a client that has the token.
+- **Timeouts**: a new connection has ``header_timeout`` seconds to become trusted; a
+  trusted keep-alive connection may wait ``idle_timeout`` seconds for its next request;
+  a body must arrive within ``body_timeout``.
+- **Accepting** survives running out of file descriptors (``EMFILE``): it sheds an
+  untrusted connection, or pauses a moment, instead of spinning on a readable socket.
+- **Sessions**: each client address may open ``session_burst`` sessions at once and
+  ``session_rate`` per second after that (429 otherwise); the table holds
+  ``max_sessions``, and only sessions unused for ``session_idle_timeout`` seconds give
+  way to new ones (503 otherwise). Both refusals carry ``Retry-After``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import logging
+import math
+import os
+import socket
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import tornado.httputil
+import tornado.iostream
+
+logger = logging.getLogger(__name__)
+
+SERVER_BUSY = -32000  # JSON-RPC "server error" range: refused for load, retry later
+# File descriptors left to the kernel itself (ZMQ, user code, duplicates of lent sockets)
+# when the connection cap is fitted under the process's limit.
+RESERVED_FDS = 64
+MIN_CONNECTIONS = 8
+ACCEPT_BATCH = 128  # connections accepted per readiness event, like tornado
+ACCEPT_PAUSE = 0.25  # seconds without accepting after EMFILE with nothing to shed
+_OUT_OF_FDS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
+
+
+@dataclass
+class Limits:
+    """What the HTTP server allows clients; ``mcp.limits`` before ``%mcp start``."""
+
+    max_connections: int = 256
+    max_connections_per_client: int = 128
+    header_timeout: float = 10.0
+    idle_timeout: float = 60.0
+    body_timeout: float = 30.0
+    max_sessions: int = 1000
+    session_idle_timeout: float = 600.0
+    session_rate: float = 10.0
+    session_burst: int = 100
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            raise ValueError(f"limits.{name} must be a positive number, not {value!r}")
+        super().__setattr__(name, value)
+
+
+@dataclass
+class Refusal:
+    status: int
+    message: str
+    retry_after: int
+    code: int = SERVER_BUSY
+
+
+def fd_headroom() -> int | None:
+    """How many more files this process may open, or None if unknown or unlimited."""
+    try:
+        import resource
+
+        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+        open_now = len(os.listdir("/proc/self/fd"))
+    except (ImportError, OSError, ValueError):
+        return None
+    if soft == resource.RLIM_INFINITY:
+        return None
+    return soft - open_now
+
+
+class TrackedStream(tornado.iostream.IOStream):
+    """An IOStream that tells the limiter when it closes, however that happens."""
+
+    on_closed: Callable[[TrackedStream], None] | None = None
+
+    def close(self, exc_info: Any = False) -> None:
+        super().close(exc_info)
+        callback, self.on_closed = self.on_closed, None
+        if callback is not None:
+            callback(self)
+
+
+class Connection:
+    __slots__ = ("client", "deadline", "stream")
+
+    def __init__(self, stream: TrackedStream, client: str) -> None:
+        self.stream, self.client = stream, client
+        self.deadline: asyncio.TimerHandle | None = None
+
+
+class ConnectionLimiter:
+    """Accepts connections and keeps them within the caps; lives on the server's loop."""
+
+    def __init__(
+        self,
+        limits: Limits,
+        serve: Callable[[tornado.iostream.IOStream, Any], None],
+        trusts: Callable[[tornado.httputil.HTTPHeaders], bool],
+    ) -> None:
+        self.limits = limits
+        self._serve, self.trusts = serve, trusts
+        headroom = fd_headroom()
+        cap = limits.max_connections
+        if headroom is not None:  # fit under the process's file limit, leaving a reserve
+            cap = min(cap, max(MIN_CONNECTIONS, headroom - RESERVED_FDS))
+        self.max_connections = cap
+        self.open: dict[TrackedStream, Connection] = {}
+        self.untrusted: dict[TrackedStream, Connection] = {}  # oldest first
+        self.per_client: dict[str, int] = {}
+        self.shed = self.refused = 0  # for status and tests
+        self._sockets: list[socket.socket] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._paused = False
+        self._warned = 0.0
+
+    # -- accepting ---------------------------------------------------------------------
+    def listen(self, sockets: list[socket.socket], loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._sockets = list(sockets)
+        for sock in self._sockets:
+            sock.setblocking(False)
+            self._loop.add_reader(sock.fileno(), self._accept, sock)
+
+    def close(self) -> None:
+        """Stop accepting and close the listening sockets (open connections stay)."""
+        loop, self._loop = self._loop, None
+        for sock in self._sockets:
+            if loop is not None and not self._paused:
+                loop.remove_reader(sock.fileno())
+            sock.close()
+        self._sockets = []
+
+    def _accept(self, sock: socket.socket) -> None:
+        for _ in range(ACCEPT_BATCH):
+            try:
+                connection, address = sock.accept()
+            except BlockingIOError:
+                return
+            except ConnectionAbortedError:
+                continue
+            except OSError as exc:
+                # The listening socket stays readable: returning now would spin the loop.
+                if exc.errno in _OUT_OF_FDS and self._shed_one(None):
+                    continue  # a file descriptor is free again
+                self._warn(exc)
+                self._pause()
+                return
+            self._admit(connection, address)
+
+    def _warn(self, exc: OSError) -> None:
+        now = time.monotonic()
+        if now - self._warned > 60:
+            self._warned = now
+            logger.warning("cannot accept connections for a moment: %s", exc)
+
+    def _pause(self) -> None:
+        loop = self._loop
+        if loop is None or self._paused:
+            return
+        self._paused = True
+        for sock in self._sockets:
+            loop.remove_reader(sock.fileno())
+        loop.call_later(ACCEPT_PAUSE, self._resume)
+
+    def _resume(self) -> None:
+        loop = self._loop
+        if loop is None or not self._paused:
+            return
+        self._paused = False
+        for sock in self._sockets:
+            loop.add_reader(sock.fileno(), self._accept, sock)
+
+    def _admit(self, connection: socket.socket, address: Any) -> None:
+        client = address[0] if isinstance(address, tuple) and address else str(address)
+        limits = self.limits
+        crowded = self.per_client.get(client, 0) >= limits.max_connections_per_client
+        if crowded and not self._shed_one(client):
+            return self._refuse(connection)
+        if len(self.open) >= self.max_connections and not self._shed_one(None):
+            return self._refuse(connection)
+        try:
+            stream = TrackedStream(connection)
+        except BaseException:
+            connection.close()
+            raise
+        record = Connection(stream, client)
+        self.open[stream] = record
+        self.untrusted[stream] = record
+        self.per_client[client] = self.per_client.get(client, 0) + 1
+        stream.on_closed = self._closed
+        if self._loop is not None:
+            record.deadline = self._loop.call_later(limits.header_timeout, stream.close)
+        self._serve(stream, address)
+
+    def _refuse(self, connection: socket.socket) -> None:
+        self.refused += 1
+        with contextlib.suppress(OSError):
+            connection.close()
+
+    def _shed_one(self, client: str | None) -> bool:
+        """Close the oldest untrusted connection (of ``client``, if given)."""
+        for record in self.untrusted.values():
+            if client is None or record.client == client:
+                self.shed += 1
+                record.stream.close()  # _closed forgets it
+                return True
+        return False
+
+    def _closed(self, stream: TrackedStream) -> None:
+        record = self.open.pop(stream, None)
+        if record is None:
+            return
+        self.untrusted.pop(stream, None)
+        if record.deadline is not None:
+            record.deadline.cancel()
+        left = self.per_client.get(record.client, 1) - 1
+        if left > 0:
+            self.per_client[record.client] = left
+        else:
+            self.per_client.pop(record.client, None)
+
+    # -- trust -------------------------------------------------------------------------
+    def wrap(self, stream: Any, delegate: tornado.httputil.HTTPMessageDelegate) -> Any:
+        """The request's delegate; on a connection not yet trusted, one that looks first."""
+        record = self.untrusted.get(stream)
+        if record is None:
+            return delegate
+        return _FirstRequest(delegate, self, record)
+
+    def trust(self, record: Connection) -> None:
+        if self.untrusted.pop(record.stream, None) is not None and record.deadline is not None:
+            record.deadline.cancel()
+            record.deadline = None
+
+
+class _FirstRequest(tornado.httputil.HTTPMessageDelegate):
+    """Passes a request through, trusting its connection if the request carries the token."""
+
+    def __init__(
+        self,
+        delegate: tornado.httputil.HTTPMessageDelegate,
+        limiter: ConnectionLimiter,
+        record: Connection,
+    ) -> None:
+        self._delegate, self._limiter, self._record = delegate, limiter, record
+
+    def headers_received(self, start_line: Any, headers: tornado.httputil.HTTPHeaders) -> Any:
+        if self._limiter.trusts(headers):
+            self._limiter.trust(self._record)
+        return self._delegate.headers_received(start_line, headers)
+
+    def data_received(self, chunk: bytes) -> Any:
+        return self._delegate.data_received(chunk)
+
+    def finish(self) -> None:
+        self._delegate.finish()
+
+    def on_connection_close(self) -> None:
+        self._delegate.on_connection_close()
+
+
+class SessionAdmission:
+    """Who may open a session now: a token bucket per client address, a bounded table."""
+
+    MAX_CLIENTS = 4096  # buckets remembered; full ones are forgotten first
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+        # Handshake sessions by id, with when they were last used.
+        self.last_used: dict[str, float] = {}
+
+    def refusal(
+        self, client: str, now: float | None = None, busy: Callable[[str], bool] | None = None
+    ) -> Refusal | None:
+        """Charge ``client`` for a new session; why it may not open one, or None."""
+        now = time.monotonic() if now is None else now
+        limits = self.limits
+        tokens, since = self._buckets.pop(client, (float(limits.session_burst), now))
+        tokens = min(float(limits.session_burst), tokens + (now - since) * limits.session_rate)
+        self._buckets[client] = (tokens - 1 if tokens >= 1 else tokens, now)
+        while len(self._buckets) > self.MAX_CLIENTS:
+            self._buckets.popitem(last=False)
+        if tokens < 1:
+            wait = (1 - tokens) / limits.session_rate if limits.session_rate > 0 else 60
+            return Refusal(
+                429,
+                "Too Many Requests: this client opens sessions too fast; retry later",
+                max(1, math.ceil(wait)),
+            )
+        if len(self.last_used) >= limits.max_sessions and self.expirable(now, busy) is None:
+            oldest = min(self.last_used.values(), default=now)
+            wait = oldest + limits.session_idle_timeout - now
+            return Refusal(
+                503,
+                f"Service Unavailable: {limits.max_sessions} sessions are in use; retry later",
+                max(1, math.ceil(wait)),
+            )
+        return None
+
+    def expirable(
+        self, now: float | None = None, busy: Callable[[str], bool] | None = None
+    ) -> str | None:
+        """The least recently used session not in use for longer than allowed, if any.
+
+        A scan, run only when the table is full, keeps ``touch`` (every request) cheap."""
+        now = time.monotonic() if now is None else now
+        idle = [
+            (used, session_id)
+            for session_id, used in self.last_used.items()
+            if now - used > self.limits.session_idle_timeout
+        ]
+        for _, session_id in sorted(idle):
+            if busy is None or not busy(session_id):
+                return session_id
+        return None
+
+    def add(self, session_id: str) -> None:
+        self.last_used[session_id] = time.monotonic()
+
+    def touch(self, session_id: str) -> None:
+        if session_id in self.last_used:
+            self.last_used[session_id] = time.monotonic()
+
+    def forget(self, session_id: str) -> None:
+        self.last_used.pop(session_id, None)

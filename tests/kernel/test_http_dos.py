@@ -1,0 +1,163 @@
+"""Idle sockets from clients without the token cannot lock the notebook's owner out.
+
+A real kernel serves with a bearer token and short header/idle timeouts
+(``mcp.limits``). The flood test lowers the kernel's file-descriptor limit under the
+number of idle sockets the test opens, as a 1,024 default does against ~1,000 sockets.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import select
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Served, start_server
+from tests.kernel.test_http_raw import Endpoint, initialize_message
+from tests.kernels import Kernel
+
+TIMEOUT = 3.0  # the server's header and idle timeouts in this module (seconds)
+SETUP = f"""
+mcp.limits.header_timeout = {TIMEOUT}
+mcp.limits.idle_timeout = {TIMEOUT}
+
+@mcp.tool
+def add(a: int, b: int) -> int:
+    return a + b
+"""
+FD_LIMIT = 256
+IDLE_SOCKETS = 300  # more than the kernel has file descriptors left
+CPU_BOUND = 2.0  # CPU-seconds the kernel may use while the idle sockets run out
+RSS_BOUND = 64 * 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[Served]:
+    kernel = Kernel()
+    try:
+        yield start_server(kernel, SETUP)
+    finally:
+        kernel.shutdown()
+
+
+@pytest.fixture(scope="module")
+def endpoint(served: Served) -> Endpoint:
+    return Endpoint(served)
+
+
+def kernel_pid(kernel: Kernel) -> int:
+    return kernel.eval("__import__('os').getpid()")
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def rss_bytes(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
+def wait_for(condition, what: str, deadline: float = 60.0) -> None:
+    end = time.monotonic() + deadline
+    while not condition():
+        assert time.monotonic() < end, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def closed_by_server(sock: socket.socket) -> bool:
+    """True once the server closed ``sock`` (EOF or reset); False while it is open."""
+    poller = select.poll()
+    poller.register(sock, select.POLLIN)
+    if not poller.poll(0):
+        return False
+    try:
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
+
+
+def open_idle(endpoint: Endpoint, count: int) -> list[socket.socket]:
+    """``count`` connections that never send a byte (connecting without blocking)."""
+    sockets = []
+    for _ in range(count):
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setblocking(False)
+        code = sock.connect_ex((endpoint.host, endpoint.port))
+        assert code in (0, errno.EINPROGRESS), os.strerror(code)
+        sockets.append(sock)
+    return sockets
+
+
+def authenticated_requests_answer(endpoint: Endpoint) -> None:
+    reply = endpoint.initialize()
+    assert reply.status == 200, (reply.status, reply.body)
+    session = reply.headers["Mcp-Session-Id"]
+    assert endpoint.rpc(session, "ping")["result"] == {}
+    assert endpoint.call_tool(session, "add", a=2, b=3)["structuredContent"] == {"result": 5}
+
+
+def test_idle_and_header_slow_connections_are_closed(endpoint: Endpoint) -> None:
+    silent = socket.create_connection((endpoint.host, endpoint.port), timeout=30)
+    # A client that starts a request but never finishes its headers.
+    slow = socket.create_connection((endpoint.host, endpoint.port), timeout=30)
+    slow.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+    # A client with the token: one request answered, then nothing more on the connection.
+    kept = endpoint.connect()
+    body = json.dumps(initialize_message(1)).encode()
+    kept.request("POST", endpoint.path, body, endpoint.headers())
+    response = kept.getresponse()
+    response.read()
+    assert response.status == 200
+
+    def slow_closed() -> bool:
+        with contextlib.suppress(OSError):
+            slow.send(b"X")  # trickling bytes does not keep a header open
+        return closed_by_server(slow)
+
+    wait_for(lambda: closed_by_server(silent), "the silent connection to be closed")
+    wait_for(slow_closed, "the header-slow connection to be closed")
+    wait_for(lambda: closed_by_server(kept.sock), "the idle keep-alive connection to be closed")
+    for sock in (silent, slow):
+        sock.close()
+    kept.close()
+    authenticated_requests_answer(endpoint)
+
+
+def test_idle_flood_under_fd_limit_leaves_the_token_holder_served(
+    served: Served, endpoint: Endpoint
+) -> None:
+    kernel = served.kernel
+    pid = kernel_pid(kernel)
+    kernel.run(
+        "import resource\n"
+        "_soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+        f"resource.setrlimit(resource.RLIMIT_NOFILE, ({FD_LIMIT}, _hard))"
+    )
+    rss_before = rss_bytes(pid)
+    idle: list[socket.socket] = []
+    try:
+        idle = open_idle(endpoint, IDLE_SOCKETS)
+        cpu_before = cpu_seconds(pid)
+        # The owner's client still gets in, while every descriptor is taken by strangers.
+        authenticated_requests_answer(endpoint)
+        # Every idle socket ends: shed for a newcomer or closed at the header timeout.
+        wait_for(lambda: all(closed_by_server(s) for s in idle), "the idle sockets to close")
+        used = cpu_seconds(pid) - cpu_before
+        assert used < CPU_BOUND, f"the kernel used {used:.2f} CPU-s while sockets idled"
+        assert rss_bytes(pid) - rss_before < RSS_BOUND
+        authenticated_requests_answer(endpoint)
+    finally:
+        for sock in idle:
+            sock.close()
+        kernel.run("resource.setrlimit(resource.RLIMIT_NOFILE, (_soft, _hard))")

@@ -1,0 +1,321 @@
+"""Connection caps and session admission of the HTTP transport (transports/limits.py).
+
+In process: the transport on its own thread, user code on a "kernel" thread's loop, as in
+a kernel. Clients are raw sockets and ``http.client`` keep-alive connections; all come
+from 127.0.0.1 unless a test binds another loopback address as a second client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import http.client
+import json
+import select
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from mcp_notebook import NotebookMCP
+from mcp_notebook.protocol import Server
+from mcp_notebook.protocol.executor import LoopExecutor
+from mcp_notebook.transports.http import HttpTransport
+from mcp_notebook.transports.limits import (
+    SERVER_BUSY,
+    ConnectionLimiter,
+    Limits,
+    SessionAdmission,
+)
+from tests.kernel.test_http_raw import initialize_message
+
+TOKEN = "secret-token"
+release = threading.Event()
+holding = threading.Event()
+
+
+@pytest.fixture
+def serve(kernel_loop: asyncio.AbstractEventLoop) -> Iterator[Callable[..., HttpTransport]]:
+    started: list[HttpTransport] = []
+
+    def start(**options: Any) -> HttpTransport:
+        mcp = NotebookMCP()
+
+        @mcp.tool
+        def hold() -> str:
+            """Block the kernel thread until the test releases it."""
+            holding.set()
+            release.wait(30)
+            return "released"
+
+        server = Server(mcp.registry, executor=LoopExecutor(kernel_loop))
+        transport = HttpTransport(server, token=TOKEN, **options)
+        transport.start()
+        started.append(transport)
+        return transport
+
+    yield start
+    release.set()
+    for transport in started:
+        transport.stop()
+
+
+class Client:
+    """One keep-alive connection with the token."""
+
+    def __init__(self, port: int, source: str | None = None) -> None:
+        self.conn = http.client.HTTPConnection(
+            "127.0.0.1", port, timeout=30, source_address=(source, 0) if source else None
+        )
+        self.session: str | None = None
+        self.ids = iter(range(1, 1_000_000))
+
+    def post(self, message: dict[str, Any]) -> tuple[int, http.client.HTTPMessage, Any]:
+        headers = {
+            "Authorization": f"Bearer {TOKEN}",
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        }
+        if self.session:
+            headers["Mcp-Session-Id"] = self.session
+        self.conn.request("POST", "/mcp", json.dumps(message), headers)
+        response = self.conn.getresponse()
+        body = response.read()
+        return response.status, response.headers, json.loads(body) if body else None
+
+    def initialize(self) -> tuple[int, http.client.HTTPMessage, Any]:
+        status, headers, body = self.post(initialize_message(next(self.ids)))
+        if status == 200:
+            self.session = headers["Mcp-Session-Id"]
+            self.post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return status, headers, body
+
+    def call(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        request_id = next(self.ids)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        status, _, body = self.post(message)
+        assert status == 200, (status, body)
+        assert body["id"] == request_id
+        return body
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def idle_sockets(port: int, count: int, source: str = "127.0.0.1") -> list[socket.socket]:
+    sockets = []
+    for _ in range(count):
+        sock = socket.socket()
+        sock.bind((source, 0))
+        sock.connect(("127.0.0.1", port))
+        sockets.append(sock)
+    return sockets
+
+
+def closed_by_server(sock: socket.socket) -> bool:
+    if not select.select([sock], [], [], 0)[0]:
+        return False
+    try:
+        return sock.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
+
+
+def wait_for(condition: Callable[[], bool], what: str, deadline: float = 20.0) -> None:
+    end = time.monotonic() + deadline
+    while not condition():
+        assert time.monotonic() < end, f"timed out waiting for {what}"
+        time.sleep(0.01)
+
+
+# -- item 9: an initialize flood cannot evict a live session -----------------------------
+def test_a_live_session_survives_an_initialize_flood(serve: Callable[..., HttpTransport]) -> None:
+    transport = serve()
+    live = Client(transport.port)
+    flooder = Client(transport.port)
+    try:
+        assert live.initialize()[0] == 200
+        refused = []
+        for _ in range(1001):
+            status, headers, body = flooder.post(initialize_message(7))
+            if status != 200:
+                refused.append((status, headers, body))
+        assert refused, "the flood was never refused"
+        status, headers, body = refused[-1]
+        assert status == 429
+        assert int(headers["Retry-After"]) >= 1
+        assert body["id"] == 7 and body["error"]["code"] == SERVER_BUSY
+        assert live.call("ping")["result"] == {}
+        assert live.call("tools/list")["result"]["tools"][0]["name"] == "hold"
+    finally:
+        live.close()
+        flooder.close()
+
+
+def test_a_full_session_table_answers_503_and_keeps_its_sessions(
+    serve: Callable[..., HttpTransport],
+) -> None:
+    transport = serve(limits=Limits(max_sessions=3))
+    clients = [Client(transport.port) for _ in range(4)]
+    try:
+        for client in clients[:3]:
+            assert client.initialize()[0] == 200
+        status, headers, body = clients[3].initialize()
+        assert status == 503, body
+        assert int(headers["Retry-After"]) >= 1
+        assert body["error"]["code"] == SERVER_BUSY and body["id"] is not None
+        for client in clients[:3]:
+            assert client.call("ping")["result"] == {}
+    finally:
+        for client in clients:
+            client.close()
+
+
+def test_session_admission_refills_and_expires_only_unused_sessions() -> None:
+    admission = SessionAdmission(
+        Limits(max_sessions=2, session_burst=2, session_rate=1.0, session_idle_timeout=60)
+    )
+    assert admission.refusal("a", now=0) is None
+    assert admission.refusal("a", now=0) is None
+    refusal = admission.refusal("a", now=0)
+    assert refusal is not None and refusal.status == 429 and refusal.retry_after == 1
+    assert admission.refusal("b", now=0) is None  # another client has its own allowance
+    assert admission.refusal("a", now=1.5) is None  # refilled
+    admission.last_used.update({"s1": 0.0, "s2": 30.0})
+    refusal = admission.refusal("b", now=50)
+    assert refusal is not None and refusal.status == 503 and refusal.retry_after == 10
+    assert admission.expirable(now=50) is None
+    assert admission.expirable(now=61) == "s1"
+    assert admission.expirable(now=61, busy=lambda sid: sid == "s1") is None  # streaming
+    assert admission.expirable(now=91, busy=lambda sid: sid == "s1") == "s2"
+
+
+def test_limits_refuse_what_would_switch_a_bound_off() -> None:
+    limits = Limits()
+    limits.idle_timeout = 2
+    for bad in (0, -1, float("nan"), None, "60"):
+        with pytest.raises(ValueError, match="idle_timeout must be a positive number"):
+            limits.idle_timeout = bad
+    assert limits.idle_timeout == 2
+
+
+# -- item 3: connection caps -------------------------------------------------------------
+def test_at_the_cap_strangers_make_room_for_the_token_holder(
+    serve: Callable[..., HttpTransport],
+) -> None:
+    transport = serve(limits=Limits(max_connections=8))
+    strangers = idle_sockets(transport.port, 20)
+    owner = Client(transport.port)
+    try:
+        assert owner.initialize()[0] == 200
+        assert owner.call("ping")["result"] == {}
+        wait_for(lambda: all(closed_by_server(s) for s in strangers[:13]), "the oldest to go")
+        # More strangers come; the owner's idle keep-alive connection is never their room.
+        strangers += idle_sockets(transport.port, 20)
+        wait_for(lambda: sum(map(closed_by_server, strangers)) >= 33, "strangers to be shed")
+        assert owner.call("ping")["result"] == {}
+        assert len(transport.connections.open) <= 8
+    finally:
+        owner.close()
+        for sock in strangers:
+            sock.close()
+
+
+def test_a_client_over_its_own_cap_leaves_other_clients_alone(
+    serve: Callable[..., HttpTransport],
+) -> None:
+    transport = serve(limits=Limits(max_connections=100, max_connections_per_client=4))
+    owners = [Client(transport.port) for _ in range(4)]
+    try:
+        for owner in owners:
+            assert owner.initialize()[0] == 200
+        (extra,) = idle_sockets(transport.port, 1)
+        wait_for(lambda: closed_by_server(extra), "the fifth connection to be refused")
+        other = Client(transport.port, source="127.0.0.2")
+        assert other.initialize()[0] == 200
+        for owner in [*owners, other]:
+            assert owner.call("ping")["result"] == {}
+        other.close()
+    finally:
+        for owner in owners:
+            owner.close()
+
+
+def test_connections_lent_to_calls_count_against_the_cap(
+    serve: Callable[..., HttpTransport],
+) -> None:
+    release.clear()
+    holding.clear()
+    transport = serve(limits=Limits(max_connections=2))
+    caller, other = Client(transport.port), Client(transport.port)
+    result: list[dict[str, Any]] = []
+    try:
+        assert caller.initialize()[0] == 200
+        assert other.initialize()[0] == 200
+        thread = threading.Thread(
+            target=lambda: result.append(caller.call("tools/call", {"name": "hold"}))
+        )
+        thread.start()
+        assert holding.wait(10), "the tool never started"
+        assert transport.lent, "the call's connection was not lent"
+        (stranger,) = idle_sockets(transport.port, 1)
+        wait_for(lambda: closed_by_server(stranger), "the stranger to be refused")
+        assert transport.connections.refused == 1
+        release.set()
+        thread.join(30)
+        assert result[0]["result"]["content"][0]["text"] == "released"
+        assert caller.call("ping")["result"] == {}  # the connection came back, counted once
+        assert len(transport.connections.open) == 2
+        caller.close()
+        wait_for(lambda: len(transport.connections.open) == 1, "the closed one to be forgotten")
+        stranger.close()
+    finally:
+        release.set()
+        caller.close()
+        other.close()
+
+
+# -- accepting without file descriptors --------------------------------------------------
+class NoFilesLeft:
+    """A listening socket whose accept() always fails with EMFILE, as at the fd limit."""
+
+    def __init__(self) -> None:
+        self.real = socket.create_server(("127.0.0.1", 0))
+        self.accepts = 0
+
+    def fileno(self) -> int:
+        return self.real.fileno()
+
+    def setblocking(self, flag: bool) -> None:
+        self.real.setblocking(flag)
+
+    def accept(self) -> tuple[socket.socket, Any]:
+        self.accepts += 1
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    def close(self) -> None:
+        self.real.close()
+
+
+async def test_out_of_fds_with_nothing_to_shed_pauses_accepting_instead_of_spinning() -> None:
+    served: list[Any] = []
+    limiter = ConnectionLimiter(Limits(), lambda *args: served.append(args), lambda h: True)
+    listening = NoFilesLeft()
+    limiter.listen([listening], asyncio.get_running_loop())  # type: ignore[list-item]
+    client = socket.create_connection(listening.real.getsockname())  # readable from now on
+    try:
+        for _ in range(200):  # turns of the loop: a readable socket would be seen each time
+            await asyncio.sleep(0)
+        assert listening.accepts == 1 and not served  # tried once, then paused
+        deadline = time.monotonic() + 20
+        while listening.accepts < 2:  # ... and tries again after the pause
+            assert time.monotonic() < deadline, "accepting never resumed"
+            await asyncio.sleep(0.02)
+    finally:
+        limiter.close()
+        client.close()

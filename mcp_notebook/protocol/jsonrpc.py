@@ -81,6 +81,17 @@ def parse(data: bytes | str) -> Any:
 dumps = jsontext.dumps
 
 
+def encode_reply(reply: Message) -> bytes:
+    """``dumps`` for a reply the client waits for: one that is not JSON (a NaN some code
+    put in a result, a value nested too deep) becomes a ``-32603`` error to the same id,
+    so the client still gets its one reply."""
+    try:
+        return jsontext.dumps(reply)
+    except (TypeError, ValueError) as exc:
+        error = RpcError(INTERNAL_ERROR, f"Internal error: the reply is not JSON: {exc}")
+        return jsontext.dumps(error_response(readable_id(reply), error))
+
+
 def kind(message: Any) -> str:
     """Classify a decoded message: request, notification, response, or raise ``-32600``."""
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":

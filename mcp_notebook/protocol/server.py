@@ -234,6 +234,18 @@ class Server(UserCalls):
             if session.subscription_id is not None and session.ended is not None:
                 session.ended.set()
 
+    def notification_problem(self, message: Message) -> RpcError | None:
+        """Why a notification is malformed (HTTP answers it 400), or None. ``handle``
+        ignores such a notification: JSON-RPC never answers one on a stream."""
+        params = message.get("params") or {}
+        if message["method"] == "notifications/cancelled" and not jsonrpc.valid_id(
+            params.get("requestId")
+        ):
+            return invalid_params(
+                "notifications/cancelled needs params.requestId, a string or an integer"
+            )
+        return None
+
     def _notification(self, message: Message, session: Session) -> None:
         method, params = message["method"], message.get("params") or {}
         if method == "notifications/initialized":

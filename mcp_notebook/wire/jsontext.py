@@ -14,6 +14,7 @@ decodes through :func:`loads`, so one policy holds everywhere.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 # No MCP message needs more; deeper values would exhaust the recursion limit of whatever
@@ -30,8 +31,15 @@ def _refuse_constant(name: str) -> Any:
     raise JsonTextError(f"{name} is not a JSON value")
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):  # 1e999 would sneak an Infinity in
+        raise JsonTextError(f"number {text[:40]} is out of range")
+    return value
+
+
 # Built once: json.loads with a hook would build a decoder per call.
-_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
@@ -55,14 +63,19 @@ def loads(data: bytes | bytearray | str) -> Any:
 
 
 def _too_deep(value: Any) -> bool:
-    stack = [(value, 1)] if isinstance(value, (dict, list)) else []
-    while stack:
-        item, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            return True
-        children = item.values() if isinstance(item, dict) else item
-        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
-    return False
+    """Whether ``value`` nests deeper than MAX_DEPTH: a walk, level by level, over its
+    containers only (exact types: the decoder makes nothing else)."""
+    level = [value] if type(value) in (dict, list) else []
+    for _ in range(MAX_DEPTH):
+        deeper = []
+        for item in level:
+            for child in item.values() if type(item) is dict else item:
+                if type(child) is dict or type(child) is list:
+                    deeper.append(child)
+        if not deeper:
+            return False
+        level = deeper
+    return True
 
 
 def dumps_text(value: Any) -> str:

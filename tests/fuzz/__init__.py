@@ -1,0 +1,1 @@
+"""Fuzz suites (hypothesis): structured cases from the MCP schemas, per transport."""

@@ -6,8 +6,9 @@ batch, or SSE / NDJSON stream of them) or an empty 202, with an expected status 
 500), the request's id when it had a readable one, and no NaN/Infinity tokens. Afterwards
 the server still answers ``ping`` and the kernel logged no error or traceback.
 
-``MCP_NOTEBOOK_FUZZ_EXAMPLES`` sets the number of cases per era (default 20000 in total,
-split over the four strategies); a long run sets it higher (see docs/security.md).
+``MCP_NOTEBOOK_FUZZ_EXAMPLES`` sets the number of cases (default 20000 in all, shared out
+by ``SHARES``); a long run sets it higher, e.g. ``MCP_NOTEBOOK_FUZZ_EXAMPLES=200000``.
+Each strategy prints its cases/s.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import http.client
 import io
+import json
 import socket
 from collections.abc import Iterator
 from typing import Any
@@ -24,11 +25,12 @@ from tests.kernel.test_http_raw import (
     assert_healthy,
     expect_error,
     ping_message,
+    sse_events,
 )
 from tests.kernels import Kernel
 
 SETUP = '''
-from mcp_notebook import ToolResult
+from mcp_notebook import Context, ToolResult
 
 @mcp.tool
 def add(a: int, b: int) -> int:
@@ -39,6 +41,13 @@ def add(a: int, b: int) -> int:
 def mean() -> float:
     """The mean of nothing."""
     return float("nan")
+
+@mcp.tool
+def logs_nan(ctx: Context) -> str:
+    """Logs a value JSON cannot carry, then answers."""
+    ctx.info({"ratio": float("nan")})
+    ctx.info("still here")
+    return "done"
 
 @mcp.tool
 def odd_meta():
@@ -67,6 +76,13 @@ def head(ep: Endpoint, session: str | None, *lines: str) -> bytes:
     text = f"POST {ep.path} HTTP/1.1\r\nHost: {ep.host}:{ep.port}\r\n"
     text += "".join(f"{k}: {v}\r\n" for k, v in headers.items())
     return (text + "".join(f"{line}\r\n" for line in lines) + "\r\n").encode("latin-1")
+
+
+def strict_json(text: str) -> Any:
+    def refuse(token: str) -> Any:
+        raise AssertionError(f"{token} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
 
 
 def read_reply(sock: socket.socket) -> Reply:
@@ -217,6 +233,20 @@ def test_a_reply_that_is_not_json_is_an_error_with_the_request_id(
     body = expect_error(reply, 200, -32603, "not JSON", request_id=31, method="tools/call")
     assert body["id"] == 31
     assert_healthy(ep)
+
+
+def test_a_notification_that_is_not_json_is_left_out_of_the_stream(
+    ep: Endpoint, session: str
+) -> None:
+    """No NaN token on the wire (strict clients cannot read it): the event is dropped."""
+    message = {"jsonrpc": "2.0", "id": 41, "method": "tools/call", "params": {"name": "logs_nan"}}
+    reply = ep.post(message, session=session)
+    assert reply.status == 200 and reply.content_type == "text/event-stream", reply.body
+    events = [e["data"] for e in sse_events(reply.body) if e.get("data")]
+    messages = [strict_json(data) for data in events]  # raises on a NaN token
+    logged = [m["params"]["data"] for m in messages if m.get("method") == "notifications/message"]
+    assert logged == ["still here"]
+    assert messages[-1]["id"] == 41 and messages[-1]["result"]["content"][0]["text"] == "done"
 
 
 def test_the_413_for_an_announced_oversize_body_reaches_a_client_that_sends_it_all(

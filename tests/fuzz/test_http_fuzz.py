@@ -7,8 +7,9 @@ batch, or SSE / NDJSON stream of them) or an empty 202, with an expected status 
 the server still answers ``ping`` and the kernel logged no error or traceback.
 
 ``MCP_NOTEBOOK_FUZZ_EXAMPLES`` sets the number of cases (default 20000 in all, shared out
-by ``SHARES``); a long run sets it higher, e.g. ``MCP_NOTEBOOK_FUZZ_EXAMPLES=200000``.
-Each strategy prints its cases/s.
+by ``SHARES``); a long run sets it higher, with pytest's per-test timeout lifted:
+``MCP_NOTEBOOK_FUZZ_EXAMPLES=200000 pytest --timeout 0 -s tests/fuzz/test_http_fuzz.py``.
+Each strategy prints its cases/s (with ``-s``).
 """
 
 from __future__ import annotations

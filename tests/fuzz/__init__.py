@@ -1,1 +1,0 @@
-"""Fuzz suites (hypothesis): structured cases from the MCP schemas, per transport."""

@@ -463,37 +463,72 @@ async def test_a_returned_frame_is_a_bounded_markdown_table_and_records():
     assert series["structuredContent"] == {"result": [{"n": 0}, {"n": 1}, {"n": 2}]}
 
 
-async def test_json_results_turn_nan_and_timestamps_into_null_and_iso():
+async def test_json_results_turn_missing_values_into_null_and_timestamps_into_iso():
     mcp = NotebookMCP()
 
     @mcp.tool
     def stats() -> dict:
         return {
-            "mean": float("nan"),
-            "max": np.float64("inf"),
             "count": np.int64(3),
             "first": pd.Timestamp("2024-05-01 09:00"),
             "missing": pd.NaT,
             "na": pd.NA,
             "when": np.datetime64("2024-05-02T10:00"),
-            "values": np.array([1.0, np.nan]),
+            "values": np.array([1.0, 2.5]),
             "day": dt.date(2024, 5, 3),
         }
 
     result = await call(mcp, "stats")
     expected = {
-        "mean": None,
-        "max": None,
         "count": 3,
         "first": "2024-05-01T09:00:00",
         "missing": None,
         "na": None,
         "when": "2024-05-02T10:00",
-        "values": [1.0, None],
+        "values": [1.0, 2.5],
         "day": "2024-05-03",
     }
     assert result["structuredContent"] == expected
     assert strict_json(result["content"][0]["text"]) == expected
+
+
+NOT_JSON = "non-finite float (NaN or Infinity), which is not JSON"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        float("nan"),
+        float("inf"),
+        np.float64("-inf"),
+        {"mean": float("nan")},
+        [1.0, float("inf")],
+        {"values": np.array([1.0, np.nan])},
+    ],
+    ids=["nan", "inf", "numpy-inf", "in-a-dict", "in-a-list", "in-an-array"],
+)
+async def test_a_nan_or_infinity_in_a_result_is_a_clear_tool_error(value):
+    """JSON has no NaN: the tool fails saying so, instead of its value turning into null."""
+    mcp = NotebookMCP()
+    mcp.tool(name="untyped")(lambda: value)
+
+    @mcp.tool
+    def typed() -> float:  # once: "None is not of type 'number'"
+        return float("nan")
+
+    for name in ("untyped", "typed"):
+        result = await call(mcp, name)
+        assert result["isError"] is True, result
+        assert NOT_JSON in result["content"][0]["text"], result
+        assert "None is not of type" not in result["content"][0]["text"]
+
+
+async def test_nan_in_a_frame_is_a_missing_value_and_null():
+    mcp = NotebookMCP()
+    mcp.tool(name="table")(lambda: pd.DataFrame({"f": [1.5, np.nan, np.inf]}))
+    result = await call(mcp, "table")
+    assert result["isError"] is False
+    assert result["structuredContent"]["result"] == [{"f": 1.5}, {"f": None}, {"f": None}]
 
 
 async def test_a_list_mixing_text_frames_and_figures_is_one_block_each():
@@ -517,13 +552,12 @@ async def test_a_list_mixing_text_frames_and_figures_is_one_block_each():
     assert plain["structuredContent"] == {"result": ["a", 1, {"b": 2}]}
 
 
-async def test_bare_numbers_from_numpy_and_nan_are_json_text():
+async def test_bare_numbers_from_numpy_are_json_text():
     mcp = NotebookMCP()
     mcp.tool(name="count")(lambda: np.int64(7))
-    mcp.tool(name="mean")(lambda: float("nan"))
     mcp.tool(name="ratio")(lambda: np.float32(0.5))
-    texts = [(await call(mcp, name))["content"][0]["text"] for name in ("count", "mean", "ratio")]
-    assert texts == ["7", "null", "0.5"]
+    texts = [(await call(mcp, name))["content"][0]["text"] for name in ("count", "ratio")]
+    assert texts == ["7", "0.5"]
 
 
 async def test_bytes_returned_under_a_bytes_annotation_are_a_blob_and_base64():

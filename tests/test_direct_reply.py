@@ -127,13 +127,17 @@ async def test_what_did_not_fit_the_socket_buffer_is_sent_by_finish() -> None:
         pair.close()
 
 
-async def test_a_reply_that_cannot_be_written_closes_the_connection() -> None:
+async def test_a_reply_that_is_not_json_becomes_an_error_to_its_id() -> None:
+    """A NaN that reached a result: the client still gets its one reply, not a closed socket."""
     pair = Pair()
     try:
         assert pair.direct.arm()
-        await pair.direct.finish({"jsonrpc": "2.0", "id": 1, "result": {"x": float("nan")}})
-        assert await asyncio.to_thread(pair.receive, 0) == b""  # EOF, not a hang
-        assert pair.reattached == []
+        assert pair.direct.send({"jsonrpc": "2.0", "id": 1, "result": {"x": float("nan")}})
+        await pair.direct.finish(None)
+        answer = body_of(await asyncio.to_thread(pair.receive))
+        assert answer["id"] == 1 and answer["error"]["code"] == -32603
+        assert "not JSON" in answer["error"]["message"]
+        assert pair.reattached == [pair.stream]  # and the connection serves on
     finally:
         pair.close()
 

@@ -188,3 +188,11 @@ async def test_list_methods_never_ask_for_input_and_carry_cache_hints():
         result = (await call(server, request(method)))["result"]
         assert result["resultType"] == "complete"
         assert (result["ttlMs"], result["cacheScope"]) == (0, "private")
+
+
+@pytest.mark.parametrize("state", ["é.é", "a.\u2603"])
+async def test_a_request_state_that_is_not_ours_is_invalid_params_even_if_not_ascii(state):
+    server, _ = make_server()
+    reply = await call(server, request("tools/call", {"name": "survey", "requestState": state}))
+    assert reply["error"]["code"] == -32602, reply  # was -32603 (compare_digest: non-ASCII)
+    assert "integrity" in reply["error"]["message"]

@@ -654,3 +654,31 @@ async def test_tool_and_resource_metadata_pass_through_to_the_listings():
     (resource,) = (await result(server, "resources/list"))["resources"]
     assert resource["annotations"] == annotations
     assert (resource["size"], resource["title"]) == (4, "Notes")
+
+
+# -- values a client sends that must not reach a dict, a set or int() unchecked -----------
+@pytest.mark.parametrize("request_id", [[1], {"a": 1}, None, True, 1.5])
+async def test_a_cancel_whose_request_id_is_no_id_is_ignored_and_named(request_id):
+    server, _ = make_server()
+    session = Session()
+    await initialize(server, session)
+    message = {
+        "jsonrpc": "2.0",
+        "method": "notifications/cancelled",
+        "params": {"requestId": request_id},
+    }
+    assert await raw(server, message, session) is None  # was TypeError: unhashable
+    problem = server.notification_problem(message)
+    assert problem is not None and problem.code == -32602
+    assert "requestId" in problem.message
+    assert (await result(server, "ping", session=session)) == {}
+
+
+@pytest.mark.parametrize(
+    "cursor", [[1], {"k": "tools", "o": 1}, "eyJrIjoidG9vbHMiLCJvIjp0cnVlfQ", "W1tbW1tbXV1dXV1d"]
+)
+async def test_an_odd_cursor_is_invalid_params_and_not_echoed_unless_a_string(cursor):
+    server, _ = make_server()
+    err = await error(server, "tools/list", {"cursor": cursor})
+    assert err["code"] == -32602 and err["message"] == "Invalid cursor"
+    assert err.get("data") == ({"cursor": cursor} if isinstance(cursor, str) else None)

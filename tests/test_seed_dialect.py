@@ -222,7 +222,7 @@ class Stdio:
             if isinstance(item, JsonError):
                 self.stderr.append(str(item))
                 error = {"code": -32700, "message": "Parse error", "data": str(item)}
-                self.write({"jsonrpc": "2.0", "id": None, "error": error})
+                self.write({"jsonrpc": "2.0", "error": error})
             elif isinstance(item, FramingError):
                 self.stderr.append(str(item))
             else:
@@ -480,9 +480,12 @@ async def test_closed_session_sends_nothing():
         (7, None),
     ],
 )
-async def test_invalid_requests_get_an_error_with_id_or_null(message, reply_id):
+async def test_invalid_requests_get_an_error_with_their_id_or_none(message, reply_id):
     reply = await Stack(full_notebook()).session.handle(message)
-    assert reply == {"jsonrpc": "2.0", "id": reply_id, "error": reply["error"]}
+    expected = {"jsonrpc": "2.0", "error": reply["error"]}
+    if reply_id is not None:
+        expected["id"] = reply_id
+    assert reply == expected  # never "id": null, which MCP forbids
     assert reply["error"]["code"] == -32600 and reply["error"]["message"] == "Invalid Request"
 
 

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 import struct
 import sys
 from typing import Any
 
 from ..registry.coercion import json_safe
+from ..wire import jsontext
 
 MAX_SIDE = 1600  # pixels on the long side of an image sent to a client
 PREFERRED = (
@@ -213,7 +213,10 @@ def _formatted(value: Any) -> list[dict[str, Any]] | None:
             raw = shown if isinstance(shown, bytes) else base64.b64decode(shown)
             return [_image(*_bounded(raw, mime))]
         if mime == "application/json":
-            text = json.dumps(json_safe(shown), ensure_ascii=False, allow_nan=False)
+            try:
+                text = jsontext.dumps_text(json_safe(shown))
+            except (TypeError, ValueError):  # e.g. a NaN: not JSON, try the next format
+                continue
             return [{"type": "text", "text": text}]
         return [{"type": "text", "text": shown if isinstance(shown, str) else str(shown)}]
     return None

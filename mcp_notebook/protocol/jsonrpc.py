@@ -50,7 +50,11 @@ def response(request_id: Any, result: dict[str, Any]) -> Message:
 
 
 def error_response(request_id: Any, error: RpcError) -> Message:
-    # MCP forbids null ids; an error to a request whose id is unknown simply has none.
+    """The one shape of an error reply, on every transport and in every dialect.
+
+    MCP's schema (2025-11-25 and 2026-07-28: ``JSONRPCErrorResponse``) makes ``id``
+    optional and never null, so an error to a message whose id cannot be read has none.
+    """
     message: Message = {"jsonrpc": "2.0"}
     if request_id is not None:
         message["id"] = request_id
@@ -77,12 +81,23 @@ def parse(data: bytes | str) -> Any:
 dumps = jsontext.dumps
 
 
+def encode_reply(reply: Message) -> bytes:
+    """``dumps`` for a reply the client waits for: one that is not JSON (a NaN some code
+    put in a result, a value nested too deep) becomes a ``-32603`` error to the same id,
+    so the client still gets its one reply."""
+    try:
+        return jsontext.dumps(reply)
+    except (TypeError, ValueError) as exc:
+        error = RpcError(INTERNAL_ERROR, f"Internal error: the reply is not JSON: {exc}")
+        return jsontext.dumps(error_response(readable_id(reply), error))
+
+
 def kind(message: Any) -> str:
     """Classify a decoded message: request, notification, response, or raise ``-32600``."""
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
         raise RpcError(INVALID_REQUEST, "Invalid Request: expected a JSON-RPC 2.0 object")
     has_id = "id" in message
-    if has_id and not _valid_id(message["id"]):
+    if has_id and not valid_id(message["id"]):
         raise RpcError(INVALID_REQUEST, "Invalid Request: id must be a string or an integer")
     if "method" in message:
         if not isinstance(message["method"], str):
@@ -96,6 +111,12 @@ def kind(message: Any) -> str:
     raise RpcError(INVALID_REQUEST, "Invalid Request: neither a request nor a response")
 
 
-def _valid_id(value: Any) -> bool:
-    # MCP forbids null ids; booleans are ints in Python but not JSON-RPC ids.
+def valid_id(value: Any) -> bool:
+    """A request id MCP allows: a string or an integer (not null, not a boolean)."""
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def readable_id(message: Any) -> Any:
+    """The id of a decoded message, or None when it has none that a reply may echo."""
+    request_id = message.get("id") if isinstance(message, dict) else None
+    return request_id if valid_id(request_id) else None

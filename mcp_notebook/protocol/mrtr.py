@@ -18,12 +18,12 @@ import base64
 import hashlib
 import hmac
 import itertools
-import json
 import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..wire import jsontext
 from .jsonrpc import INVALID_PARAMS, RpcError
 
 # How long a suspended call waits for its retry before it is cancelled.
@@ -135,7 +135,7 @@ class Continuations:
         self._waiting[self._verify(state)["k"]] = call
 
     def _sign(self, payload: dict[str, Any]) -> str:
-        body = base64.urlsafe_b64encode(json.dumps(payload).encode()).decode().rstrip("=")
+        body = base64.urlsafe_b64encode(jsontext.dumps(payload)).decode().rstrip("=")
         return f"{body}.{self._mac(body)}"
 
     def _mac(self, body: str) -> str:
@@ -143,11 +143,13 @@ class Continuations:
         return base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
     def _verify(self, state: Any) -> dict[str, Any]:
-        if isinstance(state, str) and state.count(".") == 1:
+        # Tokens we issue are ASCII; anything else is not one (and compare_digest refuses
+        # non-ASCII str), so it fails the check like any other forgery.
+        if isinstance(state, str) and state.isascii() and state.count(".") == 1:
             body, mac = state.split(".")
             if hmac.compare_digest(mac, self._mac(body)):
                 try:
-                    return json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+                    return jsontext.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
                 except ValueError:
                     pass
         raise RpcError(INVALID_PARAMS, "requestState integrity check failed")

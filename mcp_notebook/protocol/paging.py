@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import base64
-import json
+import binascii
 from typing import Any
 
+from ..wire import jsontext
 from .jsonrpc import invalid_params
 
 
@@ -19,18 +20,20 @@ def page(kind: str, items: list[Any], params: dict[str, Any], size: int) -> dict
 
 
 def _encode(kind: str, offset: int) -> str:
-    raw = json.dumps({"k": kind, "o": offset}).encode()
+    raw = jsontext.dumps({"k": kind, "o": offset})
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
 def _decode(cursor: Any, kind: str) -> int:
     if cursor is None:
         return 0
-    try:
-        padded = str(cursor) + "=" * (-len(str(cursor)) % 4)
-        data = json.loads(base64.urlsafe_b64decode(padded))
-        if data["k"] == kind and isinstance(data["o"], int) and data["o"] >= 0:
-            return data["o"]
-    except (ValueError, KeyError, TypeError):
-        pass
-    raise invalid_params("Invalid cursor", {"cursor": cursor})
+    if isinstance(cursor, str):
+        try:
+            data = jsontext.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        except (ValueError, binascii.Error):
+            data = None
+        offset = data.get("o") if isinstance(data, dict) and data.get("k") == kind else None
+        if isinstance(offset, int) and not isinstance(offset, bool) and offset >= 0:
+            return offset
+    # The cursor is echoed only when it is one (a string): never a client's whole value.
+    raise invalid_params("Invalid cursor", {"cursor": cursor} if isinstance(cursor, str) else None)

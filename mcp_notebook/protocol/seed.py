@@ -35,6 +35,7 @@ import jsonschema
 from jsonschema.exceptions import best_match
 
 from ..registry.validation import shortened
+from ..wire import jsontext
 from . import jsonrpc
 from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RpcError
 
@@ -100,8 +101,9 @@ def is_seed_message(message: Any) -> bool:
 
 
 def error_reply(request_id: Any, error: RpcError) -> Message:
-    """A JSON-RPC 2.0 error response; ``id`` is null when the request's could not be read."""
-    return {"jsonrpc": "2.0", "id": request_id, "error": error.to_error()}
+    """An error response; without ``id`` when the request's could not be read (the one
+    rule of :func:`~mcp_notebook.protocol.jsonrpc.error_response`, as standard MCP)."""
+    return jsonrpc.error_response(request_id, error)
 
 
 def server_authority(name: Any) -> str:
@@ -230,9 +232,8 @@ class SeedSession:
         try:
             kind = jsonrpc.kind(message)
         except RpcError as error:
-            request_id = message.get("id") if isinstance(message, dict) else None
-            valid = isinstance(request_id, (str, int)) and not isinstance(request_id, bool)
-            return error_reply(request_id if valid else None, SeedError(error.code, error.message))
+            error = SeedError(error.code, error.message)
+            return error_reply(jsonrpc.readable_id(message), error)
         if kind == "response":
             return None  # we send the client no requests
         if kind == "notification":
@@ -637,7 +638,7 @@ def _output(result: dict[str, Any], typed: bool) -> Any:
     text = "\n".join(str(b.get("text", "")) for b in blocks)
     if typed:
         try:
-            return json.loads(text)
+            return jsontext.loads(text)  # strict: a NaN token is text, not a number
         except ValueError:
             pass
     return text

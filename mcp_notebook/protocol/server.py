@@ -129,9 +129,7 @@ class Server(UserCalls):
         try:
             kind = jsonrpc.kind(message)
         except RpcError as error:
-            request_id = message.get("id") if isinstance(message, dict) else None
-            ok_id = isinstance(request_id, (str, int)) and not isinstance(request_id, bool)
-            return jsonrpc.error_response(request_id if ok_id else None, error)
+            return jsonrpc.error_response(jsonrpc.readable_id(message), error)
         if kind == "notification":
             self._notification(message, session)
             return None
@@ -236,15 +234,30 @@ class Server(UserCalls):
             if session.subscription_id is not None and session.ended is not None:
                 session.ended.set()
 
+    def notification_problem(self, message: Message) -> RpcError | None:
+        """Why a notification is malformed (HTTP answers it 400), or None. ``handle``
+        ignores such a notification: JSON-RPC never answers one on a stream."""
+        params = message.get("params") or {}
+        if message["method"] == "notifications/cancelled" and not jsonrpc.valid_id(
+            params.get("requestId")
+        ):
+            return invalid_params(
+                "notifications/cancelled needs params.requestId, a string or an integer"
+            )
+        return None
+
     def _notification(self, message: Message, session: Session) -> None:
         method, params = message["method"], message.get("params") or {}
         if method == "notifications/initialized":
             session.initialized = True
         elif method == "notifications/cancelled":
-            task = session.in_flight.get(params.get("requestId"))
+            request_id = params.get("requestId")
+            if not jsonrpc.valid_id(request_id):
+                return  # not an id any request can have: there is nothing to cancel
+            task = session.in_flight.get(request_id)
             if task is not None:
-                logger.info("client cancelled request %r", params.get("requestId"))
-                session.cancelled.add(params.get("requestId"))
+                logger.info("client cancelled request %r", request_id)
+                session.cancelled.add(request_id)
                 task.cancel()
 
     # -- lifecycle ---------------------------------------------------------------------

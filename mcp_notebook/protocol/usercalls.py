@@ -267,15 +267,17 @@ class UserCalls:
         context = params.get("context") if isinstance(params.get("context"), dict) else {}
         known = context.get("arguments") if isinstance(context.get("arguments"), dict) else {}
         if ref.get("type") == "ref/prompt":
-            target = self.registry.prompts.get(str(ref.get("name")))
+            target = self.registry.prompts.get(_required_str(ref, "name", "ref."))
             if target is None:
-                raise invalid_params(f"Unknown prompt: {ref.get('name')}")
+                raise invalid_params(f"Unknown prompt: {ref['name']}")
         elif ref.get("type") == "ref/resource":
-            target = self.registry.templates.get(str(ref.get("uri")))
+            target = self.registry.templates.get(_required_str(ref, "uri", "ref."))
             if target is None:
-                raise invalid_params(f"Unknown resource template: {ref.get('uri')}")
+                raise invalid_params(f"Unknown resource template: {ref['uri']}")
         else:
-            raise invalid_params(f"Unknown completion reference type: {ref.get('type')}")
+            kind = ref.get("type")
+            shown = repr(kind) if isinstance(kind, str) or kind is None else "of the wrong type"
+            raise invalid_params(f"Unknown completion reference type {shown}")
         completer = target.completers.get(name)
         values: list[str] = []
         if completer is not None:
@@ -364,8 +366,8 @@ async def _convert_later(awaitable: Any, convert: Callable[[Any], Any]) -> Any:
     return convert(await settle(awaitable))
 
 
-def _required_str(params: dict[str, Any], key: str) -> str:
+def _required_str(params: dict[str, Any], key: str, within: str = "") -> str:
     value = params.get(key)
     if not isinstance(value, str):
-        raise invalid_params(f"params.{key} must be a string")
+        raise invalid_params(f"params.{within}{key} must be a string")
     return value

@@ -6,8 +6,11 @@ pandas ``DataFrame`` as an array of row objects. ``datetime``, ``date``, ``time`
 ``Path`` need nothing: pydantic already gives them ``format: date-time`` / ``date`` /
 ``time`` / ``path`` and parses the strings.
 
-Out: ``json_safe`` turns results into JSON that ``json.dumps(allow_nan=False)`` accepts:
-NaN/inf -> null, NaT/NA -> null, Timestamps -> ISO strings, numpy scalars -> numbers.
+Out: ``json_safe`` turns results into JSON values: NaT/NA -> null, Timestamps -> ISO
+strings, numpy scalars -> numbers. A NaN or an infinity stays what it is, so that encoding
+refuses it (:class:`NotJsonError`): JSON has no such numbers, and turning them into null
+would hide a bug in the result. Only table cells (``json_scalar``) map NaN to null: in a
+DataFrame NaN is how pandas writes a missing value.
 
 pandas and numpy stay optional: they are recognised by module and type name.
 """
@@ -142,12 +145,29 @@ def _without_missing(value: Any) -> Any:
     return value
 
 
+class NotJsonError(ValueError):
+    """A result that JSON cannot carry (a NaN or an infinity, or nesting too deep)."""
+
+
+def not_json(problem: Exception) -> NotJsonError:
+    """The encoder's complaint, as a sentence a tool's author can act on."""
+    text = str(problem)
+    if "Out of range float" in text:
+        return NotJsonError(
+            "the result holds a non-finite float (NaN or Infinity), which is not JSON: "
+            "return None for a missing value, or a string"
+        )
+    return NotJsonError(f"the result is not JSON: {text}")
+
+
 def json_safe(value: Any) -> Any:
-    """A JSON-compatible copy: dataclasses, models, dates, numpy/pandas values, NaN -> null."""
+    """A JSON-compatible copy of dataclasses, models, dates and numpy/pandas values (a NaN
+    or infinity is kept, for the encoder to refuse)."""
     try:
-        return to_jsonable_python(value, fallback=_fallback, inf_nan_mode="null")
+        return to_jsonable_python(value, fallback=_fallback, inf_nan_mode="constants")
     except (TypeError, ValueError):
-        return to_jsonable_python(_without_missing(value), fallback=_fallback, inf_nan_mode="null")
+        value = _without_missing(value)
+        return to_jsonable_python(value, fallback=_fallback, inf_nan_mode="constants")
 
 
 def json_scalar(value: Any) -> Any:

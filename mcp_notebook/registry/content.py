@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import json
+import math
 from collections.abc import Callable
 from typing import Any
 
 import pydantic
 
+from ..wire import jsontext
 from . import dataframes
 from .blocks import BLOCK_TYPES, ToolResult, bytes_block, sniff_mime
-from .coercion import json_safe
+from .coercion import json_safe, not_json
 
 
 def text_block(text: str) -> dict[str, Any]:
@@ -21,8 +22,17 @@ def text_block(text: str) -> dict[str, Any]:
 
 def to_json_value(value: Any) -> Any:
     """A JSON-compatible copy of dataclasses, models, tuples, enums, dates, numpy/pandas
-    values; NaN, infinities, NaT and NA become null (JSON has no NaN)."""
-    return json_safe(value)
+    values (NaT and NA become null); :class:`NotJsonError` for what JSON cannot carry,
+    such as NaN or an infinity."""
+    data = json_safe(value)
+    dumps(data)  # the one policy decides (wire/jsontext): refused here, with a clear error
+    return data
+
+
+def _json_and_text(value: Any) -> tuple[Any, str]:
+    """``to_json_value`` and its JSON text, encoded once."""
+    data = json_safe(value)
+    return data, dumps(data)
 
 
 def is_structured(value: Any) -> bool:
@@ -31,11 +41,12 @@ def is_structured(value: Any) -> bool:
     )
 
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, default=repr)
-
-
 def dumps(value: Any) -> str:
-    return _ENCODER.encode(value)
+    """JSON text by the one policy (wire/jsontext); :class:`NotJsonError` if it is not JSON."""
+    try:
+        return jsontext.dumps_text(value)
+    except (TypeError, ValueError) as exc:
+        raise not_json(exc) from None
 
 
 # Extra converters (e.g. the kernel's display formatter for plots and rich objects): each
@@ -59,10 +70,11 @@ def tool_result(value: Any, wrap_output: bool) -> dict[str, Any]:
     if value is None:
         return {"content": [], "isError": False}
     if type(value) in (int, float, bool):  # the commonest result, decided first
-        data = to_json_value(value)  # NaN is null
-        result = {"content": [text_block(dumps(data))], "isError": False}
+        if type(value) is float and not math.isfinite(value):
+            raise not_json(ValueError("Out of range float"))
+        result = {"content": [text_block(dumps(value))], "isError": False}
         if wrap_output:
-            result["structuredContent"] = {"result": data}
+            result["structuredContent"] = {"result": value}
         return result
     if isinstance(value, str):
         result = {"content": [text_block(value)], "isError": False}
@@ -85,16 +97,16 @@ def tool_result(value: Any, wrap_output: bool) -> dict[str, Any]:
             result["structuredContent"] = {"result": _structured(value)}
         return result
     if is_structured(value) or wrap_output:
-        data = to_json_value(value)
+        data, text = _json_and_text(value)
         structured = {"result": data} if wrap_output or not isinstance(data, dict) else data
         return {
-            "content": [text_block(dumps(data))],
+            "content": [text_block(text)],
             "structuredContent": structured,
             "isError": False,
         }
     if isinstance(value, (int, float, bool)) or _is_numpy_scalar(value):
-        # to_json_value: NaN is null, numpy's int64 a plain number
-        return {"content": [text_block(dumps(to_json_value(value)))], "isError": False}
+        # numpy's int64 becomes a plain number; a NaN is refused
+        return {"content": [text_block(_json_and_text(value)[1])], "isError": False}
     return {"content": [text_block(repr(value))], "isError": False}
 
 
@@ -116,7 +128,7 @@ def content_blocks(item: Any) -> list[dict[str, Any]]:
     if converted is not None:
         return converted
     if is_structured(item):
-        return [text_block(dumps(to_json_value(item)))]
+        return [text_block(_json_and_text(item)[1])]
     return [text_block(str(item))]
 
 
@@ -216,7 +228,7 @@ def resource_contents(uri: str, value: Any, mime_type: str | None) -> dict[str, 
         return {
             "uri": uri,
             "mimeType": mime_type or "application/json",
-            "text": dumps(to_json_value(value)),
+            "text": _json_and_text(value)[1],
         }
     rich = _rich_contents(uri, value)
     if rich is not None:

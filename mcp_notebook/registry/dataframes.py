@@ -17,13 +17,13 @@ here imports pandas unless a frame was given.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from ..wire import jsontext
 from .coercion import json_scalar
 from .signature import ArgumentError
 
@@ -156,7 +156,7 @@ def render(part: Any, fmt: str) -> str:
     if fmt == "csv":
         return part.to_csv(index=False, lineterminator="\n")
     if fmt == "json":
-        return json.dumps(records(part), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return jsontext.dumps_text(records(part))
     return markdown_table(part)
 
 
@@ -176,7 +176,7 @@ def _md_row(cells: list[str]) -> str:
 def _md_cell(value: Any) -> str:
     if value is None:
         return ""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = value if isinstance(value, str) else jsontext.dumps_text(value)
     text = text.replace("\r", " ").replace("\n", " ")
     return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
 
@@ -368,7 +368,7 @@ def frame_components(
         )
 
     def read_schema() -> Rendered:
-        text = json.dumps(schema(frame(), uri), ensure_ascii=False, allow_nan=False, indent=1)
+        text = jsontext.dumps_text(schema(frame(), uri))
         return Rendered(text, "application/json")
 
     def complete_columns(prefix: str) -> list[str]:

@@ -47,7 +47,7 @@ def json_response(reply: dict[str, Any] | None, status: int = 200) -> bytes:
     if reply is None:
         head = b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n"
         return head + b"Date: " + http_date() + b"\r\n\r\n"
-    body = jsonrpc.dumps(reply)
+    body = jsonrpc.encode_reply(reply)
     return b"".join(
         (
             _STATUS_LINES.get(status) or _status_line(status),

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import http.client
+import socket
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import tornado.httputil
+import tornado.ioloop
 import tornado.iostream
 import tornado.routing
 import tornado.web
@@ -21,9 +24,9 @@ from ..protocol.early import ANSWERED_EARLY, RUN_USER_CODE
 from ..protocol.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND, RpcError
 from ..protocol.versions import HANDSHAKE_VERSIONS
 from . import seed_http
-from .direct import DirectReply, always_ok
+from .direct import DirectReply, always_ok, http_date
 from .modern_post import ModernRequests
-from .sse import parse_event_id
+from .sse import BadEventId, parse_event_id
 
 if TYPE_CHECKING:
     from .http import HttpTransport
@@ -32,10 +35,33 @@ SESSION_HEADER = "Mcp-Session-Id"
 VERSION_HEADER = "MCP-Protocol-Version"
 GET_STREAM = "g"
 RETRY_MS = 500  # how long a client waits before resuming a stream that broke
+# A body of unknown size (chunked) must have arrived this long after its headers: one that
+# trickles or never ends is answered 408 instead of holding the connection and its handler.
+BODY_SECONDS = 30.0
+# After answering a request whose body is still coming, the rest is read and dropped for
+# at most this long and this many bytes before the connection closes. Closing at once
+# would make the client's TCP stack reset the connection, and a reset loses our answer.
+LINGER_SECONDS = 5.0
+LINGER_BYTES = 16 * 1024 * 1024
+# Statuses given before the request is looked at: their replies name no request id.
+_UNREAD = (401, 403, 413)
 
 
 def _error_body(code: int, message: str, request_id: Any = None) -> bytes:
     return jsonrpc.dumps(jsonrpc.error_response(request_id, RpcError(code, message)))
+
+
+def announced_length(headers: tornado.httputil.HTTPHeaders) -> int | None:
+    """The body size a request announces (None: no Content-Length); ``ValueError`` for a
+    value that is not one. ``str.isdigit`` is not enough: it accepts "²", and 5,000
+    digits, which ``int()`` refuses past Python's digit limit."""
+    value = headers.get("Content-Length")
+    if value is None:
+        return None
+    value = value.strip()
+    if not (value.isascii() and value.isdigit()):
+        raise ValueError(f"invalid Content-Length {value[:40]!r}")
+    return int(value) if len(value) <= 18 else 10**18  # anything longer is over any limit
 
 
 class NotFoundHandler(tornado.web.RequestHandler):
@@ -53,9 +79,9 @@ class McpHandler(ModernRequests, tornado.web.RequestHandler):
 
     def initialize(self, transport: HttpTransport) -> None:
         self.transport = transport
-        self._too_large = False
         self._streaming = False
         self._ended: asyncio.Event | None = None
+        self._message: Any = None  # the decoded body, once post() has read it
 
     def _body(self) -> bytes:
         return self.request.body
@@ -69,12 +95,24 @@ class McpHandler(ModernRequests, tornado.web.RequestHandler):
         request_id: Any = None,
         data: Any = None,
     ) -> None:
+        """Answer with an HTTP error carrying a JSON-RPC error; it names the request's id
+        when the body has a readable one (not for 401/403/413: those bodies are not read)."""
+        if request_id is None and status not in _UNREAD:
+            request_id = self._readable_id()
         self.set_status(status)
         self.set_header("Content-Type", "application/json")
         if status == 401:
             self.set_header("WWW-Authenticate", 'Bearer realm="mcp-notebook"')
         error = RpcError(code, message, data)
         self.finish(jsonrpc.dumps(jsonrpc.error_response(request_id, error)))
+
+    def _readable_id(self) -> Any:
+        """The id of the request this body holds, if it has one a reply may echo."""
+        message = self._message
+        if message is None and self.request.method == "POST":
+            with contextlib.suppress(RpcError):
+                message = jsonrpc.parse(self._body())
+        return jsonrpc.readable_id(message)
 
     def prepare(self) -> None:
         guard, headers = self.transport.guard, self.request.headers
@@ -86,18 +124,21 @@ class McpHandler(ModernRequests, tornado.web.RequestHandler):
         problem = guard.auth_problem(headers.get("Authorization"))
         if problem is not None:
             return self.fail(401, f"Unauthorized: {problem}")
-        if self.request.method == "POST":
-            length = headers.get("Content-Length")
-            if length is not None and length.isdigit() and int(length) > self.transport.max_body:
-                return self.fail(413, self._too_large_message())
+        try:
+            length = announced_length(headers)
+        except ValueError as exc:
+            return self.fail(400, f"Bad Request: {exc}")
+        if length is not None and length > self.transport.max_body:
+            return self.fail(413, self._too_large_message())
         return None
 
     def _too_large_message(self) -> str:
         return f"Payload Too Large: the limit is {self.transport.max_body} bytes"
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
+        request_id = None if status_code in _UNREAD else self._readable_id()
         self.set_header("Content-Type", "application/json")
-        self.finish(_error_body(INVALID_REQUEST, self._reason))
+        self.finish(_error_body(INVALID_REQUEST, self._reason, request_id))
 
     def _session(self, message: Any = None) -> Session | None:
         """The request's session, or None after answering 400/404."""
@@ -126,8 +167,6 @@ class McpHandler(ModernRequests, tornado.web.RequestHandler):
 
     # -- POST: one client message ------------------------------------------------------
     async def post(self) -> None:
-        if self._too_large:
-            return self.fail(413, self._too_large_message())
         content_type = self.request.headers.get("Content-Type", "")
         if content_type.split(";")[0].strip().lower() not in ("application/json", seed_http.NDJSON):
             return self.fail(415, "Unsupported Media Type: send application/json")
@@ -140,7 +179,7 @@ class McpHandler(ModernRequests, tornado.web.RequestHandler):
         has_session = bool(self.request.headers.get(SESSION_HEADER))
         body = self._body()
         try:
-            message = jsonrpc.parse(body)
+            message = self._message = jsonrpc.parse(body)
         except RpcError as error:
             lines = None if has_session else seed_http.ndjson_messages(body)
             if lines and seed_http.first_is_seed(lines):
@@ -176,6 +215,9 @@ class McpHandler(ModernRequests, tornado.web.RequestHandler):
         if session is None:
             return None
         if kind != "request":
+            problem = server.notification_problem(message) if kind == "notification" else None
+            if problem is not None:
+                return self.fail(400, problem.message, problem.code)
             await server.handle(message, session)
             self.set_status(202)
             return self.finish()
@@ -247,7 +289,7 @@ class McpHandler(ModernRequests, tornado.web.RequestHandler):
             self.set_status(202)
             self.finish()
             return
-        body = jsonrpc.dumps(reply)
+        body = jsonrpc.encode_reply(reply)
         if wants_json:
             self.set_header("Content-Type", "application/json")
             self.finish(body)
@@ -300,7 +342,10 @@ class McpHandler(ModernRequests, tornado.web.RequestHandler):
         session = self._session()
         if session is None:
             return None
-        resume = parse_event_id(self.request.headers.get("Last-Event-ID"))
+        try:
+            resume = parse_event_id(self.request.headers.get("Last-Event-ID"))
+        except BadEventId as exc:
+            return self.fail(400, f"Bad Request: {exc}")
         if resume is not None:
             stream = self.transport.streams.get(session.id, {}).get(resume[0])
             if stream is None:
@@ -320,6 +365,7 @@ class McpHandler(ModernRequests, tornado.web.RequestHandler):
             await self._ended.wait()
 
     def on_connection_close(self) -> None:
+        super().on_connection_close()  # a streamed body that was cut short ends the request
         # The stream goes on without this connection, until the client resumes it.
         stream = getattr(self, "_stream", None)
         if stream is not None and stream.writer is self:
@@ -350,24 +396,176 @@ class McpHandler(ModernRequests, tornado.web.RequestHandler):
 
 @tornado.web.stream_request_body
 class StreamedMcpHandler(McpHandler):
-    """The endpoint for bodies of unknown or excessive size: counted as they arrive, so
-    that one over the limit gets its 413 without being kept."""
+    """The endpoint for bodies of unknown or excessive size, or of a Content-Length that is
+    not one: counted as they arrive, so that one over the limit gets its 413 without being
+    kept, and one that does not arrive in time its 408.
+
+    A request refused before its body has been read is answered at once, on the raw
+    connection, and the rest of the body is drained (within ``LINGER_*``) before the
+    connection closes, so the client reads the answer instead of a connection reset.
+    """
 
     def initialize(self, transport: HttpTransport) -> None:
         super().initialize(transport)
         self._chunks: list[bytes] = []
         self._size = 0
+        self._refused = False  # answered before the body ended: the rest is dropped
+        self._answered: asyncio.Future[None] | None = None  # writing that answer
+        self._dropped = 0
+        self._timers: list[object] = []
+
+    def prepare(self) -> None:
+        # We count the body ourselves; tornado's own limit would answer a bare 400.
+        self.request.connection.set_max_body_size(2**63)  # type: ignore[union-attr]
+        super().prepare()
+        if not self._finished and not self._refused:
+            self._later(BODY_SECONDS, self._too_slow)
 
     def data_received(self, chunk: bytes) -> None:
+        if self._refused:
+            self._dropped += len(chunk)
+            if self._dropped > LINGER_BYTES:
+                self._close()
+            return
         self._size += len(chunk)
         if self._size > self.transport.max_body:
-            self._too_large = True
             self._chunks.clear()
-        elif not self._too_large:
+            self.fail(413, self._too_large_message())
+        else:
             self._chunks.append(chunk)
 
     def _body(self) -> bytes:
         return b"".join(self._chunks)
+
+    def fail(
+        self,
+        status: int,
+        message: str,
+        code: int = INVALID_REQUEST,
+        request_id: Any = None,
+        data: Any = None,
+    ) -> None:
+        if self._body_read():
+            return super().fail(status, message, code, request_id, data)
+        self._refuse(status, jsonrpc.error_response(None, RpcError(code, message, data)))
+
+    def _body_read(self) -> bool:
+        return self.request._body_future.done()  # type: ignore[attr-defined]
+
+    def _refuse(self, status: int, reply: dict[str, Any]) -> None:
+        """Answer now, while the body is still coming; close once it is drained."""
+        if self._refused:
+            return
+        self._refused = True
+        self._chunks.clear()
+        response = _close_response(status, jsonrpc.dumps(reply))
+        if not self._prepared_future_done():
+            # Still in prepare(): the connection can be taken from tornado, body unread.
+            task = asyncio.ensure_future(_linger(self.detach(), response))
+            _lingering.add(task)
+            task.add_done_callback(_lingering.discard)
+            return
+        stream = self.request.connection.stream  # type: ignore[union-attr]
+        # tornado goes on reading the body into data_received, which drops it.
+        self._answered = stream.write(response)
+        self._answered.add_done_callback(lambda _: _shut_write(stream))
+        self._later(LINGER_SECONDS, self._close)
+
+    def _prepared_future_done(self) -> bool:
+        prepared = self._prepared_future
+        return prepared is None or prepared.done()
+
+    def _too_slow(self) -> None:
+        if not self._body_read() and not self._refused:
+            seconds = f"{BODY_SECONDS:g}"
+            self.fail(408, f"Request Timeout: the body did not arrive within {seconds} s")
+
+    def _later(self, seconds: float, callback: Callable[[], None]) -> None:
+        self._timers.append(tornado.ioloop.IOLoop.current().call_later(seconds, callback))
+
+    def _close(self) -> None:
+        stream = self.request.connection.stream  # type: ignore[union-attr]
+        if stream is not None:
+            stream.close()
+
+    def _stop_timers(self) -> None:
+        loop = tornado.ioloop.IOLoop.current()
+        for timer in self._timers:
+            loop.remove_timeout(timer)
+        self._timers.clear()
+
+    async def _after_body(self) -> bool:
+        """Whether the method may go on: False after a refusal (the connection closes)."""
+        self._stop_timers()
+        if self._refused:
+            stream = self.detach()  # the whole body was drained: nothing unread is lost
+            with contextlib.suppress(tornado.iostream.StreamClosedError):
+                if self._answered is not None:
+                    await self._answered  # closing drops what is not written yet
+            stream.close()
+            return False
+        return True
+
+    async def post(self) -> None:
+        if await self._after_body():
+            await super().post()
+
+    async def get(self) -> None:
+        if await self._after_body():
+            await super().get()
+
+    async def delete(self) -> None:  # type: ignore[override]
+        if await self._after_body():
+            super().delete()
+
+    async def options(self) -> None:  # type: ignore[override]
+        if await self._after_body():
+            super().options()
+
+    def on_connection_close(self) -> None:
+        self._stop_timers()
+        super().on_connection_close()
+
+    def on_finish(self) -> None:
+        self._stop_timers()
+
+
+_lingering: set[asyncio.Future[None]] = set()  # refused connections being drained
+
+
+def _close_response(status: int, body: bytes) -> bytes:
+    """A whole HTTP/1.1 response that ends the connection."""
+    reason = http.client.responses.get(status, "Error")
+    head = [f"HTTP/1.1 {status} {reason}", "Content-Type: application/json"]
+    if status == 401:
+        head.append('WWW-Authenticate: Bearer realm="mcp-notebook"')
+    head += [f"Content-Length: {len(body)}", "Connection: close"]
+    return "\r\n".join(head).encode() + b"\r\nDate: " + http_date() + b"\r\n\r\n" + body
+
+
+def _shut_write(stream: tornado.iostream.IOStream) -> None:
+    """Send FIN after the answer: the client sees it end, and we can still read."""
+    with contextlib.suppress(OSError, AttributeError):
+        if not stream.closed():
+            stream.socket.shutdown(socket.SHUT_WR)
+
+
+async def _linger(stream: tornado.iostream.IOStream, response: bytes) -> None:
+    """Answer on a connection taken from tornado, drain what the client still sends (up to
+    ``LINGER_BYTES``, for ``LINGER_SECONDS``), then close it."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + LINGER_SECONDS
+    dropped = 0
+    try:
+        await stream.write(response)
+        _shut_write(stream)
+        while dropped <= LINGER_BYTES:
+            read = stream.read_bytes(65536, partial=True)
+            dropped += len(await asyncio.wait_for(read, max(0.0, deadline - loop.time())))
+    except (tornado.iostream.StreamClosedError, asyncio.TimeoutError, OSError):
+        pass
+    finally:
+        stream.close()
 
 
 class WholeBody(tornado.routing.PathMatches):
@@ -385,7 +583,10 @@ class WholeBody(tornado.routing.PathMatches):
         headers = request.headers
         if "Transfer-Encoding" in headers:
             return None
-        length = headers.get("Content-Length")
-        if length is not None and not (length.isdigit() and int(length) <= self.limit):
+        try:
+            length = announced_length(headers)
+        except ValueError:
+            return None  # not a size: the streamed handler answers 400 before any body
+        if length is not None and length > self.limit:
             return None
         return super().match(request)

@@ -35,11 +35,10 @@ def mismatch(
         if sent is None or decode_value(sent.strip()) != params.get(key):
             return f"Mcp-Name header {sent!r} does not match params.{key} {params.get(key)!r}"
     if method == "tools/call":
-        tool = tools.get(params.get("name"))
-        if tool is not None:
-            return _parameter_mismatch(
-                tool.input_schema or {}, params.get("arguments") or {}, headers
-            )
+        name, arguments = params.get("name"), params.get("arguments")
+        tool = tools.get(name) if isinstance(name, str) else None
+        if tool is not None and isinstance(arguments, dict | None):
+            return _parameter_mismatch(tool.input_schema or {}, arguments or {}, headers)
     return None
 
 

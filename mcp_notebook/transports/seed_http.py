@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 from typing import Any
 
 from ..protocol import Server, Session, jsonrpc
@@ -56,7 +55,7 @@ async def answer(handler: Any, server: Server, messages: list[Any], shape: str) 
 
     def write_line(message: Any) -> None:
         if not handler.request.connection.stream.closed():
-            handler.write(json.dumps(message, ensure_ascii=False) + "\n")
+            handler.write(_encoded(message) + b"\n")
             handler.flush()
 
     seed = SeedSession(
@@ -103,9 +102,19 @@ def _finish(handler: Any, replies: list[Any], shape: str) -> None:
         return
     handler.set_header("Content-Type", "application/json")
     if shape == "single":
-        handler.write(json.dumps(replies[0], ensure_ascii=False))
+        handler.write(_encoded(replies[0]))
     elif shape == "batch":
         flat = replies[0] if len(replies) == 1 and isinstance(replies[0], list) else replies
-        handler.write(json.dumps(flat, ensure_ascii=False))
+        handler.write(_encoded(flat))
     else:
-        handler.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in replies))
+        handler.write(b"".join(_encoded(r) + b"\n" for r in replies))
+
+
+def _encoded(message: Any) -> bytes:
+    """One message or batch by the one JSON policy; a reply that is not JSON becomes an
+    error to its id (``jsonrpc.encode_reply``)."""
+    if isinstance(message, list):
+        return b"[" + b",".join(_encoded(m) for m in message) + b"]"
+    if "method" in message:
+        return jsonrpc.dumps(message)
+    return jsonrpc.encode_reply(message)

@@ -7,11 +7,17 @@ whose connection broke — or that the server asked to reconnect — resumes wit
 
 from __future__ import annotations
 
-import json
+import logging
 from collections import deque
 from typing import Any, Protocol
 
+from ..protocol import jsonrpc
+
+logger = logging.getLogger(__name__)
+
 KEEP_EVENTS = 512
+# An event id is "<stream key>.<n>"; keys are short and n counts events of one stream.
+MAX_EVENT_ID = 64
 
 
 class Writer(Protocol):
@@ -31,8 +37,15 @@ class SseStream:
         self.detached = False  # the server closed the connection; the client will resume
 
     def send(self, message: dict[str, Any]) -> None:
+        if "method" in message:
+            try:
+                data = jsonrpc.dumps(message).decode()
+            except (TypeError, ValueError) as exc:  # e.g. a NaN a tool logged: not JSON
+                logger.warning("dropped %s: it is not JSON (%s)", message.get("method"), exc)
+                return
+        else:
+            data = jsonrpc.encode_reply(message).decode()
         self.seq += 1
-        data = json.dumps(message, ensure_ascii=False, separators=(",", ":"))
         if self.numbered:
             self.events.append((self.seq, data))
         if self.writer is not None:
@@ -68,8 +81,18 @@ class SseStream:
             self.writer = writer
 
 
+class BadEventId(ValueError):
+    """A ``Last-Event-ID`` that no event of this server ever had."""
+
+
 def parse_event_id(value: str | None) -> tuple[str, int] | None:
-    if not value or "." not in value:
+    """``(stream key, event number)`` of a ``Last-Event-ID``; None when there is none."""
+    if not value:
         return None
-    key, _, seq = value.rpartition(".")
-    return (key, int(seq)) if seq.isdigit() else None
+    key, dot, seq = value.rpartition(".")
+    # isdigit() alone lets through "²" (int() refuses it) and 5,000 digits (int() would
+    # too, past Python's digit limit): only short ASCII numbers are ours.
+    if not dot or not key or len(value) > MAX_EVENT_ID or not (seq.isascii() and seq.isdigit()):
+        shown = value[:MAX_EVENT_ID]
+        raise BadEventId(f"Last-Event-ID {shown!r} is not an event id of this server")
+    return key, int(seq)

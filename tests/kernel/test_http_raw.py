@@ -342,6 +342,7 @@ def test_accept_without_json_or_event_stream_is_406(ep: Endpoint, session: str) 
         406,
         INVALID_REQUEST,
         "not acceptable",
+        request_id=1,  # the body was readable: its error names it
     )
     assert_healthy(ep)
 
@@ -379,15 +380,18 @@ def test_malformed_json_is_400_parse_error(ep: Endpoint, session: str) -> None:
 def test_not_a_jsonrpc_message_is_400_invalid_request(
     ep: Endpoint, session: str, body: Any
 ) -> None:
-    expect_error(ep.post(body, session=session), 400, INVALID_REQUEST, "invalid request")
+    # A readable id (a string or an integer) is named in the error; others are left out.
+    readable = body.get("id") if isinstance(body, dict) else None
+    reply = ep.post(body, session=session)
+    expect_error(reply, 400, INVALID_REQUEST, "invalid request", request_id=readable)
     assert_healthy(ep)
 
 
 def test_wrong_content_type_is_415(ep: Endpoint, session: str) -> None:
     reply = ep.post(ping_message(), session=session, content_type="text/plain")
-    expect_error(reply, 415, INVALID_REQUEST, "unsupported media type")
+    expect_error(reply, 415, INVALID_REQUEST, "unsupported media type", request_id=1)
     reply = ep.post(ping_message(), session=session, content_type=DROP)
-    expect_error(reply, 415, INVALID_REQUEST, "unsupported media type")
+    expect_error(reply, 415, INVALID_REQUEST, "unsupported media type", request_id=1)
     # parameters are fine
     reply = ep.post(ping_message(), session=session, content_type="application/json; charset=utf-8")
     assert reply.status == 200

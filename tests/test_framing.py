@@ -445,3 +445,16 @@ def test_sniff_id_agrees_with_the_decoder_on_any_prefix(message, cut):
     if outcome == "no-id":
         assert not readable
     assert sniff_id(data) == (("id", message["id"]) if readable else ("no-id", None))
+
+
+@settings(max_examples=300)
+@given(
+    request_id=st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    cut=st.integers(min_value=0),
+)
+def test_sniff_id_never_reads_a_number_cut_short(request_id, cut):
+    data = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "m"}).encode()
+    outcome, value = sniff_id(data[: cut % (len(data) + 1)])
+    readable = isinstance(request_id, (str, int))
+    assert outcome == "more" or (outcome == "id") == readable
+    assert outcome != "id" or value == request_id

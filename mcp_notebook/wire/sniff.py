@@ -21,6 +21,11 @@ Outcome = Literal["id", "no-id", "more"]
 _SPACE = re.compile(rb"[ \t\r\n]*")
 _STRING_REST = re.compile(rb'(?:[^"\\]|\\.)*"', re.DOTALL)  # after the opening quote
 _SCALAR = re.compile(rb"-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
+# What a scalar cut short by the end of the bytes may look like: "-", "1.", "2e+", "tr".
+_SCALAR_START = re.compile(
+    rb"-?(?:[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]*)?)?|t(?:r(?:u)?)?|f(?:a(?:l(?:s)?)?)?|n(?:u(?:l)?)?"
+)
+_AFTER_VALUE = frozenset(b" \t\r\n,}]")
 _NESTING = re.compile(rb'[\[\]{}"]')
 
 
@@ -86,11 +91,13 @@ class _Scan:
 
     def _scalar(self) -> bytes:
         found = _SCALAR.match(self.data, self.at)
-        if found is None:
-            raise _NoId
-        if found.end() >= len(self.data):
-            raise _More  # "12" may still be "123"
-        self.at = found.end()
+        end = found.end() if found is not None else self.at
+        if end < len(self.data) and found is not None and self.data[end] in _AFTER_VALUE:
+            self.at = end
+            return found.group()
+        if _SCALAR_START.fullmatch(self.data, self.at):
+            raise _More  # "12" may still be "123", "1." may be "1.5"
+        raise _NoId
         return found.group()
 
     def _id_value(self) -> Any:

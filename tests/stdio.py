@@ -232,9 +232,8 @@ def encode_frame(framing: str, body: bytes) -> bytes:
 class FramedStdio:
     """Write raw bytes to ``python -m mcp_notebook ARGS`` and read back its frames.
 
-    ``frames`` holds the raw body of every frame the process wrote, ``messages`` their
-    strict decoding; a frame that does not decode is a test failure by itself, kept in
-    ``bad`` for the assertion message.
+    ``messages`` holds the strict decoding of every frame the process wrote; a frame that
+    does not decode (not UTF-8, a NaN token, not JSON) is kept in ``bad`` instead.
     """
 
     def __init__(self, *args: str, framing: str = "ndjson") -> None:
@@ -245,7 +244,6 @@ class FramedStdio:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
-        self.frames: list[bytes] = []
         self.messages: list[Any] = []
         self.bad: list[tuple[bytes, str]] = []
         self.stderr: list[bytes] = []
@@ -261,12 +259,16 @@ class FramedStdio:
             bodies, pending = self._split(pending)
             with self._arrived:
                 for body in bodies:
-                    self.frames.append(body)
                     try:
-                        self.messages.append(strict_json(body))
+                        message = strict_json(body)
                     except ValueError as exc:
                         self.bad.append((body, str(exc)))
+                    else:
+                        self._received(message)
                 self._arrived.notify_all()
+
+    def _received(self, message: Any) -> None:
+        self.messages.append(message)
 
     def _split(self, data: bytes) -> tuple[list[bytes], bytes]:
         bodies: list[bytes] = []

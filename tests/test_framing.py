@@ -225,6 +225,17 @@ def test_header_without_end_is_bounded():
     assert framer.feed(frame(json.dumps(PING))) == [PING]
 
 
+@pytest.mark.parametrize(
+    "junk",
+    [b"junk without a newline", b"junk\n", b"\x00\xff", b"a:b\r\nnot a header\r\n"],
+)
+def test_junk_run_into_the_next_header_does_not_take_its_frame(junk):
+    # Junk that lacks a newline merges with the next header line; the frame is still read.
+    framer = ContentLengthFramer()
+    items = framer.feed(junk + frame(json.dumps(PING)))
+    assert len(errors(items)) == 1 and messages(items) == [PING]
+
+
 def test_garbage_before_a_frame():
     items = ContentLengthFramer().feed(b"hello there\r\n\r\n" + frame(json.dumps(PING)))
     assert len(errors(items)) == 1 and messages(items) == [PING]

@@ -204,7 +204,7 @@ class ContentLengthFramer:
             end = buffer.find(b"\n", position)
             if end < 0:
                 if len(buffer) > self.max_header:
-                    return self._bad(len(buffer), "Header section too long")
+                    return self._bad(len(buffer), "Header section too long", restart=True)
                 return _MORE
             line = bytes(buffer[position:end]).rstrip(b"\r")
             position = end + 1
@@ -212,7 +212,7 @@ class ContentLengthFramer:
                 break
             lines.append(line)
             if position > self.max_header:
-                return self._bad(position, "Header section too long")
+                return self._bad(position, "Header section too long", restart=True)
         return self._headers_read(lines, position)
 
     def _headers_read(self, lines: list[bytes], size: int) -> Any:
@@ -222,7 +222,7 @@ class ContentLengthFramer:
             name, colon, value_bytes = raw.partition(b":")
             value = value_bytes.decode("latin-1").strip()
             if not colon:
-                return self._bad(size, f"Malformed header line {raw[:80]!r}")
+                return self._bad(size, f"Malformed header line {raw[:80]!r}", restart=True)
             key = name.strip().lower()
             if key == b"content-length":
                 if not _DIGITS.fullmatch(value):
@@ -237,7 +237,7 @@ class ContentLengthFramer:
                 charset = found.group(1).lower() if found else charset
             # Other headers are ignored, as LSP readers do.
         if digits is None:
-            return self._bad(size, "Missing Content-Length header")
+            return self._bad(size, "Missing Content-Length header", restart=True)
         del self._buffer[:size]
         # Compare digit counts first: int() of thousands of digits raises ValueError.
         if len(digits) > len(str(self.max_body)) or int(digits) > self.max_body:
@@ -253,9 +253,15 @@ class ContentLengthFramer:
         self._refused = reason
         return self._next()
 
-    def _bad(self, size: int, reason: str) -> FramingError:
-        # The body length is unknown: drop the header and look for the next message.
-        del self._buffer[: max(size, 1)]
+    def _bad(self, size: int, reason: str, restart: bool = False) -> FramingError:
+        """The body length is unknown: drop the header and look for the next message.
+
+        With ``restart``, the section held no length line of its own (junk, or junk run
+        into the next header because it lacked a newline): a frame start inside it is
+        where the next message begins, rather than something to drop with it.
+        """
+        found = _FRAME_START.search(self._buffer, 1, size) if restart else None
+        del self._buffer[: found.start() if found is not None else max(size, 1)]
         self._resync = True
         return FramingError(reason)
 

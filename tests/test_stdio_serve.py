@@ -234,3 +234,24 @@ def wait_until(condition: Callable[[], bool], what: str, timeout: float = 120) -
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.1)
+
+
+def test_a_call_in_flight_when_the_kernel_dies_gets_an_error_then_serve_exits(tmp_path):
+    notebook = nbformat.v4.new_notebook()
+    cells = [
+        "%load_ext mcp_notebook",
+        "import os, signal\n@mcp.tool\ndef die() -> str:\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n    return 'unreachable'",
+    ]
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
+    path = tmp_path / "dying.ipynb"
+    nbformat.write(notebook, path)
+    raw = FramedStdio("serve", str(path), "--transport", "stdio")
+    raw.send(INITIALIZE)
+    only_reply(raw, 1)
+    raw.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    raw.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "die"}})
+    assert raw.process.wait(120) == 1
+    assert only_reply(raw, 2)["error"]["code"] == -32000
+    assert "The kernel died" in b"".join(raw.stderr).decode()
+    raw.close()

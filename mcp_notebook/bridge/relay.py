@@ -40,6 +40,8 @@ __all__ = ["Bridge", "StandardRelay", "Target"]
 
 
 class Relay(Protocol):
+    workers: Workers
+
     def feed(self, message: Any) -> None: ...
     def close(self) -> None: ...
 
@@ -67,6 +69,11 @@ class Bridge:
             else:
                 self.relay = StandardRelay(self.target, self.channel)
         self.relay.feed(message)
+
+    def settle(self, timeout: float) -> bool:
+        """Wait for the requests in flight to be answered (an error, if the notebook is
+        gone: its connections break at once); False on timeout."""
+        return self.relay is None or self.relay.workers.settle(timeout)
 
     def close(self) -> None:
         if self.relay is not None:

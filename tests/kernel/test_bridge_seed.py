@@ -471,6 +471,47 @@ def test_mcp_ids_survive_a_kernel_restart():
         kernel.shutdown()
 
 
+def test_a_call_in_flight_when_the_kernel_restarts_gets_an_error(tmp_path):
+    kernel = Kernel()
+    try:
+        serve_in(kernel, "seed-in-flight")
+        kernel.run(
+            "import pathlib, time\n"
+            "@mcp.tool\n"
+            "def nap(marker: str) -> str:\n"
+            "    pathlib.Path(marker).write_text('napping')\n"
+            "    time.sleep(120)\n"
+            "    return 'rested'"
+        )
+        client = SeedClient("bridge", "seed-in-flight")
+        client.handshake()
+        marker = tmp_path / "napping"
+        nap = "mcp://seed-in-flight/tools/nap:v1"
+        in_flight = client.request(
+            "mcp/executeTool", {"id": nap, "arguments": {"marker": str(marker)}}
+        )
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            assert time.monotonic() < deadline, "the tool never started"
+            time.sleep(0.1)
+        kernel.manager.restart_kernel(now=True)
+        # An error, never silence; then the same client goes on once the notebook is back.
+        broken = client.reply_to(in_flight, timeout=60)
+        assert -32099 <= broken["error"]["code"] <= -32000, broken
+        assert "bridge" in broken["error"]["message"] or "bridge" in str(
+            broken["error"].get("data")
+        )
+        kernel.client.wait_for_ready(timeout=60)
+        serve_in(kernel, "seed-in-flight")
+        add = "mcp://seed-in-flight/tools/add:v1"
+        assert client.result("mcp/executeTool", {"id": add, "arguments": {"a": 2, "b": 2}}) == {
+            "output": {"result": 4}
+        }
+        assert client.close() == 0
+    finally:
+        kernel.shutdown()
+
+
 def test_an_unreachable_notebook_is_an_error_not_a_crash():
     client = SeedClient("bridge", "nobody-here")
     error = client.error("initialize", {"clientCapabilities": {}})

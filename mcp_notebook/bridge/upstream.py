@@ -99,7 +99,7 @@ class Upstream:
         request_id = message["id"]
         try:
             body = encode(message)
-        except ValueError as exc:  # nested deeper than this thread can encode
+        except ValueError as exc:  # 1e400 decodes to inf, which JSON cannot carry; or too deep
             return self.error(request_id, f"mcp-notebook bridge: cannot relay this request: {exc}")
         establish = message.get("method") == "initialize"
         if establish:
@@ -117,9 +117,11 @@ class Upstream:
                     self._lost(session_id)  # the server forgot us (restart): re-initialize
                     continue
                 answer = read_reply(reply, request_id, forward)
-                if establish and answer is not None and "result" in answer:
+                result = answer.get("result") if answer is not None else None
+                if establish and isinstance(result, dict):
                     # Later requests name the negotiated version (2025-06-18 and after).
-                    self.protocol_version = answer["result"].get("protocolVersion")
+                    version = result.get("protocolVersion")
+                    self.protocol_version = version if isinstance(version, str) else None
                 if answer is None:  # even a 202: a request is owed a reply
                     return self.error(
                         request_id, f"the server answered HTTP {reply.status} without a reply"

@@ -39,7 +39,9 @@ SETTINGS = settings(
     database=None,
     suppress_health_check=list(HealthCheck),
 )
-WAIT = 120.0  # seconds for a batch's replies: a hang fails the test instead of the run
+WAIT = 30.0  # seconds for a batch's replies (they take milliseconds): a hang fails fast
+# The whole fuzz of one transport (pytest-timeout's default of 300 s is per test).
+TIMEOUT = max(300, CASES // 20)
 SPEC = Path(__file__).resolve().parents[1] / "spec"
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -124,6 +126,7 @@ class FuzzedServer(FramedStdio):
         self.answers: dict[tuple[str, Any], int] = {}
         self.problems: list[str] = []
         self.received = 0
+        self.results = 0  # replies that are results, not errors: how deep the cases went
         super().__init__(*args, framing=framing)
 
     def _received(self, message: Any) -> None:
@@ -133,6 +136,7 @@ class FuzzedServer(FramedStdio):
         if problem:
             self.problems.append(f"{problem}: {json.dumps(message)[:300]}")
         for reply in message if isinstance(message, list) else [message]:
+            self.results += isinstance(reply, dict) and "result" in reply
             if isinstance(reply, dict) and "method" not in reply and reply.get("id") is not None:
                 self.answers[key(reply["id"])] = self.answers.get(key(reply["id"]), 0) + 1
 
@@ -209,7 +213,11 @@ class Run:
 
     def report(self, name: str) -> str:
         rate = self.cases / self.seconds if self.seconds else 0.0
-        return f"{name}: {self.cases} cases in {self.seconds:.1f} s ({rate:.0f} cases/s)"
+        return (
+            f"{name}: {self.cases} cases sent and checked in {self.seconds:.1f} s "
+            f"({rate:.0f} cases/s), {self.server.results} results, "
+            f"{len(self.server.answers)} ids answered"
+        )
 
 
 # -- the cases -----------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 
 from ..stdio import INITIALIZE
-from .harness import SETTINGS, FuzzedServer, Run, batches, key, standard_messages, stop
+from .harness import SETTINGS, TIMEOUT, FuzzedServer, Run, batches, key, standard_messages, stop
 
 QUICKSTART = str(Path(__file__).resolve().parents[2] / "notebooks" / "quickstart.ipynb")
 PING = {"jsonrpc": "2.0", "method": "ping"}
@@ -27,6 +27,7 @@ def run() -> Iterator[Run]:
     stop(server, fuzz, "serve --transport stdio, NDJSON")
 
 
+@pytest.mark.timeout(TIMEOUT)
 @SETTINGS
 @given(batch=batches(standard_messages, "ndjson"))
 def test_every_request_gets_one_valid_reply(run, batch):

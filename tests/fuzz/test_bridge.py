@@ -25,6 +25,10 @@ mcp.resource("sales,units\\nnorth,120\\n", name="sales", uri="df://sales")
 PING = {"jsonrpc": "2.0", "method": "ping"}
 
 
+# The strategies' repr is long; hypothesis warns about it when it prints one.
+pytestmark = pytest.mark.filterwarnings("ignore:Generating overly large repr")
+
+
 @pytest.fixture(scope="module")
 def run() -> Iterator[Run]:
     kernel = Kernel()

@@ -31,6 +31,10 @@ SEED_INITIALIZE = {
 }
 
 
+# The strategies' repr is long; hypothesis warns about it when it prints one.
+pytestmark = pytest.mark.filterwarnings("ignore:Generating overly large repr")
+
+
 @pytest.fixture(scope="module")
 def run() -> Iterator[Run]:
     server = FuzzedServer("serve", QUICKSTART, "--transport", "stdio", framing="content-length")

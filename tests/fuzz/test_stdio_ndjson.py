@@ -16,6 +16,10 @@ QUICKSTART = str(Path(__file__).resolve().parents[2] / "notebooks" / "quickstart
 PING = {"jsonrpc": "2.0", "method": "ping"}
 
 
+# The strategies' repr is long; hypothesis warns about it when it prints one.
+pytestmark = pytest.mark.filterwarnings("ignore:Generating overly large repr")
+
+
 @pytest.fixture(scope="module")
 def run() -> Iterator[Run]:
     server = FuzzedServer("serve", QUICKSTART, "--transport", "stdio")

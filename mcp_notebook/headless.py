@@ -28,6 +28,8 @@ from .exposure import who_can_reach
 
 logger = logging.getLogger(__name__)
 
+SETTLE_TIMEOUT = 10.0  # seconds for requests in flight to be answered when the kernel dies
+
 # Load the extension only if the notebook did not (IPython warns about a second load).
 _START = """\
 try:
@@ -163,7 +165,9 @@ def serve_stdio(path: Path, options: ServeOptions) -> int:
         kernel.start()
         print(f"Serving {path} over MCP stdio", file=sys.stderr, flush=True)
         bridge = Bridge(Target(name=kernel.name, url=kernel.url, token=kernel.token), output)
-        threading.Thread(target=_exit_with_kernel, args=(kernel, stopping), daemon=True).start()
+        threading.Thread(
+            target=_exit_with_kernel, args=(kernel, stopping, bridge), daemon=True
+        ).start()
         bridge.run(sys.stdin.buffer)
         return 0
     except NotebookError as exc:
@@ -176,12 +180,14 @@ def serve_stdio(path: Path, options: ServeOptions) -> int:
         kernel.shutdown()
 
 
-def _exit_with_kernel(kernel: NotebookKernel, stopping: threading.Event) -> None:
+def _exit_with_kernel(kernel: NotebookKernel, stopping: threading.Event, bridge: Any) -> None:
     while kernel.alive() and not stopping.is_set():
         time.sleep(0.5)
     if stopping.is_set():
         return
     print("The kernel died; stopping.", file=sys.stderr, flush=True)
+    # Requests in flight fail as their connections break: let them be answered first.
+    bridge.settle(SETTLE_TIMEOUT)
     os._exit(1)
 
 

@@ -3,8 +3,10 @@ and a fake notebook endpoint for the bridge."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -205,3 +207,128 @@ def sse_event(message: Any) -> bytes:
 
 def json_line(message: Any) -> bytes:
     return json.dumps(message).encode() + b"\n"
+
+
+# -- a stdio client for either framing, that keeps every frame's raw bytes -----------------
+
+CONTENT_LENGTH_HEADER = re.compile(rb"Content-Length: (\d+)\r\n\r\n")
+
+
+def strict_json(body: bytes) -> Any:
+    """Decode as a strict client does: UTF-8, and no NaN / Infinity tokens."""
+
+    def refuse(token: str) -> Any:
+        raise ValueError(f"{token} is not JSON")
+
+    return json.loads(body.decode("utf-8"), parse_constant=refuse)
+
+
+def encode_frame(framing: str, body: bytes) -> bytes:
+    if framing == "content-length":
+        return b"Content-Length: %d\r\n\r\n" % len(body) + body
+    return body + b"\n"
+
+
+class FramedStdio:
+    """Write raw bytes to ``python -m mcp_notebook ARGS`` and read back its frames.
+
+    ``messages`` holds the strict decoding of every frame the process wrote; a frame that
+    does not decode (not UTF-8, a NaN token, not JSON) is kept in ``bad`` instead.
+    """
+
+    def __init__(self, *args: str, framing: str = "ndjson") -> None:
+        self.framing = framing
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "mcp_notebook", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        self.messages: list[Any] = []
+        self.bad: list[tuple[bytes, str]] = []
+        self.stderr: list[bytes] = []
+        self._arrived = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+
+    def _read(self) -> None:
+        pending = b""
+        fd = self.process.stdout.fileno()
+        while chunk := os.read(fd, 1 << 16):
+            pending += chunk
+            bodies, pending = self._split(pending)
+            with self._arrived:
+                for body in bodies:
+                    try:
+                        message = strict_json(body)
+                    except ValueError as exc:
+                        self.bad.append((body, str(exc)))
+                    else:
+                        self._received(message)
+                self._arrived.notify_all()
+
+    def _received(self, message: Any) -> None:
+        self.messages.append(message)
+
+    def _split(self, data: bytes) -> tuple[list[bytes], bytes]:
+        bodies: list[bytes] = []
+        if self.framing == "ndjson":
+            *lines, rest = data.split(b"\n")
+            return [line for line in lines if line.strip()], rest
+        while found := CONTENT_LENGTH_HEADER.match(data):
+            end = found.end() + int(found.group(1))
+            if len(data) < end:
+                break
+            bodies.append(data[found.end() : end])
+            data = data[end:]
+        return bodies, data
+
+    def _read_stderr(self) -> None:
+        for line in self.process.stderr:
+            self.stderr.append(line)
+
+    def write(self, data: bytes) -> None:
+        self.process.stdin.write(data)
+        self.process.stdin.flush()
+
+    def send(self, message: Any) -> None:
+        self.write(encode_frame(self.framing, json.dumps(message).encode()))
+
+    def wait_for(self, found: Callable[[Any], bool], timeout: float = 60) -> Any:
+        """The first message so far, or until ``timeout``, for which ``found`` holds."""
+
+        def search() -> Any:
+            return next((m for m in self.messages if found(m)), None)
+
+        with self._arrived:
+            if not self._arrived.wait_for(lambda: search() is not None, timeout):
+                raise AssertionError(
+                    f"not found in {self.messages[-5:]}; stderr:\n"
+                    + b"".join(self.stderr[-40:]).decode(errors="replace")
+                )
+            return search()
+
+    def reply_to(self, request_id: Any, timeout: float = 60) -> dict[str, Any]:
+        return self.wait_for(lambda m: is_reply(m, request_id), timeout)
+
+    def replies_to(self, request_id: Any) -> list[dict[str, Any]]:
+        with self._arrived:
+            return [m for m in self.messages if is_reply(m, request_id)]
+
+    def close(self, timeout: float = 60) -> int:
+        with contextlib.suppress(BrokenPipeError):
+            self.process.stdin.close()
+        try:
+            return self.process.wait(timeout)
+        finally:
+            if self.process.poll() is None:
+                self.process.kill()
+
+
+def is_reply(message: Any, request_id: Any) -> bool:
+    return (
+        isinstance(message, dict)
+        and "method" not in message
+        and type(message.get("id")) is type(request_id)
+        and message.get("id") == request_id
+    )

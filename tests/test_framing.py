@@ -11,12 +11,14 @@ from hypothesis import strategies as st
 
 from mcp_notebook.wire import (
     ContentLengthFramer,
+    FrameRefused,
     FramingError,
     JsonError,
     NdjsonFramer,
     detect,
     make_framer,
 )
+from mcp_notebook.wire.sniff import sniff_id
 
 PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
 PONG = {"jsonrpc": "2.0", "id": 1, "result": {}}
@@ -157,6 +159,56 @@ def test_oversize_body_is_skipped_exactly_even_across_reads():
     assert messages(items) == [{}]
 
 
+def test_an_oversize_frame_is_refused_with_its_id_and_the_next_frame_still_arrives():
+    framer = ContentLengthFramer(max_body=1000)
+    big = json.dumps({"jsonrpc": "2.0", "id": "big-1", "method": "x", "params": {"p": "a" * 5000}})
+    data = frame(big) + frame(json.dumps(PING))
+    items = feed_all(framer, *(data[i : i + 700] for i in range(0, len(data), 700)))
+    assert isinstance(items[0], FrameRefused) and items[0].request_id == "big-1"
+    assert "exceeds the limit of 1000" in str(items[0])
+    assert items[1:] == [PING]
+
+
+def test_a_lying_length_does_not_swallow_the_messages_after_it():
+    # Content-Length: 99999999999 with a short body: refused at once, its id answered,
+    # and the framer finds the next header instead of skipping 100 GB.
+    body = json.dumps({"jsonrpc": "2.0", "id": 3, "method": "ping"})
+    data = frame(body, "Content-Length: 99999999999") + frame(json.dumps(PING))
+    items = ContentLengthFramer().feed(data)
+    assert isinstance(items[0], FrameRefused) and items[0].request_id == 3
+    assert items[1:] == [PING]
+
+
+def test_a_length_of_thousands_of_digits_is_refused_not_a_crash():
+    # int() of 5,000 digits raises ValueError (Python's int-digit limit).
+    body = json.dumps({"jsonrpc": "2.0", "id": 4, "method": "ping"})
+    framer = ContentLengthFramer()
+    items = framer.feed(frame(body, "Content-Length: " + "9" * 5000) + frame(json.dumps(PING)))
+    assert isinstance(items[0], FrameRefused) and items[0].request_id == 4
+    assert "of 5000 digits" in str(items[0])
+    assert items[1:] == [PING]
+    zeros = frame(json.dumps(PING), "Content-Length: " + "0" * 5000 + str(len(json.dumps(PING))))
+    assert framer.feed(zeros) == [PING]  # leading zeros are still the same number
+
+
+def test_a_refused_frame_is_dropped_as_it_arrives():
+    framer = ContentLengthFramer(max_body=1000)
+    framer.feed(b"Content-Length: 20000000\r\n\r\n" + b'{"jsonrpc":"2.0","id":9,"params":"')
+    for _ in range(300):  # 19 MB of body, 64 KiB at a time
+        assert framer.feed(b"a" * 65536) == []
+        assert framer.buffered < 100
+    assert framer.feed(b'"}' + frame(json.dumps(PING))) == [PING]
+
+
+def test_a_refused_frame_waits_for_enough_of_its_start_to_read_the_id():
+    framer = ContentLengthFramer(max_body=10)
+    assert framer.feed(b'Content-Length: 50\r\n\r\n{"jsonrpc":"2.0","i') == []
+    items = framer.feed(b'd":12,"method":"ping"}')
+    assert isinstance(items[0], FrameRefused) and items[0].request_id == 12
+    framer.feed(b"Content-Length: 99\r\n\r\n{")
+    assert [i.request_id for i in framer.eof()] == [None]
+
+
 def test_unsupported_charset_skips_the_body():
     body = json.dumps(PING).encode()
     items = ContentLengthFramer().feed(
@@ -171,6 +223,17 @@ def test_header_without_end_is_bounded():
     items = framer.feed(b"X-Junk: " + b"a" * 200 + b"\r\n")
     assert "too long" in str(errors(items)[0])
     assert framer.feed(frame(json.dumps(PING))) == [PING]
+
+
+@pytest.mark.parametrize(
+    "junk",
+    [b"junk without a newline", b"junk\n", b"\x00\xff", b"a:b\r\nnot a header\r\n"],
+)
+def test_junk_run_into_the_next_header_does_not_take_its_frame(junk):
+    # Junk that lacks a newline merges with the next header line; the frame is still read.
+    framer = ContentLengthFramer()
+    items = framer.feed(junk + frame(json.dumps(PING)))
+    assert len(errors(items)) == 1 and messages(items) == [PING]
 
 
 def test_garbage_before_a_frame():
@@ -215,6 +278,24 @@ def test_ndjson_over_long_line_is_dropped_to_its_end():
     items = feed_all(framer, b'{"x": "' + b"a" * 40, b"a" * 40 + b'"}\n{"ok":1}\n')
     assert len(errors(items)) == 1 and "longer than 16" in str(errors(items)[0])
     assert messages(items) == [{"ok": 1}]
+
+
+def test_ndjson_over_long_line_is_refused_with_its_id_before_its_end_arrives():
+    framer = NdjsonFramer(max_body=1000)
+    start = b'{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"x":"'
+    items = framer.feed(start + b"a" * 2000)
+    assert isinstance(items[0], FrameRefused) and items[0].request_id == 17
+    assert framer.buffered == 0  # what arrives of the line is dropped
+    items = feed_all(framer, b"a" * 5000, b'"}}\n' + json.dumps(PING).encode() + b"\n")
+    assert items == [PING]
+
+
+def test_ndjson_over_long_complete_line_is_refused_with_its_id():
+    framer = NdjsonFramer(max_body=100)
+    line = json.dumps({"jsonrpc": "2.0", "id": "x", "method": "m", "params": {"p": "a" * 200}})
+    items = framer.feed(line.encode() + b"\n" + json.dumps(PING).encode() + b"\n")
+    assert isinstance(items[0], FrameRefused) and items[0].request_id == "x"
+    assert items[1:] == [PING]
 
 
 def test_ndjson_eof_keeps_a_last_line_without_newline():
@@ -335,3 +416,56 @@ def test_content_length_recovers_after_junk_without_a_length_header(junk):
     framer = ContentLengthFramer(max_header=64)
     items = framer.feed(junk + b"\r\n\r\n" + framer.encode(PING))
     assert items[-1] == PING
+
+
+# -- reading the id of a frame too large to decode ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "start, outcome",
+    [
+        (b'{"jsonrpc":"2.0","id":5,"method":"x","params":{"p":"', ("id", 5)),
+        (b' {"method":"x", "id" : "a\\"b\\u00e9", "params":[', ("id", 'a"b\u00e9')),
+        (b'{"params":{"id":1,"n":[{"]":"}"}],"s":"}"},"id":-7,"x"', ("id", -7)),
+        (b'{"jsonrpc":"2.0","id":123', ("more", None)),  # "123" may go on
+        (b'{"jsonrpc":"2.0","params":{"a":[1,2', ("more", None)),
+        (b'{"jsonrpc":"2.0","method":"n"}', ("no-id", None)),  # a notification
+        (b'{"jsonrpc":"2.0","id":1.5,"method":"x"', ("no-id", None)),
+        (b'{"jsonrpc":"2.0","id":true,"method":"x"', ("no-id", None)),
+        (b'{"jsonrpc":"2.0","id":null,"method":"x"', ("no-id", None)),
+        (b'{"jsonrpc":"2.0","id":{"a":1},"method":"x"', ("no-id", None)),
+        (b'[{"jsonrpc":"2.0","id":1}', ("no-id", None)),
+        (b"hello", ("no-id", None)),
+        (b'{"i\\"d":1,"id":2,', ("id", 2)),
+        (b'{"id":' + b"9" * 5000 + b",", ("no-id", None)),  # over the int-digit limit
+    ],
+)
+def test_sniff_id(start, outcome):
+    assert sniff_id(start) == outcome
+
+
+@settings(max_examples=300)
+@given(message=json_messages, cut=st.integers(min_value=0))
+def test_sniff_id_agrees_with_the_decoder_on_any_prefix(message, cut):
+    data = json.dumps(message, ensure_ascii=False).encode()
+    prefix = data[: cut % (len(data) + 1)]
+    outcome, value = sniff_id(prefix)
+    readable = isinstance(message.get("id"), (str, int))
+    if outcome == "id":
+        assert readable and value == message["id"]
+    if outcome == "no-id":
+        assert not readable
+    assert sniff_id(data) == (("id", message["id"]) if readable else ("no-id", None))
+
+
+@settings(max_examples=300)
+@given(
+    request_id=st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    cut=st.integers(min_value=0),
+)
+def test_sniff_id_never_reads_a_number_cut_short(request_id, cut):
+    data = json.dumps({"jsonrpc": "2.0", "id": request_id, "method": "m"}).encode()
+    outcome, value = sniff_id(data[: cut % (len(data) + 1)])
+    readable = isinstance(request_id, (str, int))
+    assert outcome == "more" or (outcome == "id") == readable
+    assert outcome != "id" or value == request_id

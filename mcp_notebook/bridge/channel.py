@@ -3,7 +3,9 @@
 The first bytes tell ``Content-Length:`` headers (LSP style, seed 000's "MCP v1.0") from
 newline-delimited JSON (standard MCP); the whole connection then uses that framing, both
 ways. Broken frames are logged on stderr and skipped; a frame that is not JSON gets a
-``-32700`` reply. Only protocol bytes ever reach stdout.
+``-32700`` reply with a null id; a frame refused unread (over the size limit) gets a
+``-32600`` reply with the id read from its first 64 KiB, else null (``wire.sniff``). Only
+protocol bytes ever reach stdout.
 """
 
 from __future__ import annotations
@@ -13,12 +15,38 @@ import threading
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
-from ..protocol.seed import SeedError, error_reply
-from ..wire import Framer, FramingError, FramingKind, JsonError, detect, make_framer
+from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
+from ..wire import (
+    Framer,
+    FrameRefused,
+    FramingError,
+    FramingKind,
+    JsonError,
+    detect,
+    make_framer,
+)
 
 logger = logging.getLogger(__name__)
 
 READ_SIZE = 64 * 1024
+_WHITESPACE = b" \t\r\n"
+
+
+def readable_id(message: Any) -> Any:
+    """A message's id if it is one a reply can carry (a string or an integer), else None."""
+    request_id = message.get("id") if isinstance(message, dict) else None
+    valid = isinstance(request_id, str) or (
+        isinstance(request_id, int) and not isinstance(request_id, bool)
+    )
+    return request_id if valid else None
+
+
+def error_reply(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
+    """A JSON-RPC error; ``id`` is null when the request's could not be read (JSON-RPC 2.0)."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return {"jsonrpc": "2.0", "id": request_id, "error": error}
 
 
 class Channel:
@@ -56,7 +84,8 @@ class Channel:
 
     def _feed(self, chunk: bytes, handle: Callable[[Any], None]) -> None:
         if self.framer is None:
-            self._head += chunk
+            # Leading whitespace decides nothing: keep none of it (it could go on forever).
+            self._head = (self._head + chunk).lstrip(_WHITESPACE)
             kind = detect(self._head)
             if kind is None:
                 return  # still a prefix of "Content-Length:" (or only whitespace)
@@ -69,8 +98,23 @@ class Channel:
         for item in items:
             if isinstance(item, JsonError):
                 logger.warning("mcp-notebook bridge: %s", item)
-                self.write(error_reply(None, SeedError(-32700, str(item))))
+                self.write(error_reply(None, PARSE_ERROR, "Parse error", str(item)))
+            elif isinstance(item, FrameRefused):
+                logger.warning("mcp-notebook bridge: refused a frame: %s", item)
+                self.write(
+                    error_reply(item.request_id, INVALID_REQUEST, "Invalid Request", str(item))
+                )
             elif isinstance(item, FramingError):
                 logger.warning("mcp-notebook bridge: dropped a malformed frame: %s", item)
             else:
-                handle(item)
+                try:
+                    handle(item)
+                except Exception:  # a bug must cost one reply, not the connection
+                    logger.exception("mcp-notebook bridge: failed to handle a message")
+                    if (
+                        isinstance(item, dict)
+                        and "method" in item
+                        and readable_id(item) is not None
+                    ):
+                        problem = "mcp-notebook bridge: internal error"
+                        self.write(error_reply(readable_id(item), INTERNAL_ERROR, problem))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
-import json
+import logging
 import queue
 import socket
 import threading
@@ -18,7 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..wire import jsontext
 from .sse import SseReader
+
+logger = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT = 2.0
 Message = dict[str, Any]
@@ -148,7 +151,7 @@ class Link:
                 else:
                     body = response.read()
                     if body.strip():
-                        yield json.loads(body)
+                        yield jsontext.loads(body)
             else:
                 response.read()
         except (OSError, http.client.HTTPException) as exc:
@@ -177,7 +180,7 @@ def _sse(response: http.client.HTTPResponse) -> Iterator[Message]:
     while raw := response.readline():
         event = reader.feed_line(raw.decode("utf-8").rstrip("\r\n"))
         if event is not None and event[1].strip():
-            yield json.loads(event[1])
+            yield jsontext.loads(event[1])
 
 
 def _json_lines(response: http.client.HTTPResponse, whole: bool = False) -> Iterator[Message]:
@@ -190,15 +193,15 @@ def _json_lines(response: http.client.HTTPResponse, whole: bool = False) -> Iter
             pending = b""
             continue
         try:
-            message = json.loads(pending)
-        except ValueError:
+            message = jsontext.loads(pending)
+        except jsontext.JsonTextError:
             if whole:
                 continue
             raise
         pending = b""
         yield message
     if pending.strip():
-        yield json.loads(pending)  # raises ValueError: the body ended inside a value
+        yield jsontext.loads(pending)  # raises ValueError: the body ended inside a value
 
 
 def read_reply(reply: Reply, request_id: Any, forward: Callable[[Message], None]) -> Message | None:
@@ -207,13 +210,19 @@ def read_reply(reply: Reply, request_id: Any, forward: Callable[[Message], None]
     Stops reading at the response, so a server that keeps the stream open after it does
     not hold the caller. None when the body ended without one. Raises ``LinkLost`` when
     the connection broke and ``ValueError`` for a body that is not JSON.
+
+    An error response without an id, or any error response in an HTTP error reply (the
+    POST carried only this request), is this request's: it gets ``request_id``.
     """
     messages = reply.messages
     try:
         for message in messages:
+            if not isinstance(message, dict):
+                logger.warning("dropped a reply that is not a JSON-RPC object")
+                continue
             if "method" not in message:
-                if message.get("id") is None and "error" in message:
-                    message["id"] = request_id  # errors raised before the server read the id
+                if "error" in message and (message.get("id") is None or reply.status >= 400):
+                    message["id"] = request_id
                 if message.get("id") == request_id:
                     return message
             forward(message)

@@ -8,6 +8,12 @@ message to the notebook as it is:
 - handshake-era messages over the bridge's own session (``upstream.py``), which survives
   kernel restarts and carries server->client messages back on its GET stream;
 - 2026-07-28 requests (protocol version in ``_meta``) without a session (``modern.py``).
+
+Every request with a readable id gets exactly one reply with that id, whatever the
+notebook does (answers, refuses with an HTTP error with or without a JSON-RPC body, goes
+away). What is neither a request, a notification nor a response (``"method": null``, no
+method and no result) is answered here with ``-32600``, as the notebook's server would,
+instead of being posted as if it were a notification.
 """
 
 from __future__ import annotations
@@ -17,8 +23,9 @@ import logging
 from collections.abc import Callable
 from typing import Any, BinaryIO, Protocol
 
+from ..protocol import jsonrpc
 from ..protocol.seed import is_seed_message
-from .channel import Channel
+from .channel import Channel, error_reply, readable_id
 from .headers import modern_version
 from .link import Message
 from .modern import ModernRelay
@@ -33,6 +40,8 @@ __all__ = ["Bridge", "StandardRelay", "Target"]
 
 
 class Relay(Protocol):
+    workers: Workers
+
     def feed(self, message: Any) -> None: ...
     def close(self) -> None: ...
 
@@ -61,6 +70,11 @@ class Bridge:
                 self.relay = StandardRelay(self.target, self.channel)
         self.relay.feed(message)
 
+    def settle(self, timeout: float) -> bool:
+        """Wait for the requests in flight to be answered (an error, if the notebook is
+        gone: its connections break at once); False on timeout."""
+        return self.relay is None or self.relay.workers.settle(timeout)
+
     def close(self) -> None:
         if self.relay is not None:
             self.relay.close()
@@ -76,17 +90,22 @@ class StandardRelay:
         self.workers = Workers("bridge-call")
 
     def feed(self, message: Any) -> None:
-        if not isinstance(message, dict):
-            error = {"code": -32600, "message": "Invalid Request: batches are not supported"}
-            self.channel.write({"jsonrpc": "2.0", "id": None, "error": error})
+        if isinstance(message, list):
+            self._refuse_batch(message)
+            return
+        try:
+            kind = jsonrpc.kind(message)
+        except jsonrpc.RpcError as error:
+            self.channel.write(error_reply(readable_id(message), error.code, error.message))
             return
         method = message.get("method")
-        if "id" in message and method is not None:
+        if kind == "request":
             if modern_version(message):
                 handle = functools.partial(self.modern.handle, abort=self.modern.admit(message))
                 self.workers.submit(self._guarded, handle, message)
             elif method == "initialize":
-                self._request(message)  # on this thread: what follows waits for the session
+                # On this thread: what follows waits for the session.
+                self._guarded(self._request, message)
             else:
                 # Each request on a worker, so a slow tool does not hold up the others.
                 self.workers.submit(self._guarded, self._request, message)
@@ -102,6 +121,13 @@ class StandardRelay:
             logger.debug("not relayed without a session: %s", method or "a response")
             return
         self.upstream.send(message)
+
+    def _refuse_batch(self, batch: list[Any]) -> None:
+        # MCP has no batches since 2025-06-18: one error for each request in it.
+        problem = "Invalid Request: batches are not supported"
+        ids = [readable_id(m) for m in batch if isinstance(m, dict) and "method" in m]
+        replies = [error_reply(i, jsonrpc.INVALID_REQUEST, problem) for i in ids if i is not None]
+        self.channel.write(replies or error_reply(None, jsonrpc.INVALID_REQUEST, problem))
 
     def _request(self, message: Message) -> None:
         reply = self.upstream.request(message, forward=self.channel.write)

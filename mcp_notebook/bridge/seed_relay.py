@@ -21,7 +21,8 @@ from typing import Any, TypeVar
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND, RpcError
 from ..protocol.seed import SeedSession, error_reply
-from .channel import Channel
+from .channel import Channel, readable_id
+from .channel import error_reply as bridge_error
 from .link import Message
 from .upstream import BRIDGE_ERROR, Target, Upstream
 from .workers import Workers
@@ -53,7 +54,14 @@ class SeedRelay:
         asyncio.run_coroutine_threadsafe(self._handle(message), self.loop)
 
     async def _handle(self, message: Any) -> None:
-        reply = await self.session.handle(message)
+        try:
+            reply = await self.session.handle(message)
+        except Exception:  # a bug must cost one reply, not silence
+            logger.exception("mcp-notebook bridge: the dialect session failed")
+            request_id = readable_id(message)
+            if request_id is None or not isinstance(message, dict) or "method" not in message:
+                return
+            reply = bridge_error(request_id, INTERNAL_ERROR, "mcp-notebook bridge: internal error")
         if reply is not None:  # None for notifications: they are never answered
             self.channel.write(reply)
 

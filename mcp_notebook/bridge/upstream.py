@@ -10,7 +10,6 @@ session (and ``initialized``), and calls ``reconnected`` so the client can refre
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import threading
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import discovery
+from ..wire import jsontext
 from .link import Link, LinkDown, LinkLost, Message, read_reply
 
 logger = logging.getLogger(__name__)
@@ -49,8 +49,7 @@ class Unreachable(Exception):
     pass
 
 
-def encode(message: Any) -> bytes:
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+encode = jsontext.dumps
 
 
 def discard(messages: Any) -> None:
@@ -98,6 +97,10 @@ class Upstream:
         order, before the reply is returned. ``initialize`` opens a new session.
         """
         request_id = message["id"]
+        try:
+            body = encode(message)
+        except ValueError as exc:  # 1e400 decodes to inf, which JSON cannot carry; or too deep
+            return self.error(request_id, f"mcp-notebook bridge: cannot relay this request: {exc}")
         establish = message.get("method") == "initialize"
         if establish:
             with self._state:
@@ -106,7 +109,7 @@ class Upstream:
         for attempt in (1, 2):
             try:
                 link, session_id = self._connection(establish)
-                reply = link.request("POST", encode(message), self._headers(link, session_id))
+                reply = link.request("POST", body, self._headers(link, session_id))
                 if establish:
                     self._adopt_session(reply.headers.get("Mcp-Session-Id"))
                 if reply.status == 404 and session_id and attempt == 1:
@@ -114,10 +117,12 @@ class Upstream:
                     self._lost(session_id)  # the server forgot us (restart): re-initialize
                     continue
                 answer = read_reply(reply, request_id, forward)
-                if establish and answer is not None and "result" in answer:
+                result = answer.get("result") if answer is not None else None
+                if establish and isinstance(result, dict):
                     # Later requests name the negotiated version (2025-06-18 and after).
-                    self.protocol_version = answer["result"].get("protocolVersion")
-                if answer is None and reply.status != 202:
+                    version = result.get("protocolVersion")
+                    self.protocol_version = version if isinstance(version, str) else None
+                if answer is None:  # even a 202: a request is owed a reply
                     return self.error(
                         request_id, f"the server answered HTTP {reply.status} without a reply"
                     )

@@ -24,7 +24,8 @@ class Workers:
         self.name = name
         self._jobs: queue.SimpleQueue[Job] = queue.SimpleQueue()
         self._idle = 0
-        self._lock = threading.Lock()
+        self._busy = 0  # jobs submitted and not yet finished
+        self._lock = threading.Condition()
 
     def submit(self, fn: Callable[..., Any], *args: Any) -> None:
         with self._lock:
@@ -32,7 +33,13 @@ class Workers:
                 self._idle += 1
                 threading.Thread(target=self._work, name=self.name, daemon=True).start()
             self._idle -= 1
+            self._busy += 1
         self._jobs.put((fn, args))
+
+    def settle(self, timeout: float) -> bool:
+        """Wait until every job submitted so far has finished; False on timeout."""
+        with self._lock:
+            return self._lock.wait_for(lambda: self._busy == 0, timeout)
 
     def _work(self) -> None:
         while True:
@@ -44,3 +51,5 @@ class Workers:
             finally:
                 with self._lock:
                     self._idle += 1
+                    self._busy -= 1
+                    self._lock.notify_all()

@@ -4,6 +4,7 @@ from .framing import (
     DEFAULT_MAX_BODY,
     ContentLengthFramer,
     Framer,
+    FrameRefused,
     FramingError,
     FramingKind,
     JsonError,
@@ -16,6 +17,7 @@ from .framing import (
 __all__ = [
     "DEFAULT_MAX_BODY",
     "ContentLengthFramer",
+    "FrameRefused",
     "Framer",
     "FramingError",
     "FramingKind",

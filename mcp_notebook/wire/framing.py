@@ -15,7 +15,16 @@ gives the bytes of one outgoing message.
 Errors::
 
     FramingError          the stream broke the framing rules (log it; nothing to answer)
-     └── JsonError        a frame arrived whole but is not UTF-8 JSON (answer -32700)
+     ├── JsonError        a frame arrived whole but is not UTF-8 JSON (answer -32700)
+     └── FrameRefused     a frame refused unread: too large, or not UTF-8 (answer -32600,
+                          with ``request_id`` read from the frame's start; see ``sniff``)
+
+Limits: a frame over ``max_body`` bytes is refused as soon as that is known (an NDJSON
+line once ``max_body`` bytes arrived without its newline; a Content-Length frame at its
+header), and its bytes are dropped as they arrive, so memory stays bounded. A
+Content-Length framer never trusts a length it refuses: it skips to the next line that
+reads ``Content-Length: <digits>``, which cannot occur inside a JSON body (a JSON string
+holds no raw line break), so a lying length cannot swallow the messages after it.
 """
 
 from __future__ import annotations
@@ -24,15 +33,23 @@ import re
 from typing import Any, Literal, Protocol
 
 from . import jsontext
+from .sniff import SNIFF_BYTES, sniff_id
 
 DEFAULT_MAX_BODY = 16 * 1024 * 1024
 DEFAULT_MAX_HEADER = 8 * 1024
 FramingKind = Literal["content-length", "ndjson"]
 
 _HEADER_NAMES = (b"content-length:", b"content-type:")
-_LENGTH = b"content-length:"
 _WHITESPACE = b" \t\r\n"
 _DIGITS = re.compile(r"[0-9]+")
+# Where a frame starts again after one the framer refused or could not read (see above).
+_FRAME_START = re.compile(rb"content-length[ \t]*:[ \t]*[0-9]+[ \t]*\r?\n", re.IGNORECASE)
+# The end of a buffer that may still grow into a _FRAME_START: kept while resyncing.
+_FRAME_START_TAIL = re.compile(
+    rb"(?:content-length[ \t]*(?::[ \t]*[0-9]*[ \t]*\r?)?|c(?:o(?:n(?:t(?:e(?:n(?:t(?:-(?:l(?:e"
+    rb"(?:n(?:g(?:t(?:h)?)?)?)?)?)?)?)?)?)?)?)?)?)\Z",
+    re.IGNORECASE,
+)
 _CHARSET = re.compile(r";\s*charset\s*=\s*\"?([^\";\s]+)", re.IGNORECASE)
 _MORE: Any = object()  # "need more bytes" (None is a JSON value: the message ``null``)
 
@@ -43,6 +60,23 @@ class FramingError(ValueError):
 
 class JsonError(FramingError):
     """A frame arrived whole but its body is not UTF-8 JSON: answer it with -32700."""
+
+
+class FrameRefused(FramingError):
+    """A frame refused unread (over the size limit, or not UTF-8): answer it with -32600.
+
+    ``request_id`` is the id read from the frame's first bytes (``sniff.sniff_id``), or
+    None when none could be read (the reply then carries ``null``, as for a parse error).
+    """
+
+    def __init__(self, reason: str, request_id: Any = None) -> None:
+        super().__init__(reason)
+        self.request_id = request_id
+
+
+def _refused(reason: str, start: bytes | bytearray) -> FrameRefused:
+    outcome, request_id = sniff_id(bytes(start[:SNIFF_BYTES]))
+    return FrameRefused(reason, request_id if outcome == "id" else None)
 
 
 class Framer(Protocol):
@@ -93,8 +127,8 @@ class ContentLengthFramer:
         self.max_body, self.max_header = max_body, max_header
         self._buffer = bytearray()
         self._length: int | None = None  # body length once a header section is read
-        self._skip = 0  # bytes of a rejected body still to discard
-        self._resync = False  # after a bad header: drop bytes up to the next Content-Length
+        self._refused: str | None = None  # why the frame now arriving is refused
+        self._resync = False  # drop bytes up to the next _FRAME_START
 
     @property
     def buffered(self) -> int:
@@ -111,9 +145,13 @@ class ContentLengthFramer:
         """Call when the stream ends: reports a message cut short."""
         rest = bytes(self._buffer).strip(_WHITESPACE)
         self._buffer.clear()
+        if self._refused is not None:
+            reason, self._refused = self._refused, None
+            return [_refused(reason, rest)]
         if self._length is not None:
+            self._length = None
             return [FramingError(f"Stream ended inside a message body ({len(rest)} bytes)")]
-        if rest and not self._resync and not self._skip:
+        if rest and not self._resync:
             return [FramingError("Stream ended inside a header section")]
         return []
 
@@ -124,12 +162,13 @@ class ContentLengthFramer:
     # -- one step: a message, an error, or _MORE ----------------------------------------
     def _next(self) -> Any:
         buffer = self._buffer
-        if self._skip:
-            dropped = min(self._skip, len(buffer))
-            del buffer[:dropped]
-            self._skip -= dropped
-            if self._skip:
+        if self._refused is not None:
+            # Read the refused frame's start for its id, then drop the frame unread.
+            outcome, request_id = sniff_id(bytes(buffer[:SNIFF_BYTES]))
+            if outcome == "more" and len(buffer) < SNIFF_BYTES:
                 return _MORE
+            reason, self._refused, self._resync = self._refused, None, True
+            return FrameRefused(reason, request_id if outcome == "id" else None)
         if self._resync and not self._find_header():
             return _MORE
         if self._length is None:
@@ -142,16 +181,17 @@ class ContentLengthFramer:
         return _decode(body)
 
     def _find_header(self) -> bool:
-        # A JSON body cannot hold "Content-Length:" outside a string, so the next one is
-        # (almost always) the start of the next message.
-        at = bytes(self._buffer).lower().find(_LENGTH)
-        if at < 0:
-            keep = len(_LENGTH) - 1  # the name may be split across reads
-            del self._buffer[: max(0, len(self._buffer) - keep)]
-            return False
-        del self._buffer[:at]
-        self._resync = False
-        return True
+        buffer = self._buffer
+        found = _FRAME_START.search(buffer)
+        if found is not None:
+            del buffer[: found.start()]
+            self._resync = False
+            return True
+        # Keep only an end that may still become a header line (split across reads).
+        tail = _FRAME_START_TAIL.search(buffer)
+        keep = len(buffer) - tail.start() if tail is not None else 0
+        del buffer[: len(buffer) - (keep if keep <= self.max_header else 0)]
+        return False
 
     def _header(self) -> Any:
         buffer = self._buffer
@@ -164,7 +204,7 @@ class ContentLengthFramer:
             end = buffer.find(b"\n", position)
             if end < 0:
                 if len(buffer) > self.max_header:
-                    return self._bad(len(buffer), "Header section too long")
+                    return self._bad(len(buffer), "Header section too long", restart=True)
                 return _MORE
             line = bytes(buffer[position:end]).rstrip(b"\r")
             position = end + 1
@@ -172,46 +212,56 @@ class ContentLengthFramer:
                 break
             lines.append(line)
             if position > self.max_header:
-                return self._bad(position, "Header section too long")
+                return self._bad(position, "Header section too long", restart=True)
         return self._headers_read(lines, position)
 
     def _headers_read(self, lines: list[bytes], size: int) -> Any:
-        length: int | None = None
+        digits: str | None = None  # the length without leading zeros, never int() unchecked
         charset = "utf-8"
         for raw in lines:
             name, colon, value_bytes = raw.partition(b":")
             value = value_bytes.decode("latin-1").strip()
             if not colon:
-                return self._bad(size, f"Malformed header line {raw[:80]!r}")
+                return self._bad(size, f"Malformed header line {raw[:80]!r}", restart=True)
             key = name.strip().lower()
             if key == b"content-length":
                 if not _DIGITS.fullmatch(value):
                     why = "negative" if value.startswith("-") else "not a number"
                     return self._bad(size, f"Invalid Content-Length {value[:40]!r}: {why}")
-                if length is not None and int(value) != length:
+                value = value.lstrip("0") or "0"
+                if digits is not None and value != digits:
                     return self._bad(size, "Conflicting Content-Length headers")
-                length = int(value)
+                digits = value
             elif key == b"content-type":
                 found = _CHARSET.search(value)
                 charset = found.group(1).lower() if found else charset
             # Other headers are ignored, as LSP readers do.
-        if length is None:
-            return self._bad(size, "Missing Content-Length header")
+        if digits is None:
+            return self._bad(size, "Missing Content-Length header", restart=True)
         del self._buffer[:size]
-        if length > self.max_body:
-            self._skip = length  # the length is known, so skip the body exactly
-            return FramingError(
-                f"Content-Length {length} exceeds the limit of {self.max_body} bytes"
-            )
+        # Compare digit counts first: int() of thousands of digits raises ValueError.
+        if len(digits) > len(str(self.max_body)) or int(digits) > self.max_body:
+            shown = digits if len(digits) <= 20 else f"of {len(digits)} digits"
+            limit = f"exceeds the limit of {self.max_body} bytes"
+            return self._refuse(f"Content-Length {shown} {limit}")
         if charset not in ("utf-8", "utf8"):
-            self._skip = length
-            return FramingError(f"Unsupported charset {charset!r}: only utf-8 is accepted")
-        self._length = length
+            return self._refuse(f"Unsupported charset {charset!r}: only utf-8 is accepted")
+        self._length = int(digits)
         return self._next()
 
-    def _bad(self, size: int, reason: str) -> FramingError:
-        # The body length is unknown: drop the header and look for the next message.
-        del self._buffer[: max(size, 1)]
+    def _refuse(self, reason: str) -> Any:
+        self._refused = reason
+        return self._next()
+
+    def _bad(self, size: int, reason: str, restart: bool = False) -> FramingError:
+        """The body length is unknown: drop the header and look for the next message.
+
+        With ``restart``, the section held no length line of its own (junk, or junk run
+        into the next header because it lacked a newline): a frame start inside it is
+        where the next message begins, rather than something to drop with it.
+        """
+        found = _FRAME_START.search(self._buffer, 1, size) if restart else None
+        del self._buffer[: found.start() if found is not None else max(size, 1)]
         self._resync = True
         return FramingError(reason)
 
@@ -222,6 +272,7 @@ class NdjsonFramer:
     def __init__(self, max_body: int = DEFAULT_MAX_BODY) -> None:
         self.max_body = max_body
         self._buffer = bytearray()
+        self._scanned = 0  # bytes of the buffer known to hold no newline
         self._discarding = False  # inside an over-long line, up to its newline
 
     @property
@@ -229,19 +280,23 @@ class NdjsonFramer:
         return len(self._buffer)
 
     def feed(self, data: bytes) -> list[Any]:
-        self._buffer += data
+        buffer = self._buffer
+        buffer += data
         items: list[Any] = []
         while True:
-            end = self._buffer.find(b"\n")
+            end = buffer.find(b"\n", self._scanned)
             if end < 0:
-                if not self._discarding and len(self._buffer) > self.max_body:
+                self._scanned = len(buffer)
+                if not self._discarding and len(buffer) > self.max_body:
                     self._discarding = True
-                    items.append(FramingError(f"Line longer than {self.max_body} bytes"))
+                    items.append(self._too_long(buffer))
                 if self._discarding:
-                    self._buffer.clear()
+                    buffer.clear()
+                    self._scanned = 0
                 return items
-            line = bytes(self._buffer[:end])
-            del self._buffer[: end + 1]
+            line = bytes(buffer[:end])
+            del buffer[: end + 1]
+            self._scanned = 0
             if self._discarding:
                 self._discarding = False
                 continue
@@ -249,14 +304,17 @@ class NdjsonFramer:
 
     def eof(self) -> list[Any]:
         """Call when the stream ends: a last line without a newline still counts."""
-        line, self._buffer = bytes(self._buffer), bytearray()
+        line, self._buffer, self._scanned = bytes(self._buffer), bytearray(), 0
         return [] if self._discarding else self._line(line)
 
     def encode(self, message: Any) -> bytes:
         return dumps(message) + b"\n"  # JSON escapes newlines inside strings
 
+    def _too_long(self, start: bytes | bytearray) -> FrameRefused:
+        return _refused(f"Line longer than {self.max_body} bytes", start.lstrip(_WHITESPACE))
+
     def _line(self, line: bytes) -> list[Any]:
         if len(line) > self.max_body:
-            return [FramingError(f"Line longer than {self.max_body} bytes")]
+            return [self._too_long(line)]
         line = line.strip(_WHITESPACE)
         return [_decode(line)] if line else []

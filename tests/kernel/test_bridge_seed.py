@@ -399,14 +399,19 @@ def test_framing_errors_are_logged_and_the_bridge_carries_on(bridged):
     client = SeedClient("bridge", NAME)
     client.handshake()
     client.write(b"Content-Length: -5\r\n\r\n{}")
+    # The framer skips to the next "Content-Length: <digits>" line after a bad header, so
+    # a second bad one is read (and logged) only at a frame boundary.
+    client.result("mcp/listPrompts")
     client.write(b"Content-Length: abc\r\n\r\n{}")
+    client.result("mcp/listPrompts")
     limit = 16 * 1024 * 1024
     client.write(b"Content-Length: %d\r\n\r\n" % (limit + 1) + b"x" * (limit + 1))
     client.write(client.frame(b'{"jsonrpc": "2.0", "id": 99, "method": '))  # not JSON
     tools = client.result("mcp/listTools")
     assert ids(tools)[1] == f"mcp://{NAME}/tools/add:v1"
-    parse_error = client.reply_to(None)
-    assert parse_error["error"]["code"] == -32700
+    client.wait_for(
+        lambda m: m.get("id") is None and m["error"]["code"] == -32700, 60, "the parse error"
+    )
     assert client.process.poll() is None
     assert client.close() == 0
     log = client.stderr.decode()
@@ -414,8 +419,11 @@ def test_framing_errors_are_logged_and_the_bridge_carries_on(bridged):
     assert "Invalid Content-Length 'abc': not a number" in log
     assert f"Content-Length {limit + 1} exceeds the limit" in log
     assert "not valid JSON" in log
-    # Frames that could not be read get no reply; the one that is not JSON gets one.
-    assert sorted(m.get("id") or 0 for m in client.messages) == [0, 1, 2]
+    # Frames that could not be read get no reply; the one refused for its size gets
+    # -32600 and the one that is not JSON -32700, with a null id (none could be read).
+    assert sorted(m.get("id") or 0 for m in client.messages) == [0, 0, 1, 2, 3, 4]
+    nulls = [m["error"]["code"] for m in client.messages if m.get("id") is None]
+    assert sorted(nulls) == [-32700, -32600]
 
 
 @FRAMINGS
@@ -466,6 +474,47 @@ def test_mcp_ids_survive_a_kernel_restart():
         until_notified(
             client, lambda i: kernel.run(f'notes = "restarted {i}"'), "mcp/resourceDidChange", notes
         )
+        assert client.close() == 0
+    finally:
+        kernel.shutdown()
+
+
+def test_a_call_in_flight_when_the_kernel_restarts_gets_an_error(tmp_path):
+    kernel = Kernel()
+    try:
+        serve_in(kernel, "seed-in-flight")
+        kernel.run(
+            "import pathlib, time\n"
+            "@mcp.tool\n"
+            "def nap(marker: str) -> str:\n"
+            "    pathlib.Path(marker).write_text('napping')\n"
+            "    time.sleep(120)\n"
+            "    return 'rested'"
+        )
+        client = SeedClient("bridge", "seed-in-flight")
+        client.handshake()
+        marker = tmp_path / "napping"
+        nap = "mcp://seed-in-flight/tools/nap:v1"
+        in_flight = client.request(
+            "mcp/executeTool", {"id": nap, "arguments": {"marker": str(marker)}}
+        )
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            assert time.monotonic() < deadline, "the tool never started"
+            time.sleep(0.1)
+        kernel.manager.restart_kernel(now=True)
+        # An error, never silence; then the same client goes on once the notebook is back.
+        broken = client.reply_to(in_flight, timeout=60)
+        assert -32099 <= broken["error"]["code"] <= -32000, broken
+        assert "bridge" in broken["error"]["message"] or "bridge" in str(
+            broken["error"].get("data")
+        )
+        kernel.client.wait_for_ready(timeout=60)
+        serve_in(kernel, "seed-in-flight")
+        add = "mcp://seed-in-flight/tools/add:v1"
+        assert client.result("mcp/executeTool", {"id": add, "arguments": {"a": 2, "b": 2}}) == {
+            "output": {"result": 4}
+        }
         assert client.close() == 0
     finally:
         kernel.shutdown()

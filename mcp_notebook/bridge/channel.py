@@ -3,8 +3,8 @@
 The first bytes tell ``Content-Length:`` headers (LSP style, seed 000's "MCP v1.0") from
 newline-delimited JSON (standard MCP); the whole connection then uses that framing, both
 ways. Broken frames are logged on stderr and skipped; a frame that is not JSON gets a
-``-32700`` reply with a null id; a frame refused unread (over the size limit) gets a
-``-32600`` reply with the id read from its first 64 KiB, else null (``wire.sniff``). Only
+``-32700`` reply without an id; a frame refused unread (over the size limit) gets a
+``-32600`` reply with the id read from its first 64 KiB, else none (``wire.sniff``). Only
 protocol bytes ever reach stdout.
 """
 
@@ -15,7 +15,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, BinaryIO
 
-from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR
+from ..protocol import jsonrpc
+from ..protocol.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, RpcError
 from ..wire import (
     Framer,
     FrameRefused,
@@ -42,11 +43,9 @@ def readable_id(message: Any) -> Any:
 
 
 def error_reply(request_id: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
-    """A JSON-RPC error; ``id`` is null when the request's could not be read (JSON-RPC 2.0)."""
-    error: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        error["data"] = data
-    return {"jsonrpc": "2.0", "id": request_id, "error": error}
+    """A JSON-RPC error; without ``id`` when the request's could not be read (the one rule of
+    :func:`~mcp_notebook.protocol.jsonrpc.error_response`: MCP forbids a null id)."""
+    return jsonrpc.error_response(request_id, RpcError(code, message, data))
 
 
 class Channel:

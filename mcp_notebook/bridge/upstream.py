@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import discovery
+from ..protocol import jsonrpc
+from ..protocol.jsonrpc import RpcError
 from ..wire import jsontext
 from .link import Link, LinkDown, LinkLost, Message, read_reply
 
@@ -79,8 +81,7 @@ class Upstream:
     def error(self, request_id: Any, message: str) -> Message:
         """The bridge's own error reply: the notebook could not answer."""
         data = {"server": self.target.describe()}
-        error = {"code": BRIDGE_ERROR, "message": message, "data": data}
-        return {"jsonrpc": "2.0", "id": request_id, "error": error}
+        return jsonrpc.error_response(request_id, RpcError(BRIDGE_ERROR, message, data))
 
     def unreachable(self, request_id: Any) -> Message:
         return self.error(

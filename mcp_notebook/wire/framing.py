@@ -66,7 +66,7 @@ class FrameRefused(FramingError):
     """A frame refused unread (over the size limit, or not UTF-8): answer it with -32600.
 
     ``request_id`` is the id read from the frame's first bytes (``sniff.sniff_id``), or
-    None when none could be read (the reply then carries ``null``, as for a parse error).
+    None when none could be read (the reply then has no id, as for a parse error).
     """
 
     def __init__(self, reason: str, request_id: Any = None) -> None:

@@ -4,7 +4,7 @@ A frame over the size limit is never parsed whole, yet its request deserves a re
 its id. :func:`sniff_id` scans only the top-level members of the object at the start of
 the bytes (skipping nested values without decoding them) until it meets ``"id"``. Clients
 write ``id`` before ``params`` (every SDK does), so the first 64 KiB are enough in
-practice; an id that comes later is unreadable, and the reply carries ``null``.
+practice; an id that comes later is unreadable, and the reply has none.
 """
 
 from __future__ import annotations

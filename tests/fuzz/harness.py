@@ -3,7 +3,7 @@
 A *case* is one frame (or one line) of bytes and what its answer must be, known before it
 is sent: a request with a readable id (a string or an integer, as MCP allows) is owed
 exactly one reply with that id; a response, a notification, or anything whose id cannot
-be read is owed none (an error with a null id may come). Cases come from the method names
+be read is owed none (an error without an id may come). Cases come from the method names
 and params shapes of ``tests/spec/*.schema.json``, then mutated (wrong types, missing
 fields, odd ids, deep nesting, huge numbers, NaN tokens, invalid UTF-8, cut frames), and
 from random bytes. The expectation is computed from the final bytes by an independent
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -55,6 +56,9 @@ NEVER_ANSWERED = {"subscriptions/listen"}
 # -- what the client may read back ---------------------------------------------------------
 
 
+MAX_DEPTH = 128  # the nesting the server reads (wire/jsontext.py), stated independently
+
+
 def readable(request_id: Any) -> bool:
     return isinstance(request_id, str) or (
         isinstance(request_id, int) and not isinstance(request_id, bool)
@@ -66,13 +70,27 @@ def key(request_id: Any) -> tuple[str, Any]:
 
 
 def strict_decode(data: bytes) -> tuple[bool, Any]:
-    """The independent oracle: (decodes, value) under UTF-8, no NaN/Infinity, any depth."""
+    """The independent oracle: (decodes, value) under UTF-8, no NaN/Infinity (nor numbers
+    that overflow to it), at most MAX_DEPTH levels of nesting (the policy in
+    docs/security.md; RFC 8259 lets a parser limit both)."""
 
     def refuse(token: str) -> Any:
         raise ValueError(token)
 
+    def finite(text: str) -> float:
+        if math.isinf(float(text)):
+            raise ValueError(text)
+        return float(text)
+
+    def depth(value: Any) -> int:
+        children = value.values() if isinstance(value, dict) else value
+        if not isinstance(value, (dict, list)):
+            return 0
+        return 1 + max(map(depth, children), default=0)
+
     try:
-        return True, json.loads(data.decode("utf-8"), parse_constant=refuse)
+        value = json.loads(data.decode("utf-8"), parse_constant=refuse, parse_float=finite)
+        return (True, value) if depth(value) <= MAX_DEPTH else (False, None)
     except (ValueError, RecursionError):
         return False, None
 
@@ -100,10 +118,10 @@ def check_message(message: Any) -> str | None:
         return "not a JSON-RPC 2.0 object"
     if "method" in message:
         return None if isinstance(message["method"], str) else "a method that is not a string"
-    if "id" not in message:
-        return "a response without an id"
-    if message["id"] is not None and not readable(message["id"]):
-        return "a response whose id is neither a string, an integer nor null"
+    if "id" not in message and "error" not in message:
+        return "a result without an id"
+    if "id" in message and not readable(message["id"]):
+        return "a response whose id is neither a string nor an integer (MCP forbids null)"
     if ("result" in message) == ("error" in message):
         return "a response with both or neither of result and error"
     error = message.get("error")
@@ -233,7 +251,7 @@ ID_STYLES = {
     "escaped-string": lambda n: f'q"\\\n\t{n}',
     "huge-int": lambda n: 10**30 + n,
     "int64-edge": lambda n: 2**63 + n,
-    # Not ids a reply can carry: owed nothing, an error with a null id may come.
+    # Not ids a reply can carry: owed nothing, an error without an id may come.
     "fraction": lambda n: n + 0.5,
     "bool": lambda n: True,
     "null": lambda n: None,

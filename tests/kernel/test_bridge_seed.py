@@ -488,7 +488,12 @@ def test_a_call_in_flight_when_the_kernel_restarts_gets_an_error(tmp_path):
             "@mcp.tool\n"
             "def nap(marker: str) -> str:\n"
             "    pathlib.Path(marker).write_text('napping')\n"
-            "    time.sleep(120)\n"
+            "    deadline = time.monotonic() + 120\n"
+            "    while time.monotonic() < deadline:\n"
+            "        try:\n"
+            "            time.sleep(1)\n"
+            "        except KeyboardInterrupt:  # a restart interrupts first: outlive it\n"
+            "            pass\n"
             "    return 'rested'"
         )
         client = SeedClient("bridge", "seed-in-flight")

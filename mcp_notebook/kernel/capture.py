@@ -30,6 +30,7 @@ calls queued behind the cell keep waiting (they have not started; they run after
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import inspect
 import signal
@@ -153,6 +154,14 @@ def _changed(record: CallRecord) -> None:
 class CapturingExecutor(LoopExecutor):
     """A LoopExecutor that runs every call's user code in a context of its own."""
 
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(loop)
+        # Our SIGINT handler from the end of the cell that starts the server on: a cell
+        # then saves and puts back ours, and a tool that starts during a cell and outlives
+        # it can be interrupted after it.
+        with contextlib.suppress(RuntimeError):  # a closed loop: no calls will run
+            loop.call_soon_threadsafe(_interrupts.install)
+
     async def run(
         self, work: Callable[[], Any], record: CallRecord | None = None, then: Then | None = None
     ) -> Any:
@@ -230,10 +239,15 @@ class _Interrupts:
         """
         if threading.current_thread() is not threading.main_thread():
             return False
-        current = _signals.getsignal(_SIGINT)
-        if current is not _on_sigint and _ignored(current):
-            _signals.signal(_SIGINT, _on_sigint)
+        self.install()
         return True
+
+    def install(self) -> None:
+        """Put our handler in place of SIG_IGN (on the main thread only)."""
+        if threading.current_thread() is threading.main_thread():
+            current = _signals.getsignal(_SIGINT)
+            if current is not _on_sigint and _ignored(current):
+                _signals.signal(_SIGINT, _on_sigint)
 
     def watch(self, task: asyncio.Task[Any]) -> None:
         self.tasks.add(task)

@@ -9,6 +9,7 @@ interrupts the cell; calls queued behind the cell keep waiting and run after it.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -288,3 +289,62 @@ def test_tools_that_end_and_start_during_a_cell_leave_idle_interrupts_harmless(
     for _ in range(3):
         kernel.manager.interrupt_kernel()  # nothing runs
     assert_serving(ep, session)
+
+
+def test_a_tool_that_starts_during_an_async_cell_and_outlives_it_can_be_interrupted(
+    ep: Endpoint, session: str, pool, tmp_path: Path
+) -> None:
+    kernel = ep.kernel
+    mark, release = tmp_path / "started", tmp_path / "release"
+    cell = kernel.client.execute(GATE_CELL.format(release=str(release)))
+    wait_for_output(kernel, cell, "started")
+    reply = post_call(pool, ep, session, "waiter", mark=str(mark))
+    wait_for(mark)  # the tool started during the cell
+    release.touch()
+    assert wait_for_reply(kernel, cell)["content"]["status"] == "ok"
+    assert last_status(kernel, "waiter") == "running"
+    kernel.manager.interrupt_kernel()  # the cell is over: the tool's turn
+    result = reply.result(timeout=60).json()["result"]
+    assert result["isError"] is True and "Interrupted" in result["content"][0]["text"]
+    assert last_status(kernel, "waiter") == "interrupted"
+    assert_serving(ep, session)
+
+
+def test_the_kernel_saving_and_restoring_around_cells_never_leaves_a_raising_handler() -> None:
+    """What ipykernel does around a cell (``pre_handler_hook``/``post_handler_hook``), in the
+    reviewer's sequence: an async tool ends during a cell and another starts during it;
+    after the cell and a later tool, SIGINT while nothing runs must not raise (in the
+    kernel's loop, a KeyboardInterrupt ends the kernel)."""
+    import asyncio
+    import signal
+
+    from mcp_notebook.kernel import capture
+    from mcp_notebook.protocol import CallRecord
+
+    def call(work):
+        return capture._begin(work, CallRecord("tools/call", "t", {}, "c"))
+
+    async def scenario() -> object:
+        gate = asyncio.Event()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # ipykernel, between cells
+        first = call(gate.wait)  # an async tool runs
+        saved = signal.signal(signal.SIGINT, signal.default_int_handler)  # a cell starts
+        gate.set()
+        await first  # the tool ends during the cell
+        call(lambda: 1)  # another runs during the cell
+        signal.signal(signal.SIGINT, saved)  # the cell ends
+        call(lambda: 2)  # a later tool
+        return signal.getsignal(signal.SIGINT)
+
+    before = signal.getsignal(signal.SIGINT)
+    loop = asyncio.new_event_loop()
+    try:
+        handler = loop.run_until_complete(scenario())
+    finally:
+        loop.close()
+        signal.signal(signal.SIGINT, before)
+    assert callable(handler)
+    try:
+        handler(signal.SIGINT, sys._getframe())  # nothing runs: nothing happens
+    except KeyboardInterrupt:
+        pytest.fail("SIGINT while no call or cell runs raised KeyboardInterrupt")

@@ -15,12 +15,14 @@ where those of a thread the tool started would go.
 
 Interrupt: ipykernel ignores SIGINT between cells (``SIG_IGN``, set at start) and installs
 Python's ``default_int_handler`` only while it handles a cell (``pre_handler_hook``), so a
-tool, which runs between cells, could not be interrupted. While calls run on the kernel's
-main thread, :class:`_Interrupts` installs a handler of its own: a sync tool gets
-``KeyboardInterrupt`` where it is, as a cell would; async tools are cancelled at their next
-``await``. Either ends as :class:`~mcp_notebook.protocol.calls.Interrupted`: the client gets
-a tool error (a JSON-RPC error for resources and prompts), the history and the monitor show
-"interrupted", and the server carries on. A cell that runs meanwhile installs its own
+tool, which runs between cells, could not be interrupted. When the first call runs on the
+kernel's main thread, :class:`_Interrupts` puts a handler of its own in place of SIG_IGN (it
+does nothing while no call runs): a tool whose code runs gets ``KeyboardInterrupt`` where it
+is, as a cell would (an async one too, if it blocks without awaiting); async tools that wait
+are cancelled at their ``await``. Either ends as
+:class:`~mcp_notebook.protocol.calls.Interrupted`: the client gets a tool error (a JSON-RPC
+error for resources and prompts), the history and the monitor show "interrupted", and the
+server carries on. A cell that runs meanwhile installs its own
 handler and puts ours back after it: an Interrupt during a cell interrupts the cell, and
 calls queued behind the cell keep waiting (they have not started; they run after it).
 """
@@ -28,6 +30,7 @@ calls queued behind the cell keep waiting (they have not started; they run after
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import inspect
 import signal
@@ -151,6 +154,14 @@ def _changed(record: CallRecord) -> None:
 class CapturingExecutor(LoopExecutor):
     """A LoopExecutor that runs every call's user code in a context of its own."""
 
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__(loop)
+        # Our SIGINT handler from the end of the cell that starts the server on: a cell
+        # then saves and puts back ours, and a tool that starts during a cell and outlives
+        # it can be interrupted after it.
+        with contextlib.suppress(RuntimeError):  # a closed loop: no calls will run
+            loop.call_soon_threadsafe(_interrupts.install)
+
     async def run(
         self, work: Callable[[], Any], record: CallRecord | None = None, then: Then | None = None
     ) -> Any:
@@ -170,8 +181,6 @@ def _begin(work: Callable[[], Any], record: CallRecord) -> Any:
     try:
         value = _run_sync(work)
     except BaseException as exc:
-        if watching:
-            _interrupts.exit()
         remember_failure(exc)
         raise
     if inspect.isawaitable(value):
@@ -180,8 +189,6 @@ def _begin(work: Callable[[], Any], record: CallRecord) -> Any:
         if watching:
             _interrupts.watch(task)
         return task
-    if watching:
-        _interrupts.exit()
     return value
 
 
@@ -194,8 +201,13 @@ def _run_sync(work: Callable[[], Any]) -> Any:
 
 
 async def _finish(awaitable: Any) -> Any:
+    """An async call's task. SIGINT raises KeyboardInterrupt in here while the tool's code
+    runs without awaiting (``time.sleep``, a loop): it ends as Interrupted, here, so that
+    asyncio never sees a KeyboardInterrupt (it would stop the kernel's loop)."""
     try:
         return await settle(awaitable)
+    except KeyboardInterrupt:
+        raise Interrupted() from None
     except asyncio.CancelledError:
         task = asyncio.current_task()
         if task is not None and _interrupts.was_interrupted(task):
@@ -212,47 +224,44 @@ class _Interrupts:
     """SIGINT stops the calls running on the kernel's main thread (see the module's doc)."""
 
     def __init__(self) -> None:
-        self.depth = 0  # calls running now; the handler is ours while it is above 0
-        self.saved: Any = signal.SIG_IGN.value
         self.tasks: set[asyncio.Task[Any]] = set()
         self.interrupted: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
 
     def enter(self) -> bool:
-        """A call starts on this thread; False if signals cannot be handled here."""
-        if self.depth == 0:
-            if threading.current_thread() is not threading.main_thread():
-                return False
-            current = _signals.getsignal(_SIGINT)
-            if current is None:  # a handler set from C: not ours to replace and put back
-                return False
-            if current is not _on_sigint:
-                self.saved = current
-                _signals.signal(_SIGINT, _on_sigint)
-        self.depth += 1
+        """A call starts on this thread; False if signals cannot be handled here.
+
+        Our handler goes in once, in place of the kernel's SIG_IGN, and stays: with no call
+        running it does nothing, as SIG_IGN would. Never putting anything back keeps us out
+        of ipykernel's own save and restore around each cell (``pre_handler_hook``,
+        ``post_handler_hook``): a handler saved per call could be restored after a cell
+        that saved it, leaving ``default_int_handler`` between cells (an Interrupt then
+        stops the kernel's loop). During a cell its handler stays: the cell is interrupted.
+        """
+        if threading.current_thread() is not threading.main_thread():
+            return False
+        self.install()
         return True
 
-    def exit(self) -> None:
-        self.depth -= 1
-        # A cell that started meanwhile has a handler of its own: it puts ours back after.
-        if self.depth == 0 and _signals.getsignal(_SIGINT) is _on_sigint:
-            _signals.signal(_SIGINT, self.saved)
+    def install(self) -> None:
+        """Put our handler in place of SIG_IGN (on the main thread only)."""
+        if threading.current_thread() is threading.main_thread():
+            current = _signals.getsignal(_SIGINT)
+            if current is not _on_sigint and _ignored(current):
+                _signals.signal(_SIGINT, _on_sigint)
 
     def watch(self, task: asyncio.Task[Any]) -> None:
         self.tasks.add(task)
-        task.add_done_callback(self._done)
-
-    def _done(self, task: asyncio.Task[Any]) -> None:
-        self.tasks.discard(task)
-        self.exit()
+        task.add_done_callback(self.tasks.discard)
 
     def was_interrupted(self, task: asyncio.Task[Any]) -> bool:
         return task in self.interrupted
 
     def interrupt(self, frame: Any) -> None:
-        """In the signal handler: stop the sync call running now, or the async ones."""
+        """In the signal handler: stop the call running now, or the async ones waiting."""
         while frame is not None:
-            if frame.f_code is _run_sync.__code__:
-                raise KeyboardInterrupt
+            code = frame.f_code
+            if code is _run_sync.__code__ or code is _finish.__code__:
+                raise KeyboardInterrupt  # a call's own code runs: stop it where it is
             frame = frame.f_back
         tasks = [t for t in self.tasks if not t.done()]
         if tasks:
@@ -264,6 +273,10 @@ class _Interrupts:
             if not task.done():
                 self.interrupted.add(task)
                 task.cancel()
+
+
+def _ignored(handler: Any) -> bool:
+    return handler is not None and not callable(handler) and handler == signal.SIG_IGN
 
 
 _interrupts = _Interrupts()

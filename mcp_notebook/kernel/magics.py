@@ -13,6 +13,7 @@ from IPython.display import display
 from ..app import NotebookMCP
 from ..clients import CLIENTS, snippet, stdio_command
 from ..exposure import ALLOW_FLAG, UnsafeBind, who_can_reach
+from ..protocol.calls import mib
 from ..ui.confirmer import POLICIES, describe
 from . import capture
 
@@ -248,10 +249,9 @@ class McpMagics(Magics):
             calls.maxlen = args.max_calls
         if args.clear:
             calls.clear()
-        mib = 1024 * 1024
         print(
             f"Call history (mcp.calls): {len(calls)} of at most {calls.maxlen} calls, "
-            f"{calls.bytes / mib:.1f} MiB of at most {calls.max_bytes / mib:.1f} MiB; "
+            f"{mib(calls.bytes)} of at most {mib(calls.max_bytes)}; "
             f"each call keeps {calls.max_call_bytes / 1024:g} KiB of its arguments, result "
             "and output, and an abbreviated copy beyond that "
             f"({sum(1 for c in calls if c.abbreviated)} abbreviated now)."

@@ -5,17 +5,19 @@ They are called on whichever thread made the change and must return quickly: a m
 queues the change and renders it on its own schedule, never on the server's time.
 
 The history is bounded twice: by a number of calls (``maxlen``) and by the bytes the calls
-hold (``max_bytes``, estimated as JSON text, see :mod:`.abbreviate`); the oldest calls go
-first. Each call keeps its arguments, result and output whole up to ``max_call_bytes``
-each, and an abbreviated copy beyond it (``record.abbreviated`` names what was cut). A call
-that ended without running (invalid arguments, denied, cancelled while it waited) keeps
-only ``REJECTED_BYTES`` of its arguments and error message: what a client sends must not
-pile up in the notebook's memory. The exceptions of the last ``DEBUGGABLE`` failed calls
+hold (``max_bytes``, estimated as Python memory, see :mod:`.abbreviate`); the oldest calls
+go first. Each call keeps its arguments, result and output whole up to ``max_call_bytes``
+each, and an abbreviated copy beyond it (``record.abbreviated`` names what was cut), made
+once, when the call ends, on the thread that ends it (the kernel's, for a call that ran). A
+call that ended without running (invalid arguments, denied, cancelled while it waited)
+keeps only ``REJECTED_BYTES`` of its arguments and error message: what a client sends must
+not pile up in the notebook's memory. The exceptions of the last ``DEBUGGABLE`` failed calls
 keep their frames for ``%mcp debug``; older ones keep the traceback's text only.
 """
 
 from __future__ import annotations
 
+import copy as copy_module
 import itertools
 import logging
 import threading
@@ -41,8 +43,8 @@ REJECTED_BYTES = 1024  # the arguments and error message of a call that never ra
 # ones keep the traceback's text only: frames hold memory that no estimate sees.
 DEBUGGABLE = 10
 _RECORD_BYTES = 256  # what a record costs beyond its payloads, roughly
-_NOTE = 128  # room for a note that replaces an output too big to keep
-_ITEM = 8
+_NOTE = 512  # room for a note that replaces an output too big to keep (a dict of 3 str)
+_SLOT = 8  # an item of a list
 
 Observer = Callable[["CallRecord"], None]
 # Status changes are check-then-set: one lock for all records keeps them atomic (cheap,
@@ -135,7 +137,7 @@ class CallLog:
         self._max_bytes = _positive("max_bytes", max_bytes)
         self._max_call_bytes = _positive("max_call_bytes", max_call_bytes)
         self._bytes = 0
-        self._debuggable: deque[BaseException] = deque()
+        self._debuggable: deque[CallRecord] = deque()
 
     # -- limits ----------------------------------------------------------------------------
     @property
@@ -150,7 +152,7 @@ class CallLog:
 
     @property
     def max_bytes(self) -> int:
-        """How many bytes (estimated as JSON) all calls of the history hold at most."""
+        """How many bytes (estimated as Python memory) all calls of the history hold at most."""
         return self._max_bytes
 
     @max_bytes.setter
@@ -177,7 +179,11 @@ class CallLog:
     def add(self, record: CallRecord) -> CallRecord:
         record.log = self
         record.size = _RECORD_BYTES
-        self._keep_arguments(record, record.arguments, count=False)
+        # Arguments are measured, and cut, once the call ended (``_settle``): until then the
+        # request holds them whole anyway, and the server's thread, which adds calls, must
+        # not spend its time on them.
+        if record.status in FINAL:
+            self._keep_arguments(record, record.arguments, count=False)
         with self._held:
             self._records.append(record)
             self._bytes += record.size
@@ -189,7 +195,10 @@ class CallLog:
         return min(self._max_call_bytes, self._max_bytes // 4)
 
     def _keep_arguments(self, record: CallRecord, arguments: Any, *, count: bool = True) -> None:
-        limit = self._per_call() if record.status not in FINAL else REJECTED_BYTES
+        if record.status not in FINAL:  # measured when it ends
+            record.arguments = arguments
+            return
+        limit = REJECTED_BYTES  # arguments it did not run with
         size = estimate(arguments, limit)
         if size > limit:
             arguments = abbreviate(arguments, limit)
@@ -209,27 +218,30 @@ class CallLog:
         limit = self._per_call() if ran else REJECTED_BYTES
         cut = set(record.abbreviated) if record.abbreviated else set()
         size = _RECORD_BYTES
-        arguments_size = record._arguments_size  # measured when the call came in
-        if not ran and arguments_size > limit:  # a call that never ran keeps less
+        arguments_size = estimate(record.arguments, limit)  # a call that never ran keeps less
+        if arguments_size > limit:
             record.arguments = abbreviate(record.arguments, limit)
-            arguments_size = record._arguments_size = estimate(record.arguments, 2 * limit)
+            arguments_size = estimate(record.arguments, 2 * limit)
             cut.add("arguments")
+        else:
+            cut.discard("arguments")
+        record._arguments_size = arguments_size
         size += arguments_size
         error = record.error
         if error is not None:
             message = _message(error)
-            if len(message) > limit:
-                if not ran:  # nothing to debug in a call that never ran: keep a short copy
-                    record.error = error = _short_error(error, message, limit)
-                    message = _message(error)
-                cut.add("error")
             text = "".join(traceback.format_exception(error))
             if len(text) > limit:
                 text = abbreviate(text, limit)
+            if len(message) > limit:
+                # A short copy; one that ran keeps the frames, for %mcp debug.
+                record.error = error = _short_error(error, message, limit, ran)
+                message = _message(error)
+                cut.add("error")
             record.traceback = text
-            size += len(text) + len(message)
+            size += estimate(text, limit) + estimate(message, limit)
             if error.__traceback__ is not None:
-                self._keep_frames(error)
+                self._keep_frames(record)
         if record.result is not None:
             result_size = estimate(record.result, limit)
             if result_size > limit:
@@ -244,16 +256,16 @@ class CallLog:
                 output_size = estimate(record.output, 2 * limit)
                 cut.add("output")
             size += output_size
-        if cut:
+        if cut or record.abbreviated:
             record.abbreviated = frozenset(cut)
         self._recount(record, size)
 
-    def _keep_frames(self, error: BaseException) -> None:
+    def _keep_frames(self, record: CallRecord) -> None:
         with self._held:
-            self._debuggable.append(error)
+            self._debuggable.append(record)
             old = self._debuggable.popleft() if len(self._debuggable) > DEBUGGABLE else None
-        if old is not None:
-            _drop_frames(old)
+        if old is not None and old.error is not None:
+            old.error = _without_frames(old.error)
 
     def _recount(self, record: CallRecord, size: int) -> None:
         with self._held:
@@ -315,8 +327,8 @@ class CallLog:
 
     def __repr__(self) -> str:
         return (
-            f"<CallLog {len(self)} calls, {_mib(self._bytes)} of {_mib(self._max_bytes)} "
-            f"(max {self._maxlen} calls, {_mib(self._max_call_bytes)} per call)>"
+            f"<CallLog {len(self)} calls, {mib(self._bytes)} of {mib(self._max_bytes)} "
+            f"(max {self._maxlen} calls, {mib(self._max_call_bytes)} per call)>"
         )
 
 
@@ -326,7 +338,8 @@ def _positive(name: str, value: int) -> int:
     return value
 
 
-def _mib(size: int) -> str:
+def mib(size: float) -> str:
+    """``size`` bytes in MiB, as the history, the monitor and ``%mcp history`` show it."""
     return f"{size / MIB:.1f} MiB"
 
 
@@ -337,8 +350,11 @@ def _message(error: BaseException) -> str:
         return f"<{type(error).__name__}: str() failed>"
 
 
-def _short_error(error: BaseException, message: str, limit: int) -> BaseException:
-    """An exception like ``error`` whose message is cut to ``limit`` characters."""
+def _short_error(
+    error: BaseException, message: str, limit: int, frames: bool = False
+) -> BaseException:
+    """An exception like ``error`` whose message is cut to ``limit`` characters; with its
+    traceback (the frames) if ``frames``."""
     short = abbreviate(message, limit)
     try:
         copy = type(error)(short)
@@ -346,23 +362,30 @@ def _short_error(error: BaseException, message: str, limit: int) -> BaseExceptio
         copy = RuntimeError(f"{type(error).__name__}: {short}")
     if len(_message(copy)) > limit + len(type(error).__name__) + 2:
         copy = RuntimeError(f"{type(error).__name__}: {short}")
+    if frames:
+        copy.__traceback__ = error.__traceback__
     return copy
 
 
-def _drop_frames(error: BaseException) -> None:
-    """Let go of the frames of ``error`` and of the exceptions chained to it."""
-    seen: set[int] = set()
-    while error is not None and id(error) not in seen:
-        seen.add(id(error))
-        error.__traceback__ = None
-        error = error.__cause__ or error.__context__  # type: ignore[assignment]
+def _without_frames(error: BaseException) -> BaseException:
+    """A copy of ``error`` without its traceback and chained exceptions (their frames hold
+    memory). A copy: user code may raise one exception object again and again (one made
+    at module level), and what it holds is not the history's to change."""
+    try:
+        copy = copy_module.copy(error)
+    except Exception:  # an exception that does not copy
+        copy = RuntimeError(f"{type(error).__name__}: {_message(error)}")
+    if copy is error:
+        copy = RuntimeError(f"{type(error).__name__}: {_message(error)}")
+    copy.__traceback__ = copy.__cause__ = copy.__context__ = None
+    return copy
 
 
 def _short_output(outputs: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
     """Outputs within about ``limit``: stream text cut, displays too big replaced by a
     note, and once not even a note fits, one last note of how many more there were."""
     kept: list[dict[str, Any]] = []
-    used = 2
+    used = estimate([], 0)
     reserve = _NOTE * min(len(outputs), max(limit // (2 * _NOTE), 1))
     for index, output in enumerate(outputs):
         reserve = max(reserve - _NOTE, 0)
@@ -380,7 +403,7 @@ def _short_output(outputs: list[dict[str, Any]], limit: int) -> list[dict[str, A
                 output = _note(f"[{kind} left out of the history: over {left} bytes]")
             size = estimate(output, limit)
         kept.append(output)
-        used += _ITEM + size
+        used += _SLOT + size
     return kept
 
 

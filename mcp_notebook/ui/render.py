@@ -11,10 +11,12 @@ import time
 from typing import Any
 
 from ..protocol import CallRecord
-from ..protocol.abbreviate import is_cut
+from ..protocol.abbreviate import abbreviate, estimate, is_cut
+from ..protocol.calls import MAX_CALL_BYTES, mib
 from ..protocol.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 
 NBSP = "\u00a0"  # a <select> collapses ordinary spaces; these keep the columns aligned
+ROW_BYTES = 4096  # of a call's arguments, for the row that shows 34 characters of them
 COLUMNS = (("time", 8), ("client", 16), ("method", 14), ("target", 22), ("arguments", 34))
 MAX_INLINE = 100_000  # characters of one result block shown in the page
 
@@ -50,8 +52,10 @@ def pretty(value: Any) -> str:
         return repr(value)
 
 
-def mib(size: int) -> str:
-    return f"{size / (1024 * 1024):.1f} MiB"
+def shown(value: Any, limit: int) -> Any:
+    """``value``, or an abbreviated copy if it is bigger than ``limit``: the history cuts a
+    call's arguments only when the call ends, and a row shows a few characters of them."""
+    return value if estimate(value, limit) <= limit else abbreviate(value, limit)
 
 
 def took(record: CallRecord) -> str:
@@ -69,7 +73,7 @@ def row(record: CallRecord) -> str:
         record.client,
         record.method,
         record.target,
-        compact(record.arguments),
+        compact(shown(record.arguments, ROW_BYTES)),
     )
     padded = [cut(c, w).ljust(w) for c, (_, w) in zip(cells, COLUMNS, strict=True)]
     line = " ".join([*padded, took(record).rjust(7), record.status])
@@ -173,7 +177,7 @@ def detail(record: CallRecord) -> str:
             f"<i>Abbreviated in the history: {html.escape(', '.join(sorted(record.abbreviated)))}"
             " (long values end in “… [cut: …]”; see <code>%mcp history</code>).</i>"
         )
-    parts += ["<b>arguments</b>", _pre(pretty(record.arguments))]
+    parts += ["<b>arguments</b>", _pre(pretty(shown(record.arguments, MAX_CALL_BYTES)))]
     if record.result is not None:
         parts += ["<b>result</b>", result(record.result)]
     if record.traceback:

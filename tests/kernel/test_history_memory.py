@@ -33,6 +33,11 @@ def blob(megabytes: int, seed: str) -> str:
     return seed * (megabytes * 1024 * 1024 // len(seed))
 
 @mcp.tool
+def count_rows(rows: list) -> int:
+    """How many rows it got."""
+    return len(rows)
+
+@mcp.tool
 def echo(text: str) -> int:
     """The length of what it got."""
     return len(text)
@@ -95,18 +100,43 @@ def test_big_rejected_calls_and_big_results_leave_memory_bounded(
     assert held <= limit
     # What is kept says what it was: a rejected call keeps a short copy and its size.
     rejected = kernel.eval(
-        "[(len(c.arguments['n']), c.arguments['n'][-40:], sorted(c.abbreviated), c.status)"
-        " for c in mcp.calls if c.target == 'double'][-1]"
+        "[(len(c.arguments['n']), c.arguments['n'][-40:], sorted(c.abbreviated), c.status,"
+        " len(str(c.error))) for c in mcp.calls if c.target == 'double'][-1]"
     )
     assert rejected[0] <= 1024
     assert f"[cut: {LIMIT - 4096 + 2} characters]" in rejected[1]
-    assert rejected[2:] == (["arguments", "error"], "error")
+    # The error message quotes a short part of the value (cut itself, if it were longer).
+    assert rejected[2:] == (["arguments"], "error", rejected[4]) and rejected[4] <= 1024
     kept = kernel.eval(
         "[(len(c.result['content'][0]['text']), sorted(c.abbreviated)) "
         "for c in mcp.calls if c.target == 'blob'][-1]"
     )
     assert kept[0] <= kernel.eval("mcp.calls.max_call_bytes")
     assert kept[1] == ["result"]
+
+
+def test_the_byte_limit_counts_the_memory_of_parsed_arguments(ep: Endpoint, session: str) -> None:
+    """Parsed JSON takes far more memory than its text (rows of small objects: about 6
+    times): the history counts the memory, so that it holds about ``max_bytes`` (here
+    within 2.5 times that: the allocator keeps some memory of the parsed arguments whose
+    first rows the history keeps)."""
+    kernel = ep.kernel
+    rows = [{"a": j, "b": 1.5} for j in range(20_000)]  # 457 KiB of JSON
+    kernel.run("%mcp history --max-mb 16")
+    try:
+        for _ in range(2):  # warm-up
+            assert tool_call(ep, session, "count_rows", {"rows": rows})["isError"] is False
+        kernel.run("mcp.calls.clear()")
+        before = rss_mb(kernel)
+        for _ in range(60):
+            assert tool_call(ep, session, "count_rows", {"rows": rows})["isError"] is False
+        grown = rss_mb(kernel) - before
+        held, limit = kernel.eval("(mcp.calls.bytes, mcp.calls.max_bytes)")
+        print(f"kernel RSS grew by {grown:.1f} MB for a history of {held / MIB:.1f} MiB")
+        assert held <= limit == 16 * MIB
+        assert grown < 2.5 * 16, f"the kernel grew by {grown:.0f} MB for a 16 MiB history"
+    finally:
+        kernel.run("%mcp history --max-mb 64")
 
 
 def test_the_byte_limit_drops_the_oldest_calls(ep: Endpoint, session: str) -> None:

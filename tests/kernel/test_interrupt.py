@@ -9,6 +9,7 @@ interrupts the cell; calls queued behind the cell keep waiting and run after it.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -50,6 +51,32 @@ async def waiter(mark: str) -> str:
     return "waited"
 
 @mcp.tool
+async def async_sleeper(mark: str) -> str:
+    """An async tool that blocks without awaiting, ten minutes."""
+    Path(mark).touch()
+    for _ in range(6000):
+        time.sleep(0.1)
+    return "slept"
+
+@mcp.tool
+async def async_spinner(mark: str) -> int:
+    """An async tool whose pure Python loop never ends by itself, nor awaits."""
+    Path(mark).touch()
+    n = 0
+    while n >= 0:
+        n += 1
+    return n
+
+gate = asyncio.Event()
+
+@mcp.tool
+async def held(mark: str) -> str:
+    """Waits until a cell opens the gate."""
+    Path(mark).touch()
+    await gate.wait()
+    return "released"
+
+@mcp.tool
 def add(a: int, b: int) -> int:
     return a + b
 
@@ -62,6 +89,13 @@ def slow_read(mark: str) -> str:
 BUSY_CELL = """
 print("started", flush=True)
 time.sleep(600)
+"""
+# An async cell: the kernel's loop, and the calls on it, run while it awaits.
+GATE_CELL = """
+gate.set()
+print("started", flush=True)
+while not Path({release!r}).exists():
+    await asyncio.sleep(0.02)
 """
 
 
@@ -106,7 +140,7 @@ def assert_serving(ep: Endpoint, session: str) -> None:
     assert ep.kernel.eval("6 * 7") == 42
 
 
-@pytest.mark.parametrize("tool", ["sleeper", "spinner", "waiter"])
+@pytest.mark.parametrize("tool", ["sleeper", "spinner", "waiter", "async_sleeper", "async_spinner"])
 def test_interrupt_stops_a_running_tool_and_the_server_goes_on(
     ep: Endpoint, session: str, pool, tmp_path: Path, tool: str
 ) -> None:
@@ -225,3 +259,92 @@ def test_a_cell_interrupted_beside_a_running_async_tool_leaves_the_tool_running(
     assert result["isError"] is True and "Interrupted" in result["content"][0]["text"]
     assert last_status(kernel, "waiter") == "interrupted"
     assert_serving(ep, session)
+
+
+def wait_for_reply(kernel: Kernel, msg_id: str) -> dict:
+    while True:
+        message = kernel.client.get_shell_msg(timeout=30)
+        if message["parent_header"].get("msg_id") == msg_id:
+            return message
+
+
+def test_tools_that_end_and_start_during_a_cell_leave_idle_interrupts_harmless(
+    ep: Endpoint, session: str, pool, tmp_path: Path
+) -> None:
+    """The kernel saves and restores the SIGINT handler around each cell: calls that end
+    and start during a cell must not leave it Python's default between cells, where an
+    Interrupt would raise KeyboardInterrupt in the kernel's loop and end the kernel."""
+    kernel = ep.kernel
+    mark, release = tmp_path / "started", tmp_path / "release"
+    first = post_call(pool, ep, session, "held", mark=str(mark))
+    wait_for(mark)  # an async tool runs
+    cell = kernel.client.execute(GATE_CELL.format(release=str(release)))
+    wait_for_output(kernel, cell, "started")
+    # The tool ends during the cell, and another runs during it.
+    assert first.result(timeout=60).json()["result"]["content"][0]["text"] == "released"
+    assert ep.call_tool(session, "add", a=1, b=2)["content"][0]["text"] == "3"
+    release.touch()
+    assert wait_for_reply(kernel, cell)["content"]["status"] == "ok"
+    assert_serving(ep, session)  # a tool after the cell, and a cell
+    for _ in range(3):
+        kernel.manager.interrupt_kernel()  # nothing runs
+    assert_serving(ep, session)
+
+
+def test_a_tool_that_starts_during_an_async_cell_and_outlives_it_can_be_interrupted(
+    ep: Endpoint, session: str, pool, tmp_path: Path
+) -> None:
+    kernel = ep.kernel
+    mark, release = tmp_path / "started", tmp_path / "release"
+    cell = kernel.client.execute(GATE_CELL.format(release=str(release)))
+    wait_for_output(kernel, cell, "started")
+    reply = post_call(pool, ep, session, "waiter", mark=str(mark))
+    wait_for(mark)  # the tool started during the cell
+    release.touch()
+    assert wait_for_reply(kernel, cell)["content"]["status"] == "ok"
+    assert last_status(kernel, "waiter") == "running"
+    kernel.manager.interrupt_kernel()  # the cell is over: the tool's turn
+    result = reply.result(timeout=60).json()["result"]
+    assert result["isError"] is True and "Interrupted" in result["content"][0]["text"]
+    assert last_status(kernel, "waiter") == "interrupted"
+    assert_serving(ep, session)
+
+
+def test_the_kernel_saving_and_restoring_around_cells_never_leaves_a_raising_handler() -> None:
+    """What ipykernel does around a cell (``pre_handler_hook``/``post_handler_hook``), in the
+    reviewer's sequence: an async tool ends during a cell and another starts during it;
+    after the cell and a later tool, SIGINT while nothing runs must not raise (in the
+    kernel's loop, a KeyboardInterrupt ends the kernel)."""
+    import asyncio
+    import signal
+
+    from mcp_notebook.kernel import capture
+    from mcp_notebook.protocol import CallRecord
+
+    def call(work):
+        return capture._begin(work, CallRecord("tools/call", "t", {}, "c"))
+
+    async def scenario() -> object:
+        gate = asyncio.Event()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # ipykernel, between cells
+        first = call(gate.wait)  # an async tool runs
+        saved = signal.signal(signal.SIGINT, signal.default_int_handler)  # a cell starts
+        gate.set()
+        await first  # the tool ends during the cell
+        call(lambda: 1)  # another runs during the cell
+        signal.signal(signal.SIGINT, saved)  # the cell ends
+        call(lambda: 2)  # a later tool
+        return signal.getsignal(signal.SIGINT)
+
+    before = signal.getsignal(signal.SIGINT)
+    loop = asyncio.new_event_loop()
+    try:
+        handler = loop.run_until_complete(scenario())
+    finally:
+        loop.close()
+        signal.signal(signal.SIGINT, before)
+    assert callable(handler)
+    try:
+        handler(signal.SIGINT, sys._getframe())  # nothing runs: nothing happens
+    except KeyboardInterrupt:
+        pytest.fail("SIGINT while no call or cell runs raised KeyboardInterrupt")

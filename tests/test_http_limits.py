@@ -280,6 +280,61 @@ def test_connections_lent_to_calls_count_against_the_cap(
         other.close()
 
 
+# -- bodies of requests that will be refused are not read -------------------------------
+ANNOUNCED = 4 * 1024 * 1024  # the most a body may be: tornado would read it whole
+
+
+def start_big_post(port: int, headers: str, path: str = "/mcp") -> socket.socket:
+    """A POST announcing a 4 MiB body, of which 1 MiB is sent; the rest is held back."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    head = (
+        f"POST {path} HTTP/1.1\r\n{headers}Content-Type: application/json\r\n"
+        f"Content-Length: {ANNOUNCED}\r\n\r\n"
+    )
+    sock.sendall(head.encode() + b"x" * (1024 * 1024))
+    return sock
+
+
+def read_response(sock: socket.socket) -> tuple[int, dict[str, str], Any]:
+    """The whole response, up to the server closing the connection (a timeout fails)."""
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines)
+    return int(status_line.split()[1]), headers, json.loads(body)
+
+
+@pytest.mark.parametrize(
+    ("headers", "path", "status", "message"),
+    [
+        ("Host: 127.0.0.1\r\n", "/mcp", 401, "Unauthorized: Missing bearer token"),
+        ("Host: 127.0.0.1\r\nAuthorization: Bearer nope\r\n", "/mcp", 401, "Unauthorized"),
+        (f"Host: evil.example\r\nAuthorization: Bearer {TOKEN}\r\n", "/mcp", 403, "Forbidden"),
+        ("Host: 127.0.0.1\r\n", "/elsewhere", 404, "Not Found"),
+    ],
+)
+def test_a_refused_request_is_answered_before_its_body_is_sent(
+    serve: Callable[..., HttpTransport], headers: str, path: str, status: int, message: str
+) -> None:
+    transport = serve()
+    sock = start_big_post(transport.port, headers, path)
+    try:
+        got, response_headers, body = read_response(sock)  # the other 3 MiB never sent
+        assert got == status
+        assert body["error"]["message"].startswith(message)
+        assert response_headers["Content-Type"] == "application/json"
+        assert ("WWW-Authenticate" in response_headers) == (status == 401)
+    finally:
+        sock.close()
+    owner = Client(transport.port)
+    try:
+        assert owner.initialize()[0] == 200
+    finally:
+        owner.close()
+
+
 # -- accepting without file descriptors --------------------------------------------------
 class NoFilesLeft:
     """A listening socket whose accept() always fails with EMFILE, as at the fd limit."""
@@ -304,7 +359,7 @@ class NoFilesLeft:
 
 async def test_out_of_fds_with_nothing_to_shed_pauses_accepting_instead_of_spinning() -> None:
     served: list[Any] = []
-    limiter = ConnectionLimiter(Limits(), lambda *args: served.append(args), lambda h: True)
+    limiter = ConnectionLimiter(Limits(), lambda *args: served.append(args), lambda *_: None)
     listening = NoFilesLeft()
     limiter.listen([listening], asyncio.get_running_loop())  # type: ignore[list-item]
     client = socket.create_connection(listening.real.getsockname())  # readable from now on

@@ -27,7 +27,8 @@ import tornado.netutil
 import tornado.web
 from tornado.routing import Rule
 
-from ..protocol import Server, Session
+from ..protocol import Server, Session, jsonrpc
+from ..protocol.jsonrpc import INVALID_REQUEST, RpcError
 from .direct import DirectReply
 from .handler import GET_STREAM, McpHandler, NotFoundHandler, StreamedMcpHandler, WholeBody
 from .limits import ConnectionLimiter, Limits, Refusal, SessionAdmission
@@ -37,6 +38,8 @@ from .sse import SseStream
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
+AUTHENTICATE = 'Bearer realm="mcp-notebook"'  # as McpHandler.fail sends it
+NOT_FOUND = "Not Found: the MCP endpoint is elsewhere"  # as NotFoundHandler answers
 KEEP_FINISHED_STREAMS = 32
 
 
@@ -123,7 +126,7 @@ class HttpTransport:
                     body_timeout=self.limits.body_timeout,
                 )
                 self.connections = ConnectionLimiter(
-                    self.limits, self._http.handle_stream, self._trusts
+                    self.limits, self._http.handle_stream, self._screen
                 )
                 self._http.limiter = self.connections
                 self.connections.listen(sockets, loop)
@@ -184,9 +187,20 @@ class HttpTransport:
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(callback, *args)
 
-    def _trusts(self, headers: tornado.httputil.HTTPHeaders) -> bool:
-        """Whether a request proves its client may use the server (it has the token)."""
-        return self.guard.auth_problem(headers.get("Authorization")) is None
+    def _screen(
+        self, start_line: tornado.httputil.RequestStartLine, headers: tornado.httputil.HTTPHeaders
+    ) -> bytes | None:
+        """None if a request may reach the endpoint (it carries the token: its connection is
+        trusted), else the response the endpoint would give it (limits.py sends it early)."""
+        refusal = self.guard.refusal(headers)
+        if refusal is None:
+            return None
+        status, message = refusal
+        extra = {"WWW-Authenticate": AUTHENTICATE} if status == 401 else {}
+        if start_line.path.split("?", 1)[0] != self.path:
+            status, message, extra = 404, NOT_FOUND, {}  # what NotFoundHandler answers
+        body = jsonrpc.dumps(jsonrpc.error_response(None, RpcError(INVALID_REQUEST, message)))
+        return _response(status, body, extra)
 
     # -- sessions ----------------------------------------------------------------------
     def refuse_session(self, client: str) -> Refusal | None:
@@ -274,7 +288,16 @@ class _LimitedHttpServer(tornado.httpserver.HTTPServer):
 
     def start_request(self, server_conn: Any, request_conn: Any) -> Any:
         delegate = super().start_request(server_conn, request_conn)
-        return self.limiter.wrap(server_conn.stream, delegate)
+        return self.limiter.wrap(server_conn.stream, request_conn, delegate)
+
+
+def _response(status: int, body: bytes, headers: dict[str, str]) -> bytes:
+    """A complete HTTP/1.1 JSON response after which the connection closes."""
+    reason = tornado.httputil.responses.get(status, "Error")
+    lines = [f"HTTP/1.1 {status} {reason}", "Content-Type: application/json"]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    lines += [f"Content-Length: {len(body)}", "Connection: close", "", ""]
+    return "\r\n".join(lines).encode("latin-1") + body
 
 
 def _log_request(handler: tornado.web.RequestHandler) -> None:

@@ -8,6 +8,11 @@ with idle sockets, and a flood of ``initialize`` could push live sessions out.
   *trusted* once a request on it carried the token (or any request, without auth). At a
   cap, the oldest untrusted connection is closed to make room; if there is none, the
   newcomer is. So idle sockets of strangers never lock out a client that has the token.
+- **Bodies of refused requests are not read**: a request on an untrusted connection that
+  the endpoint will refuse anyway (no token, a foreign Host or Origin, another path) gets
+  its answer as soon as its headers are in, and the connection is closed; what the client
+  still sends is read and dropped, never kept. Otherwise a client without the token could
+  make the server hold a whole body per connection.
 - **Timeouts**: a new connection has ``header_timeout`` seconds to become trusted; a
   trusted keep-alive connection may wait ``idle_timeout`` seconds for its next request;
   a body must arrive within ``body_timeout``.
@@ -46,6 +51,7 @@ RESERVED_FDS = 64
 MIN_CONNECTIONS = 8
 ACCEPT_BATCH = 128  # connections accepted per readiness event, like tornado
 ACCEPT_PAUSE = 0.25  # seconds without accepting after EMFILE with nothing to shed
+DRAIN_CHUNK = 64 * 1024  # bytes read at a time from a refused request, and dropped
 _OUT_OF_FDS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
 
@@ -118,10 +124,10 @@ class ConnectionLimiter:
         self,
         limits: Limits,
         serve: Callable[[tornado.iostream.IOStream, Any], None],
-        trusts: Callable[[tornado.httputil.HTTPHeaders], bool],
+        screen: Screen,
     ) -> None:
         self.limits = limits
-        self._serve, self.trusts = serve, trusts
+        self._serve, self.screen = serve, screen
         headroom = fd_headroom()
         cap = limits.max_connections
         if headroom is not None:  # fit under the process's file limit, leaving a reserve
@@ -135,6 +141,7 @@ class ConnectionLimiter:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._paused = False
         self._warned = 0.0
+        self._refusing: set[asyncio.Future[None]] = set()  # answers being sent
 
     # -- accepting ---------------------------------------------------------------------
     def listen(self, sockets: list[socket.socket], loop: asyncio.AbstractEventLoop) -> None:
@@ -243,43 +250,89 @@ class ConnectionLimiter:
             self.per_client.pop(record.client, None)
 
     # -- trust -------------------------------------------------------------------------
-    def wrap(self, stream: Any, delegate: tornado.httputil.HTTPMessageDelegate) -> Any:
+    def wrap(
+        self,
+        stream: Any,
+        request_conn: tornado.httputil.HTTPConnection,
+        delegate: tornado.httputil.HTTPMessageDelegate,
+    ) -> Any:
         """The request's delegate; on a connection not yet trusted, one that looks first."""
         record = self.untrusted.get(stream)
         if record is None:
             return delegate
-        return _FirstRequest(delegate, self, record)
+        return _FirstRequest(delegate, self, record, request_conn)
 
     def trust(self, record: Connection) -> None:
         if self.untrusted.pop(record.stream, None) is not None and record.deadline is not None:
             record.deadline.cancel()
             record.deadline = None
 
+    def refuse(self, stream: tornado.iostream.IOStream, answer: bytes) -> None:
+        """Send ``answer`` on a detached connection, then close it without reading a body."""
+        task = asyncio.ensure_future(_answer_and_close(stream, answer))
+        self._refusing.add(task)
+        task.add_done_callback(self._refusing.discard)
+
+
+# What the endpoint makes of a request's headers: None if they carry the token (and may
+# reach it), else the complete HTTP response it would answer.
+Screen = Callable[[tornado.httputil.RequestStartLine, tornado.httputil.HTTPHeaders], bytes | None]
+
+
+def has_body(headers: tornado.httputil.HTTPHeaders) -> bool:
+    return "Transfer-Encoding" in headers or headers.get("Content-Length", "0").strip() != "0"
+
+
+async def _answer_and_close(stream: tornado.iostream.IOStream, answer: bytes) -> None:
+    try:
+        await stream.write(answer)
+        # Our side is done; reading on until the client closes (or the connection's header
+        # deadline) lets it read the answer: closing with its body unread would reset it.
+        stream.socket.shutdown(socket.SHUT_WR)
+        while True:
+            await stream.read_bytes(DRAIN_CHUNK, partial=True)
+    except (tornado.iostream.StreamClosedError, OSError):
+        pass
+    finally:
+        stream.close()
+
 
 class _FirstRequest(tornado.httputil.HTTPMessageDelegate):
-    """Passes a request through, trusting its connection if the request carries the token."""
+    """Passes a request through, trusting its connection if the request carries the token;
+    answers a request that will be refused, and has a body, before the body is read."""
 
     def __init__(
         self,
         delegate: tornado.httputil.HTTPMessageDelegate,
         limiter: ConnectionLimiter,
         record: Connection,
+        request_conn: tornado.httputil.HTTPConnection,
     ) -> None:
         self._delegate, self._limiter, self._record = delegate, limiter, record
+        self._request_conn = request_conn
+        self._answered = False
 
     def headers_received(self, start_line: Any, headers: tornado.httputil.HTTPHeaders) -> Any:
-        if self._limiter.trusts(headers):
+        answer = self._limiter.screen(start_line, headers)
+        if answer is None:
             self._limiter.trust(self._record)
+        elif has_body(headers) and hasattr(self._request_conn, "detach"):
+            # tornado would read the whole body before the handler refuses the request.
+            self._answered = True
+            self._limiter.refuse(self._request_conn.detach(), answer)
+            return None
         return self._delegate.headers_received(start_line, headers)
 
     def data_received(self, chunk: bytes) -> Any:
-        return self._delegate.data_received(chunk)
+        return None if self._answered else self._delegate.data_received(chunk)
 
     def finish(self) -> None:
-        self._delegate.finish()
+        if not self._answered:
+            self._delegate.finish()
 
     def on_connection_close(self) -> None:
-        self._delegate.on_connection_close()
+        if not self._answered:
+            self._delegate.on_connection_close()
 
 
 class SessionAdmission:

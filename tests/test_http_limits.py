@@ -280,6 +280,40 @@ def test_connections_lent_to_calls_count_against_the_cap(
         other.close()
 
 
+def test_a_connect_flood_in_the_same_batch_does_not_shed_the_token_holder(
+    serve: Callable[..., HttpTransport],
+) -> None:
+    transport = serve(limits=Limits(max_connections=8))
+    strangers = idle_sockets(transport.port, 7)
+    wait_for(lambda: len(transport.connections.open) == 7, "the strangers to be accepted")
+    # Hold the server's loop, so that the owner and the flood behind it queue up and are
+    # accepted in one batch, before the loop reads the owner's request.
+    blocked, gate = threading.Event(), threading.Event()
+    transport.call_soon(lambda: (blocked.set(), gate.wait(30)))
+    assert blocked.wait(10)
+    owner = socket.create_connection(("127.0.0.1", transport.port), timeout=10)
+    flood: list[socket.socket] = []
+    try:
+        body = json.dumps(initialize_message(1)).encode()
+        owner.sendall(
+            b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
+            + TOKEN.encode()
+            + b"\r\nContent-Type: application/json\r\nAccept: application/json\r\n"
+            + b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(body)
+            + body
+        )
+        flood = idle_sockets(transport.port, 20)
+        gate.set()
+        status, _, reply = read_response(owner)
+        assert status == 200 and reply["id"] == 1 and "result" in reply
+        assert all(closed_by_server(s) for s in strangers)  # shed for the flood
+        assert len(transport.connections.open) <= 8
+    finally:
+        gate.set()
+        for sock in [owner, *strangers, *flood]:
+            sock.close()
+
+
 # -- bodies of requests that will be refused are not read -------------------------------
 ANNOUNCED = 4 * 1024 * 1024  # the most a body may be: tornado would read it whole
 

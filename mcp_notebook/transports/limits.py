@@ -8,6 +8,9 @@ with idle sockets, and a flood of ``initialize`` could push live sessions out.
   *trusted* once a request on it carried the token (or any request, without auth). At a
   cap, the oldest untrusted connection is closed to make room; if there is none, the
   newcomer is. So idle sockets of strangers never lock out a client that has the token.
+  A connection accepted in the current batch of accepts is not shed (the newcomer is
+  refused instead): its headers cannot have been read yet, and under a connect flood the
+  token holder's new connection would otherwise go before it could show its token.
 - **Bodies of refused requests are not read**: a request on an untrusted connection that
   the endpoint will refuse anyway (no token, a foreign Host or Origin, another path) gets
   its answer as soon as its headers are in, and the connection is closed; what the client
@@ -110,10 +113,10 @@ class TrackedStream(tornado.iostream.IOStream):
 
 
 class Connection:
-    __slots__ = ("client", "deadline", "stream")
+    __slots__ = ("batch", "client", "deadline", "stream")
 
-    def __init__(self, stream: TrackedStream, client: str) -> None:
-        self.stream, self.client = stream, client
+    def __init__(self, stream: TrackedStream, client: str, batch: int) -> None:
+        self.stream, self.client, self.batch = stream, client, batch
         self.deadline: asyncio.TimerHandle | None = None
 
 
@@ -142,6 +145,7 @@ class ConnectionLimiter:
         self._paused = False
         self._warned = 0.0
         self._refusing: set[asyncio.Future[None]] = set()  # answers being sent
+        self._batch = 0  # how many times accepting began
 
     # -- accepting ---------------------------------------------------------------------
     def listen(self, sockets: list[socket.socket], loop: asyncio.AbstractEventLoop) -> None:
@@ -161,6 +165,7 @@ class ConnectionLimiter:
         self._sockets = []
 
     def _accept(self, sock: socket.socket) -> None:
+        self._batch += 1
         for _ in range(ACCEPT_BATCH):
             try:
                 connection, address = sock.accept()
@@ -213,7 +218,7 @@ class ConnectionLimiter:
         except BaseException:
             connection.close()
             raise
-        record = Connection(stream, client)
+        record = Connection(stream, client, self._batch)
         self.open[stream] = record
         self.untrusted[stream] = record
         self.per_client[client] = self.per_client.get(client, 0) + 1
@@ -228,8 +233,11 @@ class ConnectionLimiter:
             connection.close()
 
     def _shed_one(self, client: str | None) -> bool:
-        """Close the oldest untrusted connection (of ``client``, if given)."""
+        """Close the oldest untrusted connection (of ``client``, if given), unless it was
+        accepted in this batch: the loop has not read its request yet."""
         for record in self.untrusted.values():
+            if record.batch == self._batch:
+                return False  # this one and all after it are as new
             if client is None or record.client == client:
                 self.shed += 1
                 record.stream.close()  # _closed forgets it

@@ -8,9 +8,10 @@ with idle sockets, and a flood of ``initialize`` could push live sessions out.
   *trusted* once a request on it carried the token (or any request, without auth). At a
   cap, the oldest untrusted connection is closed to make room; if there is none, the
   newcomer is. So idle sockets of strangers never lock out a client that has the token.
-  A connection accepted in the current batch of accepts is not shed (the newcomer is
-  refused instead): its headers cannot have been read yet, and under a connect flood the
-  token holder's new connection would otherwise go before it could show its token.
+  A connection accepted in the current batch of accepts has not been read yet: before
+  it is shed, its waiting request is peeked at, and if that carries the token it is
+  trusted instead. Otherwise, under a connect flood, the token holder's new connection
+  could be shed by the connections accepted right after it.
 - **Bodies of refused requests are not read**: a request on an untrusted connection that
   the endpoint will refuse anyway (no token, a foreign Host or Origin, another path) gets
   its answer as soon as its headers are in, and the connection is closed; what the client
@@ -54,6 +55,7 @@ RESERVED_FDS = 64
 MIN_CONNECTIONS = 8
 ACCEPT_BATCH = 128  # connections accepted per readiness event, like tornado
 ACCEPT_PAUSE = 0.25  # seconds without accepting after EMFILE with nothing to shed
+PEEK_BYTES = 16 * 1024  # enough for the headers of a request that carries the token
 DRAIN_CHUNK = 64 * 1024  # bytes read at a time from a refused request, and dropped
 _OUT_OF_FDS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
@@ -233,16 +235,37 @@ class ConnectionLimiter:
             connection.close()
 
     def _shed_one(self, client: str | None) -> bool:
-        """Close the oldest untrusted connection (of ``client``, if given), unless it was
-        accepted in this batch: the loop has not read its request yet."""
+        """Close the oldest untrusted connection (of ``client``, if given)."""
+        victim, proven = None, []
         for record in self.untrusted.values():
-            if record.batch == self._batch:
-                return False  # this one and all after it are as new
-            if client is None or record.client == client:
-                self.shed += 1
-                record.stream.close()  # _closed forgets it
-                return True
-        return False
+            if client is not None and record.client != client:
+                continue
+            if record.batch == self._batch and self._shows_token(record):
+                proven.append(record)
+                continue
+            victim = record
+            break
+        for record in proven:
+            self.trust(record)
+        if victim is None:
+            return False
+        self.shed += 1
+        victim.stream.close()  # _closed forgets it
+        return True
+
+    def _shows_token(self, record: Connection) -> bool:
+        """Whether the request waiting, unread, on a new connection carries the token."""
+        try:
+            data = record.stream.socket.recv(PEEK_BYTES, socket.MSG_PEEK)
+            head, complete, _ = data.partition(b"\r\n\r\n")
+            if not complete:
+                return False
+            first, _, rest = head.decode("latin-1").lstrip("\r\n").partition("\r\n")
+            start_line = tornado.httputil.parse_request_start_line(first)
+            headers = tornado.httputil.HTTPHeaders.parse(rest)
+        except (OSError, ValueError, tornado.httputil.HTTPInputError):
+            return False
+        return self.screen(start_line, headers) is None
 
     def _closed(self, stream: TrackedStream) -> None:
         record = self.open.pop(stream, None)

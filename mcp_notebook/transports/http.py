@@ -97,10 +97,7 @@ class HttpTransport:
     def start(self) -> None:
         self._closing = False
         # Bind here, on the caller's thread, so a busy port fails the caller at once.
-        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        sockets = tornado.netutil.bind_sockets(
-            self._requested_port, address=self.host, family=family
-        )
+        sockets = _bind(self.host, self._requested_port)
         self.port = sockets[0].getsockname()[1]
         ready = threading.Event()
         failure: list[BaseException] = []
@@ -279,6 +276,17 @@ class HttpTransport:
             return False
         stream.detach(stream.writer, retry_ms)
         return True
+
+
+def _bind(host: str, port: int) -> list[socket.socket]:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    return tornado.netutil.bind_sockets(port, address=host, family=family)
+
+
+def check_address(host: str) -> None:
+    """Raise OSError if this machine cannot listen on ``host`` (on any port)."""
+    for sock in _bind(host, 0):
+        sock.close()
 
 
 class _LimitedHttpServer(tornado.httpserver.HTTPServer):

@@ -369,7 +369,9 @@ class _FirstRequest(tornado.httputil.HTTPMessageDelegate):
 class SessionAdmission:
     """Who may open a session now: a token bucket per client address, a bounded table."""
 
-    MAX_CLIENTS = 4096  # buckets remembered; full ones are forgotten first
+    # Buckets remembered; the least recently charged is forgotten first, and a client
+    # forgotten starts again with a full allowance.
+    MAX_CLIENTS = 4096
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits

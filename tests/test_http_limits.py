@@ -135,26 +135,43 @@ def wait_for(condition: Callable[[], bool], what: str, deadline: float = 20.0) -
 
 # -- item 9: an initialize flood cannot evict a live session -----------------------------
 def test_a_live_session_survives_an_initialize_flood(serve: Callable[..., HttpTransport]) -> None:
-    transport = serve()
+    limits = Limits(session_rate=0.001)  # no refill within the test: the burst is all
+    transport = serve(limits=limits)
     live = Client(transport.port)
     flooder = Client(transport.port)
+    other = Client(transport.port)  # another agent on the same (loopback) address
     try:
         assert live.initialize()[0] == 200
-        refused = []
         for _ in range(1001):
-            status, headers, body = flooder.post(initialize_message(7))
-            if status != 200:
-                refused.append((status, headers, body))
-        assert refused, "the flood was never refused"
-        status, headers, body = refused[-1]
-        assert status == 429
-        assert int(headers["Retry-After"]) >= 1
-        assert body["id"] == 7 and body["error"]["code"] == SERVER_BUSY
+            status, _, body = flooder.post(initialize_message(7))
+            assert status == 200, body  # past its allowance, its unused sessions recycle
+        assert len(transport.sessions) <= limits.session_burst
+        assert other.initialize()[0] == 200
+        assert other.call("ping")["result"] == {}
         assert live.call("ping")["result"] == {}
         assert live.call("tools/list")["result"]["tools"][0]["name"] == "hold"
     finally:
-        live.close()
-        flooder.close()
+        for client in (live, flooder, other):
+            client.close()
+
+
+def test_sessions_that_are_used_count_against_the_allowance(
+    serve: Callable[..., HttpTransport],
+) -> None:
+    transport = serve(limits=Limits(session_burst=3, session_rate=0.001))
+    clients = [Client(transport.port) for _ in range(4)]
+    try:
+        for client in clients[:3]:
+            assert client.initialize()[0] == 200  # ... and used: notifications/initialized
+        status, headers, body = clients[3].initialize()
+        assert status == 429
+        assert int(headers["Retry-After"]) >= 1
+        assert body["id"] is not None and body["error"]["code"] == SERVER_BUSY
+        for client in clients[:3]:
+            assert client.call("ping")["result"] == {}
+    finally:
+        for client in clients:
+            client.close()
 
 
 def test_a_full_session_table_answers_503_and_keeps_its_sessions(
@@ -193,6 +210,14 @@ def test_session_admission_refills_and_expires_only_unused_sessions() -> None:
     assert admission.expirable(now=61) == "s1"
     assert admission.expirable(now=61, busy=lambda sid: sid == "s1") is None  # streaming
     assert admission.expirable(now=91, busy=lambda sid: sid == "s1") == "s2"
+    admission.add("u1", "a")
+    admission.add("u2", "b")
+    admission.add("u3", "a")
+    assert admission.oldest_unused("a") == "u1"
+    admission.touch("u1")  # used: it no longer makes room
+    assert admission.oldest_unused("a") == "u3"
+    admission.forget("u3")
+    assert admission.oldest_unused("a") is None
 
 
 def test_limits_refuse_what_would_switch_a_bound_off() -> None:

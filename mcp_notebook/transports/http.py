@@ -13,6 +13,7 @@ session's GET stream. Every SSE event has an id, and ``Last-Event-ID`` resumes a
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import itertools
 import logging
 import socket
@@ -41,6 +42,9 @@ DEFAULT_MAX_BODY = 4 * 1024 * 1024
 AUTHENTICATE = 'Bearer realm="mcp-notebook"'  # as McpHandler.fail sends it
 NOT_FOUND = "Not Found: the MCP endpoint is elsewhere"  # as NotFoundHandler answers
 KEEP_FINISHED_STREAMS = 32
+# The address of the client whose initialize is being admitted: refuse_session learns it,
+# new_session (called later by the same request handler, in the same task) reads it.
+_admitting: contextvars.ContextVar[str] = contextvars.ContextVar("admitting", default="")
 
 
 class HttpTransport:
@@ -202,7 +206,14 @@ class HttpTransport:
     # -- sessions ----------------------------------------------------------------------
     def refuse_session(self, client: str) -> Refusal | None:
         """Why ``client`` may not open a session now (429 or 503), or None."""
-        return self.admission.refusal(client, busy=self._streaming)
+        refusal = self.admission.refusal(client, busy=self._streaming)
+        if refusal is not None and refusal.status == 429:
+            unused = self.admission.oldest_unused(client)
+            if unused is not None:  # its allowance went on sessions nobody used
+                self.end_session(unused)  # ... so one makes room: the table is not full
+                refusal = None
+        _admitting.set(client)  # for new_session, later in this request's task
+        return refusal
 
     def new_session(self, session: Session) -> None:
         session.outbound = lambda message, related: self._route(session, message, related)
@@ -215,7 +226,7 @@ class HttpTransport:
             if expired is None:
                 break
             self.end_session(expired)
-        self.admission.add(session.id)
+        self.admission.add(session.id, _admitting.get())
 
     def _streaming(self, session_id: str) -> bool:
         stream = self.streams.get(session_id, {}).get(GET_STREAM)

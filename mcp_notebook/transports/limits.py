@@ -23,9 +23,13 @@ with idle sockets, and a flood of ``initialize`` could push live sessions out.
 - **Accepting** survives running out of file descriptors (``EMFILE``): it sheds an
   untrusted connection, or pauses a moment, instead of spinning on a readable socket.
 - **Sessions**: each client address may open ``session_burst`` sessions at once and
-  ``session_rate`` per second after that (429 otherwise); the table holds
-  ``max_sessions``, and only sessions unused for ``session_idle_timeout`` seconds give
-  way to new ones (503 otherwise). Both refusals carry ``Retry-After``.
+  ``session_rate`` per second after that. Past that allowance, a new session ends the
+  oldest session of the same address that was never used after its ``initialize``; if
+  there is none, the answer is 429. So a flooder that never uses its sessions recycles
+  them, and other clients behind the same address (every local agent, on loopback) still
+  get in. The table holds ``max_sessions``, and only sessions unused for
+  ``session_idle_timeout`` seconds give way to new ones (503 otherwise). Both refusals
+  carry ``Retry-After``.
 """
 
 from __future__ import annotations
@@ -378,6 +382,8 @@ class SessionAdmission:
         self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
         # Handshake sessions by id, with when they were last used.
         self.last_used: dict[str, float] = {}
+        # Sessions not used since their initialize, oldest first, with their client.
+        self.unused: OrderedDict[str, str] = OrderedDict()
 
     def refusal(
         self, client: str, now: float | None = None, busy: Callable[[str], bool] | None = None
@@ -424,12 +430,19 @@ class SessionAdmission:
                 return session_id
         return None
 
-    def add(self, session_id: str) -> None:
+    def oldest_unused(self, client: str) -> str | None:
+        """The oldest session ``client`` opened and never used, if any."""
+        return next((sid for sid, owner in self.unused.items() if owner == client), None)
+
+    def add(self, session_id: str, client: str = "") -> None:
         self.last_used[session_id] = time.monotonic()
+        self.unused[session_id] = client
 
     def touch(self, session_id: str) -> None:
         if session_id in self.last_used:
             self.last_used[session_id] = time.monotonic()
+            self.unused.pop(session_id, None)
 
     def forget(self, session_id: str) -> None:
         self.last_used.pop(session_id, None)
+        self.unused.pop(session_id, None)

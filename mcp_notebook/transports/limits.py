@@ -162,8 +162,11 @@ class ConnectionLimiter:
             self._loop.add_reader(sock.fileno(), self._accept, sock)
 
     def close(self) -> None:
-        """Stop accepting and close the listening sockets (open connections stay)."""
+        """Stop accepting and close the listening sockets (open connections stay, but for
+        those being refused)."""
         loop, self._loop = self._loop, None
+        for task in self._refusing:
+            task.cancel()  # its connection closes
         for sock in self._sockets:
             if loop is not None and not self._paused:
                 loop.remove_reader(sock.fileno())
@@ -323,6 +326,8 @@ async def _answer_and_close(stream: tornado.iostream.IOStream, answer: bytes) ->
         await stream.write(answer)
         # Our side is done; reading on until the client closes (or the connection's header
         # deadline) lets it read the answer: closing with its body unread would reset it.
+        if stream.socket is None:
+            return
         stream.socket.shutdown(socket.SHUT_WR)
         while True:
             await stream.read_bytes(DRAIN_CHUNK, partial=True)

@@ -5,7 +5,8 @@ with idle sockets, and a flood of ``initialize`` could push live sessions out.
 
 - **Connections** are counted from ``accept`` to close, including those lent to calls
   (transports/direct.py), against a total and a per-address cap. A connection is
-  *trusted* once a request on it carried the token (or any request, without auth). At a
+  *trusted* once a request on it passed the endpoint's checks (the token, unless auth is
+  off, and a loopback or allowed Host and Origin: security.Guard.refusal). At a
   cap, the oldest untrusted connection is closed to make room; if there is none, the
   newcomer is. So idle sockets of strangers never lock out a client that has the token.
   A connection accepted in the current batch of accepts has not been read yet: before

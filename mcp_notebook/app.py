@@ -18,7 +18,7 @@ from .protocol import CallLog, InlineExecutor, LoopExecutor, Server
 from .protocol.executor import Executor
 from .registration import Registrations
 from .registry import Kind, Registry, Tool
-from .transports.http import DEFAULT_MAX_BODY, HttpTransport
+from .transports.http import DEFAULT_MAX_BODY, HttpTransport, check_address
 from .transports.limits import Limits
 from .ui.confirmer import Confirmer, Policy, needs_confirmation, parse_policy
 
@@ -108,7 +108,10 @@ class NotebookMCP(Registrations):
         """Serve over Streamable HTTP on a thread of its own; user code stays on this loop.
 
         While serving, a new start replaces the server only once the new one listens: if
-        it cannot (a busy port, say), the old one keeps serving and the error is raised.
+        it cannot (a busy port, a bad address), the old one keeps serving, sessions and
+        all, and the error is raised. On the same port the old one must stop before the
+        new one binds; if the port is taken in that moment, the old server is put back
+        on it, with its settings but without its sessions (clients initialize again).
         Without ``port``, a restart keeps the current port. ``auth=False`` on an address
         other than loopback needs ``allow_remote_no_auth=True`` (:class:`UnsafeBind`).
         """
@@ -129,8 +132,11 @@ class NotebookMCP(Registrations):
             server = self._new_server(name or self.name, executor)
             if old is not None and port == old.port:
                 # One port cannot listen twice: stop, rebind, and put the old one back if
-                # the new address fails.
-                previous = (old.host, old.port, old.max_body, self._token)
+                # the bind fails. A bad new address fails here, before anything stops (a
+                # put-back server starts without the old one's sessions).
+                if host != old.host:
+                    check_address(host)
+                previous = (old.host, old.port, old.max_body, self._token, self._server)
                 self._stop_locked(handing_over=True)
                 try:
                     transport = self._bind(server, host, port, max_body, new_token)
@@ -180,12 +186,16 @@ class NotebookMCP(Registrations):
         if previous is not None and previous != self._discovery_file:
             discovery.unregister(previous)  # renamed (--name): the old name is gone
 
-    def _restore(self, host: str, port: int, max_body: int, token: str | None) -> None:
-        """Serve again where the stopped server was (a failed restart on its port)."""
-        server = self._new_server(self.name, None)
+    def _restore(
+        self, host: str, port: int, max_body: int, token: str | None, old: Server | None
+    ) -> None:
+        """Serve again where the stopped server was (a failed restart on its port).
+
+        Whatever goes wrong here is logged: the caller raises the error of the restart."""
+        server = self._new_server(self.name, old.executor if old is not None else None)
         try:
             transport = self._bind(server, host, port, max_body, token)
-        except OSError as exc:
+        except Exception as exc:
             logger.warning("could not serve again at %s:%s: %s", host, port, exc)
             discovery.unregister(self._discovery_file)  # nothing serves there any more
             self._discovery_file = None

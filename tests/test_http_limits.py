@@ -135,26 +135,43 @@ def wait_for(condition: Callable[[], bool], what: str, deadline: float = 20.0) -
 
 # -- item 9: an initialize flood cannot evict a live session -----------------------------
 def test_a_live_session_survives_an_initialize_flood(serve: Callable[..., HttpTransport]) -> None:
-    transport = serve()
+    limits = Limits(session_rate=0.001)  # no refill within the test: the burst is all
+    transport = serve(limits=limits)
     live = Client(transport.port)
     flooder = Client(transport.port)
+    other = Client(transport.port)  # another agent on the same (loopback) address
     try:
         assert live.initialize()[0] == 200
-        refused = []
         for _ in range(1001):
-            status, headers, body = flooder.post(initialize_message(7))
-            if status != 200:
-                refused.append((status, headers, body))
-        assert refused, "the flood was never refused"
-        status, headers, body = refused[-1]
-        assert status == 429
-        assert int(headers["Retry-After"]) >= 1
-        assert body["id"] == 7 and body["error"]["code"] == SERVER_BUSY
+            status, _, body = flooder.post(initialize_message(7))
+            assert status == 200, body  # past its allowance, its unused sessions recycle
+        assert len(transport.sessions) <= limits.session_burst
+        assert other.initialize()[0] == 200
+        assert other.call("ping")["result"] == {}
         assert live.call("ping")["result"] == {}
         assert live.call("tools/list")["result"]["tools"][0]["name"] == "hold"
     finally:
-        live.close()
-        flooder.close()
+        for client in (live, flooder, other):
+            client.close()
+
+
+def test_sessions_that_are_used_count_against_the_allowance(
+    serve: Callable[..., HttpTransport],
+) -> None:
+    transport = serve(limits=Limits(session_burst=3, session_rate=0.001))
+    clients = [Client(transport.port) for _ in range(4)]
+    try:
+        for client in clients[:3]:
+            assert client.initialize()[0] == 200  # ... and used: notifications/initialized
+        status, headers, body = clients[3].initialize()
+        assert status == 429
+        assert int(headers["Retry-After"]) >= 1
+        assert body["id"] is not None and body["error"]["code"] == SERVER_BUSY
+        for client in clients[:3]:
+            assert client.call("ping")["result"] == {}
+    finally:
+        for client in clients:
+            client.close()
 
 
 def test_a_full_session_table_answers_503_and_keeps_its_sessions(
@@ -193,6 +210,14 @@ def test_session_admission_refills_and_expires_only_unused_sessions() -> None:
     assert admission.expirable(now=61) == "s1"
     assert admission.expirable(now=61, busy=lambda sid: sid == "s1") is None  # streaming
     assert admission.expirable(now=91, busy=lambda sid: sid == "s1") == "s2"
+    admission.add("u1", "a")
+    admission.add("u2", "b")
+    admission.add("u3", "a")
+    assert admission.oldest_unused("a") == "u1"
+    admission.touch("u1")  # used: it no longer makes room
+    assert admission.oldest_unused("a") == "u3"
+    admission.forget("u3")
+    assert admission.oldest_unused("a") is None
 
 
 def test_limits_refuse_what_would_switch_a_bound_off() -> None:
@@ -280,6 +305,95 @@ def test_connections_lent_to_calls_count_against_the_cap(
         other.close()
 
 
+def test_a_connect_flood_in_the_same_batch_does_not_shed_the_token_holder(
+    serve: Callable[..., HttpTransport],
+) -> None:
+    transport = serve(limits=Limits(max_connections=8))
+    strangers = idle_sockets(transport.port, 7)
+    wait_for(lambda: len(transport.connections.open) == 7, "the strangers to be accepted")
+    # Hold the server's loop, so that the owner and the flood behind it queue up and are
+    # accepted in one batch, before the loop reads the owner's request.
+    blocked, gate = threading.Event(), threading.Event()
+    transport.call_soon(lambda: (blocked.set(), gate.wait(30)))
+    assert blocked.wait(10)
+    owner = socket.create_connection(("127.0.0.1", transport.port), timeout=10)
+    flood: list[socket.socket] = []
+    try:
+        body = json.dumps(initialize_message(1)).encode()
+        owner.sendall(
+            b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
+            + TOKEN.encode()
+            + b"\r\nContent-Type: application/json\r\nAccept: application/json\r\n"
+            + b"Connection: close\r\nContent-Length: %d\r\n\r\n" % len(body)
+            + body
+        )
+        flood = idle_sockets(transport.port, 20)
+        gate.set()
+        status, _, reply = read_response(owner)
+        assert status == 200 and reply["id"] == 1 and "result" in reply
+        assert all(closed_by_server(s) for s in strangers)  # shed for the flood
+        assert len(transport.connections.open) <= 8
+    finally:
+        gate.set()
+        for sock in [owner, *strangers, *flood]:
+            sock.close()
+
+
+# -- bodies of requests that will be refused are not read -------------------------------
+ANNOUNCED = 4 * 1024 * 1024  # the most a body may be: tornado would read it whole
+
+
+def start_big_post(port: int, headers: str, path: str = "/mcp") -> socket.socket:
+    """A POST announcing a 4 MiB body, of which 1 MiB is sent; the rest is held back."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+    head = (
+        f"POST {path} HTTP/1.1\r\n{headers}Content-Type: application/json\r\n"
+        f"Content-Length: {ANNOUNCED}\r\n\r\n"
+    )
+    sock.sendall(head.encode() + b"x" * (1024 * 1024))
+    return sock
+
+
+def read_response(sock: socket.socket) -> tuple[int, dict[str, str], Any]:
+    """The whole response, up to the server closing the connection (a timeout fails)."""
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    status_line, *lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines)
+    return int(status_line.split()[1]), headers, json.loads(body)
+
+
+@pytest.mark.parametrize(
+    ("headers", "path", "status", "message"),
+    [
+        ("Host: 127.0.0.1\r\n", "/mcp", 401, "Unauthorized: Missing bearer token"),
+        ("Host: 127.0.0.1\r\nAuthorization: Bearer nope\r\n", "/mcp", 401, "Unauthorized"),
+        (f"Host: evil.example\r\nAuthorization: Bearer {TOKEN}\r\n", "/mcp", 403, "Forbidden"),
+        ("Host: 127.0.0.1\r\n", "/elsewhere", 404, "Not Found"),
+    ],
+)
+def test_a_refused_request_is_answered_before_its_body_is_sent(
+    serve: Callable[..., HttpTransport], headers: str, path: str, status: int, message: str
+) -> None:
+    transport = serve()
+    sock = start_big_post(transport.port, headers, path)
+    try:
+        got, response_headers, body = read_response(sock)  # the other 3 MiB never sent
+        assert got == status
+        assert body["error"]["message"].startswith(message)
+        assert response_headers["Content-Type"] == "application/json"
+        assert ("WWW-Authenticate" in response_headers) == (status == 401)
+    finally:
+        sock.close()
+    owner = Client(transport.port)
+    try:
+        assert owner.initialize()[0] == 200
+    finally:
+        owner.close()
+
+
 # -- accepting without file descriptors --------------------------------------------------
 class NoFilesLeft:
     """A listening socket whose accept() always fails with EMFILE, as at the fd limit."""
@@ -304,7 +418,7 @@ class NoFilesLeft:
 
 async def test_out_of_fds_with_nothing_to_shed_pauses_accepting_instead_of_spinning() -> None:
     served: list[Any] = []
-    limiter = ConnectionLimiter(Limits(), lambda *args: served.append(args), lambda h: True)
+    limiter = ConnectionLimiter(Limits(), lambda *args: served.append(args), lambda *_: None)
     listening = NoFilesLeft()
     limiter.listen([listening], asyncio.get_running_loop())  # type: ignore[list-item]
     client = socket.create_connection(listening.real.getsockname())  # readable from now on

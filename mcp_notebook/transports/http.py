@@ -13,6 +13,7 @@ session's GET stream. Every SSE event has an id, and ``Last-Event-ID`` resumes a
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import itertools
 import logging
 import socket
@@ -27,7 +28,8 @@ import tornado.netutil
 import tornado.web
 from tornado.routing import Rule
 
-from ..protocol import Server, Session
+from ..protocol import Server, Session, jsonrpc
+from ..protocol.jsonrpc import INVALID_REQUEST, RpcError
 from .direct import DirectReply
 from .handler import GET_STREAM, McpHandler, NotFoundHandler, StreamedMcpHandler, WholeBody
 from .limits import ConnectionLimiter, Limits, Refusal, SessionAdmission
@@ -37,7 +39,12 @@ from .sse import SseStream
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
+AUTHENTICATE = 'Bearer realm="mcp-notebook"'  # as McpHandler.fail sends it
+NOT_FOUND = "Not Found: the MCP endpoint is elsewhere"  # as NotFoundHandler answers
 KEEP_FINISHED_STREAMS = 32
+# The address of the client whose initialize is being admitted: refuse_session learns it,
+# new_session (called later by the same request handler, in the same task) reads it.
+_admitting: contextvars.ContextVar[str] = contextvars.ContextVar("admitting", default="")
 
 
 class HttpTransport:
@@ -94,10 +101,7 @@ class HttpTransport:
     def start(self) -> None:
         self._closing = False
         # Bind here, on the caller's thread, so a busy port fails the caller at once.
-        family = socket.AF_INET6 if ":" in self.host else socket.AF_INET
-        sockets = tornado.netutil.bind_sockets(
-            self._requested_port, address=self.host, family=family
-        )
+        sockets = _bind(self.host, self._requested_port)
         self.port = sockets[0].getsockname()[1]
         ready = threading.Event()
         failure: list[BaseException] = []
@@ -123,7 +127,7 @@ class HttpTransport:
                     body_timeout=self.limits.body_timeout,
                 )
                 self.connections = ConnectionLimiter(
-                    self.limits, self._http.handle_stream, self._trusts
+                    self.limits, self._http.handle_stream, self._screen
                 )
                 self._http.limiter = self.connections
                 self.connections.listen(sockets, loop)
@@ -184,14 +188,32 @@ class HttpTransport:
         if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(callback, *args)
 
-    def _trusts(self, headers: tornado.httputil.HTTPHeaders) -> bool:
-        """Whether a request proves its client may use the server (it has the token)."""
-        return self.guard.auth_problem(headers.get("Authorization")) is None
+    def _screen(
+        self, start_line: tornado.httputil.RequestStartLine, headers: tornado.httputil.HTTPHeaders
+    ) -> bytes | None:
+        """None if a request may reach the endpoint (it carries the token: its connection is
+        trusted), else the response the endpoint would give it (limits.py sends it early)."""
+        refusal = self.guard.refusal(headers)
+        if refusal is None:
+            return None
+        status, message = refusal
+        extra = {"WWW-Authenticate": AUTHENTICATE} if status == 401 else {}
+        if start_line.path.split("?", 1)[0] != self.path:
+            status, message, extra = 404, NOT_FOUND, {}  # what NotFoundHandler answers
+        body = jsonrpc.dumps(jsonrpc.error_response(None, RpcError(INVALID_REQUEST, message)))
+        return _response(status, body, extra)
 
     # -- sessions ----------------------------------------------------------------------
     def refuse_session(self, client: str) -> Refusal | None:
         """Why ``client`` may not open a session now (429 or 503), or None."""
-        return self.admission.refusal(client, busy=self._streaming)
+        refusal = self.admission.refusal(client, busy=self._streaming)
+        if refusal is not None and refusal.status == 429:
+            unused = self.admission.oldest_unused(client)
+            if unused is not None:  # its allowance went on sessions nobody used
+                self.end_session(unused)  # ... so one makes room: the table is not full
+                refusal = None
+        _admitting.set(client)  # for new_session, later in this request's task
+        return refusal
 
     def new_session(self, session: Session) -> None:
         session.outbound = lambda message, related: self._route(session, message, related)
@@ -204,7 +226,7 @@ class HttpTransport:
             if expired is None:
                 break
             self.end_session(expired)
-        self.admission.add(session.id)
+        self.admission.add(session.id, _admitting.get())
 
     def _streaming(self, session_id: str) -> bool:
         stream = self.streams.get(session_id, {}).get(GET_STREAM)
@@ -267,6 +289,17 @@ class HttpTransport:
         return True
 
 
+def _bind(host: str, port: int) -> list[socket.socket]:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    return tornado.netutil.bind_sockets(port, address=host, family=family)
+
+
+def check_address(host: str) -> None:
+    """Raise OSError if this machine cannot listen on ``host`` (on any port)."""
+    for sock in _bind(host, 0):
+        sock.close()
+
+
 class _LimitedHttpServer(tornado.httpserver.HTTPServer):
     """tornado's HTTP server, fed by a ConnectionLimiter instead of its own accept loop."""
 
@@ -274,7 +307,16 @@ class _LimitedHttpServer(tornado.httpserver.HTTPServer):
 
     def start_request(self, server_conn: Any, request_conn: Any) -> Any:
         delegate = super().start_request(server_conn, request_conn)
-        return self.limiter.wrap(server_conn.stream, delegate)
+        return self.limiter.wrap(server_conn.stream, request_conn, delegate)
+
+
+def _response(status: int, body: bytes, headers: dict[str, str]) -> bytes:
+    """A complete HTTP/1.1 JSON response after which the connection closes."""
+    reason = tornado.httputil.responses.get(status, "Error")
+    lines = [f"HTTP/1.1 {status} {reason}", "Content-Type: application/json"]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    lines += [f"Content-Length: {len(body)}", "Connection: close", "", ""]
+    return "\r\n".join(lines).encode("latin-1") + body
 
 
 def _log_request(handler: tornado.web.RequestHandler) -> None:

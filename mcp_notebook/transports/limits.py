@@ -5,18 +5,32 @@ with idle sockets, and a flood of ``initialize`` could push live sessions out.
 
 - **Connections** are counted from ``accept`` to close, including those lent to calls
   (transports/direct.py), against a total and a per-address cap. A connection is
-  *trusted* once a request on it carried the token (or any request, without auth). At a
+  *trusted* once a request on it passed the endpoint's checks (the token, unless auth is
+  off, and a loopback or allowed Host and Origin: security.Guard.refusal). At a
   cap, the oldest untrusted connection is closed to make room; if there is none, the
   newcomer is. So idle sockets of strangers never lock out a client that has the token.
+  A connection accepted in the current batch of accepts has not been read yet: before
+  it is shed, its waiting request is peeked at, and if that carries the token it is
+  trusted instead. Otherwise, under a connect flood, the token holder's new connection
+  could be shed by the connections accepted right after it.
+- **Bodies of refused requests are not read**: a request on an untrusted connection that
+  the endpoint will refuse anyway (no token, a foreign Host or Origin, another path) gets
+  its answer as soon as its headers are in, and the connection is closed; what the client
+  still sends is read and dropped, never kept. Otherwise a client without the token could
+  make the server hold a whole body per connection.
 - **Timeouts**: a new connection has ``header_timeout`` seconds to become trusted; a
   trusted keep-alive connection may wait ``idle_timeout`` seconds for its next request;
   a body must arrive within ``body_timeout``.
 - **Accepting** survives running out of file descriptors (``EMFILE``): it sheds an
   untrusted connection, or pauses a moment, instead of spinning on a readable socket.
 - **Sessions**: each client address may open ``session_burst`` sessions at once and
-  ``session_rate`` per second after that (429 otherwise); the table holds
-  ``max_sessions``, and only sessions unused for ``session_idle_timeout`` seconds give
-  way to new ones (503 otherwise). Both refusals carry ``Retry-After``.
+  ``session_rate`` per second after that. Past that allowance, a new session ends the
+  oldest session of the same address that was never used after its ``initialize``; if
+  there is none, the answer is 429. So a flooder that never uses its sessions recycles
+  them, and other clients behind the same address (every local agent, on loopback) still
+  get in. The table holds ``max_sessions``, and only sessions unused for
+  ``session_idle_timeout`` seconds give way to new ones (503 otherwise). Both refusals
+  carry ``Retry-After``.
 """
 
 from __future__ import annotations
@@ -46,6 +60,8 @@ RESERVED_FDS = 64
 MIN_CONNECTIONS = 8
 ACCEPT_BATCH = 128  # connections accepted per readiness event, like tornado
 ACCEPT_PAUSE = 0.25  # seconds without accepting after EMFILE with nothing to shed
+PEEK_BYTES = 16 * 1024  # enough for the headers of a request that carries the token
+DRAIN_CHUNK = 64 * 1024  # bytes read at a time from a refused request, and dropped
 _OUT_OF_FDS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
 
@@ -104,10 +120,10 @@ class TrackedStream(tornado.iostream.IOStream):
 
 
 class Connection:
-    __slots__ = ("client", "deadline", "stream")
+    __slots__ = ("batch", "client", "deadline", "stream")
 
-    def __init__(self, stream: TrackedStream, client: str) -> None:
-        self.stream, self.client = stream, client
+    def __init__(self, stream: TrackedStream, client: str, batch: int) -> None:
+        self.stream, self.client, self.batch = stream, client, batch
         self.deadline: asyncio.TimerHandle | None = None
 
 
@@ -118,10 +134,10 @@ class ConnectionLimiter:
         self,
         limits: Limits,
         serve: Callable[[tornado.iostream.IOStream, Any], None],
-        trusts: Callable[[tornado.httputil.HTTPHeaders], bool],
+        screen: Screen,
     ) -> None:
         self.limits = limits
-        self._serve, self.trusts = serve, trusts
+        self._serve, self.screen = serve, screen
         headroom = fd_headroom()
         cap = limits.max_connections
         if headroom is not None:  # fit under the process's file limit, leaving a reserve
@@ -135,6 +151,8 @@ class ConnectionLimiter:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._paused = False
         self._warned = 0.0
+        self._refusing: set[asyncio.Future[None]] = set()  # answers being sent
+        self._batch = 0  # how many times accepting began
 
     # -- accepting ---------------------------------------------------------------------
     def listen(self, sockets: list[socket.socket], loop: asyncio.AbstractEventLoop) -> None:
@@ -145,8 +163,11 @@ class ConnectionLimiter:
             self._loop.add_reader(sock.fileno(), self._accept, sock)
 
     def close(self) -> None:
-        """Stop accepting and close the listening sockets (open connections stay)."""
+        """Stop accepting and close the listening sockets (open connections stay, but for
+        those being refused)."""
         loop, self._loop = self._loop, None
+        for task in self._refusing:
+            task.cancel()  # its connection closes
         for sock in self._sockets:
             if loop is not None and not self._paused:
                 loop.remove_reader(sock.fileno())
@@ -154,6 +175,7 @@ class ConnectionLimiter:
         self._sockets = []
 
     def _accept(self, sock: socket.socket) -> None:
+        self._batch += 1
         for _ in range(ACCEPT_BATCH):
             try:
                 connection, address = sock.accept()
@@ -206,7 +228,7 @@ class ConnectionLimiter:
         except BaseException:
             connection.close()
             raise
-        record = Connection(stream, client)
+        record = Connection(stream, client, self._batch)
         self.open[stream] = record
         self.untrusted[stream] = record
         self.per_client[client] = self.per_client.get(client, 0) + 1
@@ -222,12 +244,36 @@ class ConnectionLimiter:
 
     def _shed_one(self, client: str | None) -> bool:
         """Close the oldest untrusted connection (of ``client``, if given)."""
+        victim, proven = None, []
         for record in self.untrusted.values():
-            if client is None or record.client == client:
-                self.shed += 1
-                record.stream.close()  # _closed forgets it
-                return True
-        return False
+            if client is not None and record.client != client:
+                continue
+            if record.batch == self._batch and self._shows_token(record):
+                proven.append(record)
+                continue
+            victim = record
+            break
+        for record in proven:
+            self.trust(record)
+        if victim is None:
+            return False
+        self.shed += 1
+        victim.stream.close()  # _closed forgets it
+        return True
+
+    def _shows_token(self, record: Connection) -> bool:
+        """Whether the request waiting, unread, on a new connection carries the token."""
+        try:
+            data = record.stream.socket.recv(PEEK_BYTES, socket.MSG_PEEK)
+            head, complete, _ = data.partition(b"\r\n\r\n")
+            if not complete:
+                return False
+            first, _, rest = head.decode("latin-1").lstrip("\r\n").partition("\r\n")
+            start_line = tornado.httputil.parse_request_start_line(first)
+            headers = tornado.httputil.HTTPHeaders.parse(rest)
+        except (OSError, ValueError, tornado.httputil.HTTPInputError):
+            return False
+        return self.screen(start_line, headers) is None
 
     def _closed(self, stream: TrackedStream) -> None:
         record = self.open.pop(stream, None)
@@ -243,55 +289,107 @@ class ConnectionLimiter:
             self.per_client.pop(record.client, None)
 
     # -- trust -------------------------------------------------------------------------
-    def wrap(self, stream: Any, delegate: tornado.httputil.HTTPMessageDelegate) -> Any:
+    def wrap(
+        self,
+        stream: Any,
+        request_conn: tornado.httputil.HTTPConnection,
+        delegate: tornado.httputil.HTTPMessageDelegate,
+    ) -> Any:
         """The request's delegate; on a connection not yet trusted, one that looks first."""
         record = self.untrusted.get(stream)
         if record is None:
             return delegate
-        return _FirstRequest(delegate, self, record)
+        return _FirstRequest(delegate, self, record, request_conn)
 
     def trust(self, record: Connection) -> None:
         if self.untrusted.pop(record.stream, None) is not None and record.deadline is not None:
             record.deadline.cancel()
             record.deadline = None
 
+    def refuse(self, stream: tornado.iostream.IOStream, answer: bytes) -> None:
+        """Send ``answer`` on a detached connection, then close it without reading a body."""
+        task = asyncio.ensure_future(_answer_and_close(stream, answer))
+        self._refusing.add(task)
+        task.add_done_callback(self._refusing.discard)
+
+
+# What the endpoint makes of a request's headers: None if they carry the token (and may
+# reach it), else the complete HTTP response it would answer.
+Screen = Callable[[tornado.httputil.RequestStartLine, tornado.httputil.HTTPHeaders], bytes | None]
+
+
+def has_body(headers: tornado.httputil.HTTPHeaders) -> bool:
+    return "Transfer-Encoding" in headers or headers.get("Content-Length", "0").strip() != "0"
+
+
+async def _answer_and_close(stream: tornado.iostream.IOStream, answer: bytes) -> None:
+    try:
+        await stream.write(answer)
+        # Our side is done; reading on until the client closes (or the connection's header
+        # deadline) lets it read the answer: closing with its body unread would reset it.
+        if stream.socket is None:
+            return
+        stream.socket.shutdown(socket.SHUT_WR)
+        while True:
+            await stream.read_bytes(DRAIN_CHUNK, partial=True)
+    except (tornado.iostream.StreamClosedError, OSError):
+        pass
+    finally:
+        stream.close()
+
 
 class _FirstRequest(tornado.httputil.HTTPMessageDelegate):
-    """Passes a request through, trusting its connection if the request carries the token."""
+    """Passes a request through, trusting its connection if the request carries the token;
+    answers a request that will be refused, and has a body, before the body is read."""
 
     def __init__(
         self,
         delegate: tornado.httputil.HTTPMessageDelegate,
         limiter: ConnectionLimiter,
         record: Connection,
+        request_conn: tornado.httputil.HTTPConnection,
     ) -> None:
         self._delegate, self._limiter, self._record = delegate, limiter, record
+        self._request_conn = request_conn
+        self._answered = False
 
     def headers_received(self, start_line: Any, headers: tornado.httputil.HTTPHeaders) -> Any:
-        if self._limiter.trusts(headers):
+        answer = self._limiter.screen(start_line, headers)
+        if answer is None:
             self._limiter.trust(self._record)
+        elif has_body(headers) and hasattr(self._request_conn, "detach"):
+            # tornado would read the whole body before the handler refuses the request.
+            self._answered = True
+            self._limiter.refuse(self._request_conn.detach(), answer)
+            return None
         return self._delegate.headers_received(start_line, headers)
 
     def data_received(self, chunk: bytes) -> Any:
-        return self._delegate.data_received(chunk)
+        return None if self._answered else self._delegate.data_received(chunk)
 
     def finish(self) -> None:
-        self._delegate.finish()
+        if not self._answered:
+            self._delegate.finish()
 
     def on_connection_close(self) -> None:
-        self._delegate.on_connection_close()
+        if not self._answered:
+            self._delegate.on_connection_close()
 
 
 class SessionAdmission:
     """Who may open a session now: a token bucket per client address, a bounded table."""
 
-    MAX_CLIENTS = 4096  # buckets remembered; full ones are forgotten first
+    # Buckets remembered; the least recently charged is forgotten first, and a client
+    # forgotten starts again with a full allowance.
+    MAX_CLIENTS = 4096
 
     def __init__(self, limits: Limits) -> None:
         self.limits = limits
         self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
         # Handshake sessions by id, with when they were last used.
         self.last_used: dict[str, float] = {}
+        # Sessions not used since their initialize, oldest first, with their client.
+        self.unused: OrderedDict[str, str] = OrderedDict()
 
     def refusal(
         self, client: str, now: float | None = None, busy: Callable[[str], bool] | None = None
@@ -338,12 +436,19 @@ class SessionAdmission:
                 return session_id
         return None
 
-    def add(self, session_id: str) -> None:
+    def oldest_unused(self, client: str) -> str | None:
+        """The oldest session ``client`` opened and never used, if any."""
+        return next((sid for sid, owner in self.unused.items() if owner == client), None)
+
+    def add(self, session_id: str, client: str = "") -> None:
         self.last_used[session_id] = time.monotonic()
+        self.unused[session_id] = client
 
     def touch(self, session_id: str) -> None:
         if session_id in self.last_used:
             self.last_used[session_id] = time.monotonic()
+            self.unused.pop(session_id, None)
 
     def forget(self, session_id: str) -> None:
         self.last_used.pop(session_id, None)
+        self.unused.pop(session_id, None)

@@ -161,3 +161,39 @@ def test_idle_flood_under_fd_limit_leaves_the_token_holder_served(
         for sock in idle:
             sock.close()
         kernel.run("resource.setrlimit(resource.RLIMIT_NOFILE, (_soft, _hard))")
+
+
+BODIES = 40  # connections, each announcing the largest body and sending all but its end
+BODY = 4 * 1024 * 1024
+
+
+def test_bodies_without_the_token_are_not_kept(served: Served, endpoint: Endpoint) -> None:
+    kernel = served.kernel
+    pid = kernel_pid(kernel)
+    kernel.run("mcp.limits.header_timeout = 60")  # the bodies would be held all this time
+    rss_before = rss_bytes(pid)
+    head = (
+        f"POST {endpoint.path} HTTP/1.1\r\nHost: {endpoint.host}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {BODY}\r\n\r\n"
+    ).encode()
+    almost = b"x" * (BODY - 10)
+    stalled: list[socket.socket] = []
+    try:
+        for _ in range(BODIES):
+            sock = socket.create_connection((endpoint.host, endpoint.port), timeout=30)
+            stalled.append(sock)
+            sock.sendall(head + almost)
+        grown = rss_bytes(pid) - rss_before
+        assert grown < RSS_BOUND, f"the kernel grew by {grown >> 20} MiB"
+        for sock in stalled:
+            sock.settimeout(10)
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+            assert answer.startswith(b"HTTP/1.1 401 "), answer[:200]
+            assert b"WWW-Authenticate: Bearer" in answer
+        authenticated_requests_answer(endpoint)
+    finally:
+        for sock in stalled:
+            sock.close()
+        kernel.run(f"mcp.limits.header_timeout = {TIMEOUT}")

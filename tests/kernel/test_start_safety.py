@@ -3,6 +3,7 @@ binds are refused (12.8), and the token stays out of the saved notebook (12.11).
 
 from __future__ import annotations
 
+import errno
 import json
 import socket
 import subprocess
@@ -16,7 +17,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from mcp_notebook import discovery
+from mcp_notebook import NotebookMCP, discovery
+from mcp_notebook.protocol import InlineExecutor
 
 from ..kernels import KernelError
 
@@ -33,12 +35,16 @@ INITIALIZE = {
 }
 
 
-def answers(url: str, token: str | None) -> bool:
-    """Whether an MCP server at ``url`` answers initialize (with ``token``)."""
+def headers(token: str | None) -> dict[str, str]:
     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
-    request = urllib.request.Request(url, json.dumps(INITIALIZE).encode(), headers)
+    return headers
+
+
+def answers(url: str, token: str | None) -> bool:
+    """Whether an MCP server at ``url`` answers initialize (with ``token``)."""
+    request = urllib.request.Request(url, json.dumps(INITIALIZE).encode(), headers(token))
     try:
         with urllib.request.urlopen(request, timeout=30) as response:
             return response.status == 200 and json.loads(response.read())["id"] == 1
@@ -102,6 +108,59 @@ def test_a_bad_address_on_the_same_port_puts_the_server_back(loaded):
     assert loaded.eval("mcp.url") == url
     assert answers(url, token)
     assert discovered(loaded) == [url]
+
+
+def open_session(url: str, token: str) -> str:
+    request = urllib.request.Request(url, json.dumps(INITIALIZE).encode(), headers(token))
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return response.headers["Mcp-Session-Id"]
+
+
+def session_answers(url: str, token: str, session: str) -> bool:
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    request = urllib.request.Request(
+        url, json.dumps(ping).encode(), {**headers(token), "Mcp-Session-Id": session}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read()) == {"jsonrpc": "2.0", "id": 2, "result": {}}
+    except urllib.error.HTTPError:
+        return False
+
+
+def test_a_bad_address_on_the_same_port_keeps_the_sessions(loaded):
+    loaded.run("%mcp start --port 0 --name keeper")
+    url, token = loaded.eval("mcp.url"), loaded.eval("mcp.token")
+    session = open_session(url, token)
+    usage_error(loaded, f"%mcp start --host 203.0.113.7 --port {port_of(url)}")
+    assert session_answers(url, token, session)
+
+
+def test_a_put_back_server_keeps_its_executor_and_the_restart_error(monkeypatch):
+    mcp = NotebookMCP()
+    executor = InlineExecutor()
+    mcp.start(port=0, executor=executor, name="put-back")
+    try:
+        port, bind = mcp._transport.port, mcp._bind
+        failures = iter([OSError(errno.EADDRINUSE, "taken in between")])
+
+        def bind_once_failing(*args):
+            failure = next(failures, None)
+            if failure is not None:
+                raise failure
+            return bind(*args)
+
+        monkeypatch.setattr(mcp, "_bind", bind_once_failing)
+        with pytest.raises(OSError, match="taken in between"):
+            mcp.start(port=port, executor=InlineExecutor())
+        assert mcp._transport.port == port and mcp._server.executor is executor
+        # If putting the server back fails too, the restart's own error is the one raised.
+        failures = iter([OSError(errno.EADDRINUSE, "taken in between"), RuntimeError("odd")])
+        with pytest.raises(OSError, match="taken in between"):
+            mcp.start(port=port)
+        assert not mcp.running
+    finally:
+        mcp.stop()
 
 
 def test_restarting_on_the_same_port_works(loaded):

@@ -26,6 +26,7 @@ from ..protocol.versions import HANDSHAKE_VERSIONS
 from . import seed_http
 from .direct import DirectReply, always_ok, http_date
 from .modern_post import ModernRequests
+from .security import AUTHENTICATE, NOT_FOUND
 from .sse import BadEventId, parse_event_id
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ class NotFoundHandler(tornado.web.RequestHandler):
     def prepare(self) -> None:
         self.set_status(404)
         self.set_header("Content-Type", "application/json")
-        self.finish(_error_body(INVALID_REQUEST, "Not Found: the MCP endpoint is elsewhere"))
+        self.finish(_error_body(INVALID_REQUEST, NOT_FOUND))
 
 
 class McpHandler(ModernRequests, tornado.web.RequestHandler):
@@ -102,7 +103,7 @@ class McpHandler(ModernRequests, tornado.web.RequestHandler):
         self.set_status(status)
         self.set_header("Content-Type", "application/json")
         if status == 401:
-            self.set_header("WWW-Authenticate", 'Bearer realm="mcp-notebook"')
+            self.set_header("WWW-Authenticate", AUTHENTICATE)
         error = RpcError(code, message, data)
         self.finish(jsonrpc.dumps(jsonrpc.error_response(request_id, error)))
 
@@ -115,15 +116,10 @@ class McpHandler(ModernRequests, tornado.web.RequestHandler):
         return jsonrpc.readable_id(message)
 
     def prepare(self) -> None:
-        guard, headers = self.transport.guard, self.request.headers
-        problem = guard.host_problem(headers.get("Host"))
-        if problem is None:
-            problem = guard.origin_problem(headers.get("Origin"))
-        if problem is not None:
-            return self.fail(403, f"Forbidden: {problem}")
-        problem = guard.auth_problem(headers.get("Authorization"))
-        if problem is not None:
-            return self.fail(401, f"Unauthorized: {problem}")
+        headers = self.request.headers
+        refusal = self.transport.guard.refusal(headers)
+        if refusal is not None:
+            return self.fail(*refusal)
         try:
             length = announced_length(headers)
         except ValueError as exc:
@@ -196,14 +192,15 @@ class McpHandler(ModernRequests, tornado.web.RequestHandler):
         if modern_request:
             return await self._post_modern(message, kind, wants_json)
         if kind == "request" and message["method"] == "initialize":
-            refusal = self.transport.refuse_session(self.request.remote_ip or "")  # limits.py
+            client = self.request.remote_ip or ""
+            refusal = self.transport.refuse_session(client)  # limits.py
             if refusal is not None:
                 self.set_header("Retry-After", str(refusal.retry_after))
                 return self.fail(refusal.status, refusal.message, refusal.code, message["id"])
             session = Session(transport="http")
             reply = await server.handle(message, session)
             if reply is not None and "result" in reply:
-                self.transport.new_session(session)
+                self.transport.new_session(session, client)
                 self.set_header(SESSION_HEADER, session.id)
             return self._reply(reply, wants_json)
         if kind == "request" and not has_session and not server.serves(message["method"]):

@@ -13,7 +13,6 @@ session's GET stream. Every SSE event has an id, and ``Last-Event-ID`` resumes a
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import itertools
 import logging
 import socket
@@ -33,18 +32,13 @@ from ..protocol.jsonrpc import INVALID_REQUEST, RpcError
 from .direct import DirectReply
 from .handler import GET_STREAM, McpHandler, NotFoundHandler, StreamedMcpHandler, WholeBody
 from .limits import ConnectionLimiter, Limits, Refusal, SessionAdmission
-from .security import Guard
+from .security import AUTHENTICATE, NOT_FOUND, Guard
 from .sse import SseStream
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_BODY = 4 * 1024 * 1024
-AUTHENTICATE = 'Bearer realm="mcp-notebook"'  # as McpHandler.fail sends it
-NOT_FOUND = "Not Found: the MCP endpoint is elsewhere"  # as NotFoundHandler answers
 KEEP_FINISHED_STREAMS = 32
-# The address of the client whose initialize is being admitted: refuse_session learns it,
-# new_session (called later by the same request handler, in the same task) reads it.
-_admitting: contextvars.ContextVar[str] = contextvars.ContextVar("admitting", default="")
 
 
 class HttpTransport:
@@ -212,10 +206,10 @@ class HttpTransport:
             if unused is not None:  # its allowance went on sessions nobody used
                 self.end_session(unused)  # ... so one makes room: the table is not full
                 refusal = None
-        _admitting.set(client)  # for new_session, later in this request's task
         return refusal
 
-    def new_session(self, session: Session) -> None:
+    def new_session(self, session: Session, client: str = "") -> None:
+        """Serve ``session``, opened by the client at address ``client``."""
         session.outbound = lambda message, related: self._route(session, message, related)
         session.close_stream = lambda related, retry: self._close_early(session, related, retry)
         self.server.open_session(session)
@@ -226,7 +220,7 @@ class HttpTransport:
             if expired is None:
                 break
             self.end_session(expired)
-        self.admission.add(session.id, _admitting.get())
+        self.admission.add(session.id, client)
 
     def _streaming(self, session_id: str) -> bool:
         stream = self.streams.get(session_id, {}).get(GET_STREAM)

@@ -28,6 +28,11 @@ def split_host(value: str) -> str:
     return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
 
 
+# What a refused request is told, by the handler and by the early refusal in limits.py.
+AUTHENTICATE = 'Bearer realm="mcp-notebook"'
+NOT_FOUND = "Not Found: the MCP endpoint is elsewhere"
+
+
 class Guard:
     """Decides whether a request may reach the server; each check returns a reason or None."""
 

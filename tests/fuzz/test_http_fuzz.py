@@ -107,6 +107,12 @@ def _strict(data: bytes | str) -> Any:
     return json.loads(data, parse_constant=refuse)
 
 
+def _header_bytes(value: str) -> bytes:
+    """A header value as a hostile client may send it: UTF-8 bytes (tornado reads them as
+    latin-1), with line breaks flattened, since those would end the header section."""
+    return value.encode("utf-8", "surrogatepass").replace(b"\r", b" ").replace(b"\n", b" ")
+
+
 class Connection:
     """One keep-alive connection, reopened only when the server closed it."""
 
@@ -124,14 +130,14 @@ class Connection:
         try:
             conn.putrequest(case.method, self.path, skip_accept_encoding=True)
             for name, value in case.headers.items():
-                conn.putheader(name, value.encode("latin-1"))
+                conn.putheader(name, _header_bytes(value))
             if case.method not in ("GET", "HEAD") or case.body:
                 conn.putheader("Content-Length", str(len(case.body)))
             conn.endheaders(case.body or None)
             response = conn.getresponse()
             body = response.read()
-        except (ConnectionError, http.client.RemoteDisconnected):
-            self.close()
+        except BaseException:
+            self.close()  # whatever broke, the next case starts on a clean connection
             raise
         if response.will_close:
             self.close()

@@ -118,7 +118,6 @@ class HttpTransport:
                     app,
                     max_body_size=self.max_body * 4,
                     idle_connection_timeout=self.limits.idle_timeout,
-                    body_timeout=self.limits.body_timeout,
                 )
                 self.connections = ConnectionLimiter(
                     self.limits, self._http.handle_stream, self._screen

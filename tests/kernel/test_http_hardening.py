@@ -282,8 +282,7 @@ def test_a_chunked_body_far_over_the_limit_is_413(ep: Endpoint, session: str) ->
 def test_a_chunked_body_that_never_ends_gets_408_and_the_connection_closes(
     ep: Endpoint, session: str
 ) -> None:
-    module = "mcp_notebook.transports.handler"
-    ep.kernel.run(f"import {module} as _h; _h_before = _h.BODY_SECONDS; _h.BODY_SECONDS = 1.0")
+    ep.kernel.run("_before = mcp.limits.body_timeout; mcp.limits.body_timeout = 1.0")
     sock = raw_socket(ep)
     try:
         sock.sendall(head(ep, session, "Transfer-Encoding: chunked"))
@@ -291,6 +290,20 @@ def test_a_chunked_body_that_never_ends_gets_408_and_the_connection_closes(
         reply = read_reply(sock)  # returns once the server closed the connection
     finally:
         sock.close()
-        ep.kernel.run("_h.BODY_SECONDS = _h_before")
+        ep.kernel.run("mcp.limits.body_timeout = _before")
+    expect_error(reply, 408, INVALID_REQUEST, "body did not arrive")
+    assert_healthy(ep)
+
+
+def test_a_body_of_known_size_that_stops_arriving_gets_408(ep: Endpoint, session: str) -> None:
+    ep.kernel.run("_before = mcp.limits.body_timeout; mcp.limits.body_timeout = 1.0")
+    sock = raw_socket(ep)
+    try:
+        sock.sendall(head(ep, session, "Content-Length: 100"))
+        sock.sendall(b'{"jsonrpc": "2.0",')  # 18 of the 100 bytes announced, then nothing
+        reply = read_reply(sock)
+    finally:
+        sock.close()
+        ep.kernel.run("mcp.limits.body_timeout = _before")
     expect_error(reply, 408, INVALID_REQUEST, "body did not arrive")
     assert_healthy(ep)

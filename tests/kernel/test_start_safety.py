@@ -21,18 +21,9 @@ from mcp_notebook import NotebookMCP, discovery
 from mcp_notebook.protocol import InlineExecutor
 
 from ..kernels import KernelError
+from ..stdio import INITIALIZE
 
 SERVE = [sys.executable, "-m", "mcp_notebook", "serve"]
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "0"},
-    },
-}
 
 
 def headers(token: str | None) -> dict[str, str]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import asyncio
+from pathlib import Path
 from typing import Any
 
 from jupyter_client.manager import start_new_kernel
@@ -53,6 +55,24 @@ class Kernel:
     def alive(self) -> bool:
         return self.manager.is_alive()
 
+    def crash_and_restart(self) -> None:
+        """Kill the kernel as a crash would, then start a new one.
+
+        ``restart_kernel(now=True)`` alone sends SIGINT before SIGKILL, so a tool call in
+        flight may end as "interrupted" first; a crash gives no such warning.
+        """
+        process = self.manager.provisioner.process
+        process.kill()
+        process.wait(timeout=30)
+        self.manager.restart_kernel(now=True)
+
     def shutdown(self) -> None:
         self.client.stop_channels()
         self.manager.shutdown_kernel(now=True)
+
+
+async def until_exists(path: Path, timeout: float = 60) -> None:
+    """Wait until a tool running in a kernel has written ``path`` (its sign that it started)."""
+    async with asyncio.timeout(timeout):
+        while not path.exists():
+            await asyncio.sleep(0.05)

@@ -10,7 +10,7 @@ from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 
 from ..conftest import MODES
-from ..kernels import Kernel
+from ..kernels import Kernel, until_exists
 from ..schema import validate, validate_notification, validate_reply
 from ..stdio import INITIALIZE, RawStdio, module_params
 
@@ -23,7 +23,9 @@ def add(a: int, b: int = 1) -> int:
     return a + b
 
 @mcp.tool
-def nap(seconds: float) -> str:
+def nap(seconds: float, marker: str = "") -> str:
+    if marker:
+        open(marker, "w").close()  # tells a test the call is running
     time.sleep(seconds)
     return "rested"
 
@@ -102,7 +104,7 @@ async def test_a_redefined_tool_reaches_the_client_through_the_bridge(bridged, m
 
 
 @HANDSHAKE_ERA
-async def test_the_bridge_follows_a_kernel_restart(mode):
+async def test_the_bridge_follows_a_kernel_restart(mode, tmp_path):
     kernel = Kernel()
     try:
         serve_in(kernel, f"restarting-{mode}")
@@ -110,11 +112,13 @@ async def test_the_bridge_follows_a_kernel_restart(mode):
         params = module_params("bridge", f"restarting-{mode}")
         async with Client(params, mode=mode, message_handler=notes) as client:
             assert (await client.call_tool("add", {"a": 1, "b": 1})).content[0].text == "2"
-            await asyncio.sleep(0.5)
             # A call in flight when the kernel dies gets an error, not silence.
-            in_flight = asyncio.ensure_future(client.call_tool("nap", {"seconds": 60}))
-            await asyncio.sleep(1.0)
-            kernel.manager.restart_kernel(now=True)
+            marker = tmp_path / "napping"
+            in_flight = asyncio.ensure_future(
+                client.call_tool("nap", {"seconds": 60, "marker": str(marker)})
+            )
+            await until_exists(marker)
+            kernel.crash_and_restart()
             with pytest.raises(MCPError) as broken:
                 await asyncio.wait_for(in_flight, 30)
             assert "bridge" in broken.value.error.message

@@ -25,7 +25,7 @@ from mcp.client import Client
 from mcp.client.subscriptions import SubscriptionLost, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 
-from ..kernels import Kernel
+from ..kernels import Kernel, until_exists
 from ..schema import validate
 from ..stdio import FakeNotebook, RawStdio, Seen, json_body, json_line, module_params, sse_event
 
@@ -46,7 +46,9 @@ def add(a: int, b: int = 1) -> int:
     return a + b
 
 @mcp.tool
-def nap(seconds: float) -> str:
+def nap(seconds: float, marker: str = "") -> str:
+    if marker:
+        open(marker, "w").close()  # tells a test the call is running
     time.sleep(seconds)
     return "rested"
 
@@ -154,17 +156,20 @@ async def test_serve_on_stdio_speaks_2026_too():
         assert sales.contents[0].text.startswith("region,units,price")
 
 
-async def test_a_kernel_restart_breaks_calls_and_listens_then_the_bridge_finds_it_again():
+async def test_a_kernel_restart_breaks_calls_and_listens_then_the_bridge_finds_it_again(tmp_path):
     kernel = Kernel()
     try:
         serve_in(kernel, "modern-restarting")
         params = module_params("bridge", "modern-restarting")
         async with Client(params, mode="auto") as client:
             assert client.protocol_version == VERSION
-            in_flight = asyncio.ensure_future(client.call_tool("nap", {"seconds": 60}))
+            marker = tmp_path / "napping"
+            in_flight = asyncio.ensure_future(
+                client.call_tool("nap", {"seconds": 60, "marker": str(marker)})
+            )
             async with client.listen(tools_list_changed=True) as subscription:
-                await asyncio.sleep(1.0)
-                kernel.manager.restart_kernel(now=True)
+                await until_exists(marker)
+                kernel.crash_and_restart()
                 with pytest.raises(MCPError) as broken:
                     await asyncio.wait_for(in_flight, 30)
                 assert "bridge" in broken.value.error.message

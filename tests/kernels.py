@@ -73,6 +73,9 @@ class Kernel:
 
 async def until_exists(path: Path, timeout: float = 60) -> None:
     """Wait until a tool running in a kernel has written ``path`` (its sign that it started)."""
-    async with asyncio.timeout(timeout):
+
+    async def poll() -> None:
         while not path.exists():
             await asyncio.sleep(0.05)
+
+    await asyncio.wait_for(poll(), timeout)

@@ -16,6 +16,8 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from ..errors import McpNotebookError
+
 logger = logging.getLogger(__name__)
 
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
@@ -61,7 +63,7 @@ _NAMED = ("$defs", "definitions", "dependentSchemas", "patternProperties", "prop
 Path = tuple[str, ...]
 
 
-class InvalidAnnotation(ValueError):
+class InvalidAnnotation(McpNotebookError, ValueError):
     """A tool's ``x-mcp-header`` breaks the rules: an HTTP client must drop the tool."""
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import discovery
+from ..errors import McpNotebookError
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import RpcError
 from ..wire import jsontext
@@ -47,7 +48,7 @@ class Target:
         return record.url, self.token or record.token
 
 
-class Unreachable(Exception):
+class Unreachable(McpNotebookError):
     pass
 
 

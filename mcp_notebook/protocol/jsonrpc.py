@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import McpNotebookError
 from ..wire import jsontext
 
 PARSE_ERROR = -32700
@@ -25,7 +26,7 @@ UNSUPPORTED_VERSION = -32022
 Message = dict[str, Any]
 
 
-class RpcError(Exception):
+class RpcError(McpNotebookError):
     """An error that is sent to the client as a JSON-RPC error object."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import McpNotebookError
 from .jsonrpc import INTERNAL_ERROR, Message, RpcError
 
 # RFC 5424 severities, as MCP's logging utility names them, least severe first.
@@ -24,7 +25,7 @@ Outbound = Callable[[Message, Any], bool]
 SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 
-class ClientUnavailable(RuntimeError):
+class ClientUnavailable(McpNotebookError, RuntimeError):
     """The client cannot be reached with a request (no stream open, or it went away)."""
 
 

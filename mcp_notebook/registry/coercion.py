@@ -25,6 +25,7 @@ from typing import Annotated, Any
 from pydantic import PlainSerializer, PlainValidator, WithJsonSchema
 from pydantic_core import PydanticCustomError, to_jsonable_python
 
+from ..errors import McpNotebookError
 from .frames import is_series, shows_index
 
 
@@ -143,7 +144,7 @@ def _without_missing(value: Any) -> Any:
     return value
 
 
-class NotJsonError(ValueError):
+class NotJsonError(McpNotebookError, ValueError):
     """A result that JSON cannot carry (a NaN or an infinity, or nesting too deep)."""
 
 

@@ -15,12 +15,13 @@ from typing import Any
 import pydantic
 from pydantic import ConfigDict, Field, TypeAdapter, create_model
 
+from ..errors import McpNotebookError
 from .compat import pydantic_ready
 from .docstrings import parse_docstring
 from .injected import Injected
 
 
-class ArgumentError(ValueError):
+class ArgumentError(McpNotebookError, ValueError):
     """Arguments that do not convert to the function's parameter types."""
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
+from ..errors import McpNotebookError
 from . import jsontext
 
 SNIFF_BYTES = 64 * 1024
@@ -29,11 +30,11 @@ _AFTER_VALUE = frozenset(b" \t\r\n,}]")
 _NESTING = re.compile(rb'[\[\]{}"]')
 
 
-class _More(Exception):
+class _More(McpNotebookError):
     """The bytes end before the answer is known."""
 
 
-class _NoId(Exception):
+class _NoId(McpNotebookError):
     """The start is not an object, or its id is missing or unreadable."""
 
 

@@ -197,7 +197,7 @@ class ContentLengthFramer:
     def _header(self) -> Any:
         buffer = self._buffer
         # Tolerate blank lines between messages (some writers end each body with one).
-        while buffer[:1] in (b"\r", b"\n", b" ", b"\t"):
+        while buffer and buffer[0] in b"\r\n \t":
             del buffer[:1]
         lines: list[bytes] = []
         position = 0

@@ -71,7 +71,9 @@ class _Scan:
 
     # -- pieces ----------------------------------------------------------------------------
     def _peek(self) -> bytes:
-        self.at = _SPACE.match(self.data, self.at).end()
+        spaces = _SPACE.match(self.data, self.at)
+        assert spaces is not None  # a run of zero or more spaces always matches
+        self.at = spaces.end()
         if self.at >= len(self.data):
             raise _More
         return self.data[self.at : self.at + 1]
@@ -99,7 +101,6 @@ class _Scan:
         if _SCALAR_START.fullmatch(self.data, self.at):
             raise _More  # "12" may still be "123", "1." may be "1.5"
         raise _NoId
-        return found.group()
 
     def _id_value(self) -> Any:
         raw = self._string() if self._peek() == b'"' else self._scalar()

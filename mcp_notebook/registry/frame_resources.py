@@ -34,7 +34,7 @@ def frame_components(
     annotations: dict[str, Any] | None = None,
     meta: dict[str, Any] | None = None,
     size: int | None = None,
-) -> list[Resource | ResourceTemplate]:
+) -> tuple[Resource, ResourceTemplate, ResourceTemplate]:
     """The resource, page template and schema template of a frame ``reader()`` returns.
 
     ``current`` is the frame as registered (None for a live variable): it gives the size
@@ -43,7 +43,7 @@ def frame_components(
     readers = _FrameReaders(reader, name, uri, fmt)
     if size is None and current is not None:
         size = estimated_size(current, fmt)
-    return [
+    return (
         Resource(
             uri,
             name,
@@ -79,7 +79,7 @@ def frame_components(
             description=f"Columns, dtypes, null counts, row count and sample rows of {name}",
             mime_type="application/json",
         ),
-    ]
+    )
 
 
 def _description(given: str | None, fmt: str, current: Any, uri: str) -> str:

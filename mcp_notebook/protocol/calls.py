@@ -67,7 +67,11 @@ class CallRecord:
     arguments: dict[str, Any]
     client: str
     id: int = field(default_factory=lambda: next(_ids))
+    # Two clocks: ``started`` is wall time, shown to people; the duration comes from
+    # perf_counter, which never steps back and is fine-grained on Windows too (its
+    # time.time() ticks every ~15.6 ms before Python 3.13).
     started: float = field(default_factory=time.time)
+    _clock: float = field(default_factory=time.perf_counter, repr=False)
     status: str = "queued"
     result: Any = None
     error: BaseException | None = None
@@ -96,7 +100,7 @@ class CallRecord:
             if isinstance(error, (Interrupted, KeyboardInterrupt)):
                 status = "interrupted"
             self.status, self.result, self.error = status, result, error
-        self.duration = time.time() - self.started
+        self.duration = time.perf_counter() - self._clock
         log = self.log
         if log is not None:
             log._settle(self, ran)

@@ -38,6 +38,9 @@ class Decision:
         self.id = record.id
         self.arguments = dict(arguments)
         self.timeout = timeout
+        # When it expires, on the monotonic clock (a wall-clock jump cannot move it), and
+        # the same moment in wall time, only to show people ("denied at 14:05:09").
+        self.expires = time.monotonic() + timeout
         self.deadline = time.time() + timeout
         self.state = PENDING
         self.reason: str | None = None
@@ -49,6 +52,10 @@ class Decision:
     @property
     def pending(self) -> bool:
         return self.state == PENDING
+
+    def remaining(self) -> float:
+        """Seconds left before the decision expires (0 once past)."""
+        return max(0.0, self.expires - time.monotonic())
 
     def settle(
         self, state: str, arguments: dict[str, Any] | None = None, reason: str | None = None
@@ -70,7 +77,7 @@ class Decision:
     async def outcome(self) -> dict[str, Any]:
         """On the server's loop: the approved arguments, or Declined."""
         try:
-            await asyncio.wait_for(asyncio.shield(self._done), self.timeout)
+            await asyncio.wait_for(asyncio.shield(self._done), self.remaining())
         except asyncio.TimeoutError:
             self.settle(EXPIRED, reason=f"nobody approved it within {self.timeout:g} s")
         except asyncio.CancelledError:

@@ -8,10 +8,11 @@ return ToolResult(content=["done"], structured={"rows": 3}, is_error=False)
 from __future__ import annotations
 
 import base64
-import mimetypes
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .filetypes import mime_for
 
 _MAGIC = {
     b"\x89PNG\r\n\x1a\n": "image/png",
@@ -41,7 +42,7 @@ def _load(data: bytes | None, path: str | Path | None, mime_type: str | None) ->
         raise ValueError("give either data or path")
     if path is not None:
         data = Path(path).read_bytes()
-        mime_type = mime_type or mimetypes.guess_type(str(path))[0]
+        mime_type = mime_type or mime_for(path)
     assert data is not None
     return data, mime_type or sniff_mime(data)
 

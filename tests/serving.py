@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-import signal
 import subprocess
 import sys
 import threading
 import time
-from pathlib import Path
+
+from . import portable
 
 SERVE = [sys.executable, "-m", "mcp_notebook.cli", "serve"]
 
@@ -16,7 +16,11 @@ SERVE = [sys.executable, "-m", "mcp_notebook.cli", "serve"]
 class ServeProcess:
     def __init__(self, *args: str) -> None:
         self.process = subprocess.Popen(
-            [*SERVE, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            [*SERVE, *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            **portable.spawn_options(),
         )
         self.stderr: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
@@ -39,12 +43,11 @@ class ServeProcess:
         raise AssertionError("serve did not start:\n" + "".join(self.stderr))
 
     def children(self) -> list[int]:
-        path = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
-        return [int(pid) for pid in path.read_text().split()]
+        return portable.children(self.process.pid)
 
     def stop(self) -> int:
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
+            portable.interrupt(self.process)  # Ctrl-C
         try:
             return self.process.wait(60)
         finally:

@@ -16,6 +16,8 @@ import tornado.iostream
 
 from mcp_notebook.transports.direct import DirectReply, json_response
 
+from .portable import open_handles
+
 REPLY = {"jsonrpc": "2.0", "id": 1, "result": {"content": [], "isError": False}}
 
 
@@ -163,7 +165,7 @@ def test_status_lines(status: int) -> None:
 
 
 def open_fds() -> int:
-    return len(os.listdir("/proc/self/fd"))
+    return open_handles()
 
 
 async def test_a_failed_duplicate_detaches_nothing(monkeypatch: pytest.MonkeyPatch) -> None:

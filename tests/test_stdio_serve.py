@@ -13,6 +13,7 @@ import pytest
 from mcp.client import Client
 
 from .conftest import MODES
+from .portable import alive, children
 from .schema import validate_notification, validate_reply
 from .stdio import INITIALIZE, FramedStdio, RawStdio, module_params
 
@@ -216,18 +217,6 @@ def test_stdin_closed_mid_call_leaves_no_kernel_behind(tmp_path):
     wait_until(lambda: not any(map(alive, kernels)), "the kernel to exit")
 
 
-def children(pid: int) -> list[int]:
-    return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"  # a zombie has exited; only its exit status is left
-
-
 def wait_until(condition: Callable[[], bool], what: str, timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -240,8 +229,9 @@ def test_a_call_in_flight_when_the_kernel_dies_gets_an_error_then_serve_exits(tm
     notebook = nbformat.v4.new_notebook()
     cells = [
         "%load_ext mcp_notebook",
-        "import os, signal\n@mcp.tool\ndef die() -> str:\n"
-        "    os.kill(os.getpid(), signal.SIGKILL)\n    return 'unreachable'",
+        # Killed as a crash would: SIGKILL on POSIX, TerminateProcess on Windows.
+        "import psutil\n@mcp.tool\ndef die() -> str:\n"
+        "    psutil.Process().kill()\n    return 'unreachable'",
     ]
     notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
     path = tmp_path / "dying.ipynb"

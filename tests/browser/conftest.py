@@ -3,13 +3,16 @@
 Chromium comes from apt when it is missing (CI runs as root; nothing is skipped), and
 Playwright drives it through ``executable_path``: no browser download. JupyterLab runs with
 all of its ``JUPYTER_*`` folders in a temporary directory and nothing that calls out.
+
+Linux only (Debian's chromium, apt-get): on macOS and Windows these tests skip and say so.
+The confirmation flow they drive is also tested without a browser, on every platform, by
+tests/kernel/test_confirmations.py.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -22,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from .. import portable
+
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM = Path("/usr/bin/chromium")
@@ -33,6 +38,18 @@ CHROMIUM_ARGS = [
     "--disable-background-networking",
     "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
 ]
+
+
+NEEDS = (
+    "these tests drive Debian's /usr/bin/chromium, installed with apt-get when missing; "
+    "no such package exists for this system (the browser is host tooling: the server "
+    "and its confirmations are tested without it)"
+)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _debian_chromium_host() -> None:
+    portable.require_linux(NEEDS)
 
 
 def _install_chromium() -> None:
@@ -124,13 +141,14 @@ def lab(tmp_path_factory) -> Iterator[Lab]:
         cwd=root,
         stdout=log.open("w"),
         stderr=subprocess.STDOUT,
+        **portable.spawn_options(),
     )
     lab = Lab(f"http://127.0.0.1:{port}", token, root, folders["JUPYTER_RUNTIME_DIR"], process)
     try:
         _wait_until_up(lab, log)
         yield lab
     finally:
-        process.send_signal(signal.SIGTERM)  # the server shuts its kernels down
+        portable.stop(process)  # the server shuts its kernels down
         try:
             process.wait(30)
         except subprocess.TimeoutExpired:

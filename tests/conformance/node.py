@@ -11,12 +11,15 @@ both the runtime and the suite come from the npm registry with the ordinary clie
 installed under a lock into a temporary sibling and renamed into place only once npm succeeded,
 so a half-finished install is never used and concurrent callers install it once.
 
+Linux only: the Node runtime is npm's ``node-linux-<arch>`` package. On macOS and Windows
+the suite's test skips and says so (the server it checks is tested there by the rest of
+the suite).
+
     python -m tests.conformance.node [version]     # prints the command
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import platform
@@ -38,12 +41,18 @@ def cache_dir() -> Path:
     return path
 
 
+NEEDS = (
+    "the conformance suite runs on Node 22 from npm's node-linux-<arch> package (a Linux "
+    "binary), installed with npm into the test cache"
+)
+
+
 def _node_package() -> str:
     arch = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(
         platform.machine().lower()
     )
     if sys.platform != "linux" or arch is None:
-        raise RuntimeError(f"no npm Node package for {sys.platform}/{platform.machine()}")
+        raise RuntimeError(f"not on {sys.platform}/{platform.machine()}: {NEEDS}")
     return f"node-linux-{arch}"
 
 
@@ -51,6 +60,8 @@ def _npm_install(prefix: Path, spec: str, node_bin: Path | None = None) -> None:
     """Install ``spec`` into ``prefix``, atomically and once, under a lock file."""
     if prefix.is_dir():
         return
+    import fcntl  # POSIX; only reached on Linux (see _node_package)
+
     lock_path = prefix.with_name(prefix.name + ".lock")
     with open(lock_path, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be installing the same thing

@@ -1,7 +1,8 @@
 """The official MCP conformance suite against `mcp-notebook serve notebooks/everything.ipynb`.
 
 The suite is an npm package that needs Node 22; ``node.py`` installs both from the npm
-registry into a cache, so this runs wherever npm does (CI included).
+registry into a cache, so this runs on Linux wherever npm does (CI included); on other
+systems it skips with the reason (``node.NEEDS``).
 """
 
 from __future__ import annotations
@@ -12,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from .. import portable
 from ..serving import ServeProcess
-from .node import conformance_command
+from .node import NEEDS, conformance_command
 
 EVERYTHING = Path(__file__).resolve().parents[2] / "notebooks" / "everything.ipynb"
 
@@ -28,6 +30,7 @@ RUNS = {
 
 @pytest.fixture(scope="module")
 def everything():
+    portable.require_linux(NEEDS)
     served = ServeProcess(str(EVERYTHING), "--port", "0", "--no-auth")
     try:
         yield served.wait_for_url()

@@ -20,7 +20,7 @@ from tests.kernel.test_http_raw import LIMIT, Endpoint
 from tests.kernels import Kernel, KernelError
 
 SETUP = '''
-import ctypes, gc, os
+import ctypes, gc, psutil
 
 @mcp.tool
 def double(n: int) -> int:
@@ -48,9 +48,7 @@ def rss_mb():
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):  # not glibc: the bound below is generous anyway
         pass
-    with open(f"/proc/{os.getpid()}/status") as status:
-        line = next(line for line in status if line.startswith("VmRSS:"))
-    return int(line.split()[1]) / 1024
+    return psutil.Process().memory_info().rss / (1024 * 1024)  # resident, on every OS
 '''
 MIB = 1024 * 1024
 

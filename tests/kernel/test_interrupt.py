@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tempfile
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -23,7 +24,7 @@ from tests.kernels import Kernel
 from tests.schema import validate_reply
 
 SETUP = '''
-import asyncio, time
+import asyncio, tempfile, time
 from pathlib import Path
 
 @mcp.tool
@@ -82,7 +83,7 @@ def add(a: int, b: int) -> int:
 
 @mcp.resource_template("slow://{mark}")
 def slow_read(mark: str) -> str:
-    Path("/tmp", mark).touch()
+    Path(tempfile.gettempdir(), mark).touch()
     time.sleep(600)
     return "read"
 '''
@@ -175,7 +176,7 @@ def test_interrupt_on_a_2026_call(ep: Endpoint, session: str, pool, tmp_path: Pa
 def test_an_interrupted_resource_read_is_an_error_reply(
     ep: Endpoint, session: str, pool, tmp_path: Path
 ) -> None:
-    mark = Path("/tmp", f"mcp-interrupt-{tmp_path.name}")
+    mark = Path(tempfile.gettempdir(), f"mcp-interrupt-{tmp_path.name}")
     message = {"jsonrpc": "2.0", "id": 77, "method": "resources/read"}
     message["params"] = {"uri": f"slow://{mark.name}"}
     reply = pool.submit(ep.post, json.dumps(message).encode(), session=session)

@@ -7,7 +7,6 @@ Every test adds what it measured to ``figures``; at the end they are written to
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from collections.abc import Iterator
@@ -16,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests import portable
 from tests.conftest import Served, start_server
 from tests.kernels import Kernel
 
@@ -62,12 +62,6 @@ def figures() -> Iterator[dict[str, Any]]:
     print(f"\nstress figures: {json.dumps(measured)}", file=sys.stderr)
 
 
-def rss_bytes(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) * 1024
-    raise AssertionError("no VmRSS")
-
-
-def fd_count(pid: int) -> int:
-    return len(os.listdir(f"/proc/{pid}/fd"))
+# The kernel's memory and open descriptors (handles on Windows), as the OS counts them.
+rss_bytes = portable.rss
+fd_count = portable.open_handles

@@ -113,10 +113,13 @@ def register(
         # Windows (where mode bits do not protect a file).
         with paths.secure_write(str(temporary), binary=True) as handle:
             handle.write(json.dumps(data, ensure_ascii=False).encode("utf-8"))
+        _patiently(lambda: os.replace(temporary, target))
     except RuntimeError as exc:  # the file system would not make it owner-only
-        temporary.unlink(missing_ok=True)
+        unregister(temporary)
         raise PermissionError(str(exc)) from None
-    _patiently(lambda: os.replace(temporary, target))
+    except OSError:
+        unregister(temporary)  # no token left behind in a stray file
+        raise
     return target
 
 

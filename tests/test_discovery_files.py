@@ -164,6 +164,14 @@ def test_replacing_a_file_a_reader_holds_waits_for_it(runtime, monkeypatch):
     assert refused == [path]
     assert names() == ["busy"]
 
+    def never(source, target):
+        raise PermissionError(errno.EACCES, "Access is denied")
+
+    monkeypatch.setattr(os, "replace", never)  # held for good: an error, and no stray token
+    with pytest.raises(PermissionError):
+        discovery.register("held", "http://127.0.0.1:9/mcp", "the-token")
+    assert sorted(p.name for p in runtime.iterdir()) == [path.name]
+
 
 NAME, NOTEBOOK = "Café 数据", "/home/zoë/分析.ipynb"
 FOREIGN, FOREIGN_NOTEBOOK = "Ünïcode", "C:\\Users\\José\\ノート.ipynb"

@@ -70,9 +70,32 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    if args.command in ("list", "config"):
+        _human_console()  # not for bridge or serve: their stdout may carry protocol bytes
     return {"serve": _serve, "bridge": _bridge, "list": _list, "config": _config}[args.command](
         args
     )
+
+
+def _human_console() -> None:
+    """Print what the console cannot show as escapes rather than fail.
+
+    Names, paths and notebooks may be non-ASCII; a Windows console in cp1252, or
+    PYTHONIOENCODING=ascii, would raise UnicodeEncodeError from ``print``.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)  # None under pythonw
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
+def _shows(text: str) -> bool:
+    """Whether standard output can show ``text`` as it is."""
+    try:
+        text.encode(getattr(sys.stdout, "encoding", None) or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -139,6 +162,12 @@ def _config(args: argparse.Namespace) -> int:
     found = snippet(args.client, name, url, token)
     print(found.where, file=sys.stderr)
     print(found.text)
+    if not _shows(found.text):
+        print(
+            "(This console cannot show some characters of it: they are printed as escapes. "
+            "Run again with PYTHONIOENCODING=utf-8 to copy it as it is.)",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -1,13 +1,39 @@
-"""Configuration snippets for MCP clients, ready to paste."""
+"""Configuration snippets for MCP clients, ready to paste.
+
+What differs between Windows, macOS and Linux is decided here, at call time: where each
+client keeps its configuration, which Python runs the bridge, how a command line is quoted.
+Each snippet carries :func:`discovery.environment`: clients start the bridge with a small
+environment of their own, without the variables that moved the kernel's runtime folder.
+"""
 
 from __future__ import annotations
 
 import json
+import ntpath
 import shlex
+import subprocess
 import sys
 from dataclasses import dataclass
+from typing import Any
+
+from . import discovery
 
 CLIENTS = ("claude-desktop", "claude-code", "cursor", "vscode")
+
+# The file each client reads its MCP servers from, by sys.platform ("" for Linux and others).
+CONFIG_FILES = {
+    "claude-desktop": {
+        "win32": r"%APPDATA%\Claude\claude_desktop_config.json",
+        "darwin": "~/Library/Application Support/Claude/claude_desktop_config.json",
+        "": "~/.config/Claude/claude_desktop_config.json",
+    },
+    "cursor": {"win32": r"%USERPROFILE%\.cursor\mcp.json", "": "~/.cursor/mcp.json"},
+    "vscode": {
+        "win32": r"%APPDATA%\Code\User\mcp.json",
+        "darwin": "~/Library/Application Support/Code/User/mcp.json",
+        "": "~/.config/Code/User/mcp.json",
+    },
+}
 
 
 @dataclass(frozen=True)
@@ -16,44 +42,77 @@ class Snippet:
     text: str  # exactly what to paste: JSON, or shell commands
 
 
+def config_file(client: str) -> str:
+    """Where ``client`` keeps its MCP servers on this platform, as its documentation says."""
+    per_platform = CONFIG_FILES[client]
+    return per_platform.get(sys.platform, per_platform[""])
+
+
+def python_executable() -> str:
+    """This Python by absolute path; on Windows the console ``python.exe``.
+
+    A kernel may run under ``pythonw.exe``, which has no standard streams of its own: the
+    stdio bridge needs the console interpreter of the same installation, next to it.
+    """
+    if sys.platform == "win32":
+        folder, program = ntpath.split(sys.executable)
+        if program.lower() == "pythonw.exe":
+            return ntpath.join(folder, "python.exe")
+    return sys.executable
+
+
+def command_line(words: list[str]) -> str:
+    """``words`` as one command line to paste: Windows quoting on Windows, POSIX sh elsewhere."""
+    if sys.platform == "win32":
+        return subprocess.list2cmdline(words)
+    return shlex.join(words)
+
+
 def bridge_command(name: str) -> list[str]:
     """This Python, by absolute path, running the stdio bridge to the server ``name``."""
-    return [sys.executable, "-m", "mcp_notebook", "bridge", name]
+    return [python_executable(), "-m", "mcp_notebook", "bridge", name]
 
 
 def stdio_command(name: str) -> str:
     """The ``claude mcp add`` line that reaches the notebook through the stdio bridge.
 
-    It holds no secret: the bridge reads the token from the discovery file.
+    It holds no secret: the bridge reads the token from the discovery file. The name comes
+    before ``--env``, whose values are variadic (they would swallow a name after them).
     """
-    return f"claude mcp add --transport stdio {shlex.quote(name)} -- " + shlex.join(
-        bridge_command(name)
-    )
+    settings = [f"{key}={value}" for key, value in discovery.environment().items()]
+    options = [word for setting in settings for word in ("--env", setting)]
+    add = ["claude", "mcp", "add", "--transport", "stdio", name, *options]
+    return command_line([*add, "--", *bridge_command(name)])
 
 
 def http_command(name: str, url: str, token: str | None) -> str:
     """The ``claude mcp add`` line that reaches the notebook over HTTP."""
-    header = f" --header {shlex.quote(f'Authorization: Bearer {token}')}" if token else ""
-    return f"claude mcp add --transport http {shlex.quote(name)} {url}{header}"
+    header = ["--header", f"Authorization: Bearer {token}"] if token else []
+    return command_line(["claude", "mcp", "add", "--transport", "http", name, url, *header])
+
+
+def _stdio_entry(name: str) -> dict[str, Any]:
+    command, *args = bridge_command(name)
+    return {"command": command, "args": args, "env": discovery.environment()}
 
 
 def snippet(client: str, name: str, url: str | None = None, token: str | None = None) -> Snippet:
-    command, *args = bridge_command(name)
-    stdio = {"command": command, "args": args}
     if client == "claude-desktop":
         return Snippet(
-            "Merge into claude_desktop_config.json (Settings > Developer > Edit Config):",
-            json.dumps({"mcpServers": {name: stdio}}, indent=2),
+            f"Merge into {config_file(client)} (Settings > Developer > Edit Config), "
+            "then restart Claude Desktop:",
+            json.dumps({"mcpServers": {name: _stdio_entry(name)}}, indent=2),
         )
     if client == "cursor":
         return Snippet(
-            "Merge into ~/.cursor/mcp.json (or .cursor/mcp.json in a project):",
-            json.dumps({"mcpServers": {name: stdio}}, indent=2),
+            f"Merge into {config_file(client)} (or .cursor/mcp.json in a project):",
+            json.dumps({"mcpServers": {name: _stdio_entry(name)}}, indent=2),
         )
     if client == "vscode":
         return Snippet(
-            "Merge into .vscode/mcp.json:",
-            json.dumps({"servers": {name: {"type": "stdio", **stdio}}}, indent=2),
+            f"Merge into .vscode/mcp.json in a workspace, or into {config_file(client)} "
+            "(MCP: Open User Configuration):",
+            json.dumps({"servers": {name: {"type": "stdio", **_stdio_entry(name)}}}, indent=2),
         )
     if client == "claude-code":
         lines = [stdio_command(name)]

@@ -1,26 +1,41 @@
 """Discovery files: how a bridge or `mcp-notebook list` finds running notebook servers.
 
-Each started server writes ``<jupyter runtime dir>/mcp_notebook/<name>-<pid>.json``
-(owner-only, it holds the token) and removes it when it stops. Files whose process is
-gone are pruned whenever the folder is read.
+Each started server writes ``<runtime dir>/mcp_notebook/<name>-<pid>.json`` (owner-only,
+it holds the token; UTF-8 JSON) and removes it when it stops. Files whose process is gone,
+or whose pid now belongs to another process, are pruned whenever the folder is read.
+
+The runtime dir is ``$MCP_NOTEBOOK_RUNTIME_DIR``, else Jupyter's (which follows
+``JUPYTER_RUNTIME_DIR``, ``JUPYTER_DATA_DIR``, ``JUPYTER_PLATFORM_DIRS``...). A client such
+as Claude Desktop starts the bridge with a small environment of its own, so the client
+snippets carry :func:`environment`: the bridge then looks where the kernel wrote.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from jupyter_core.paths import jupyter_runtime_dir
+from jupyter_core import paths
 
 from .errors import McpNotebookError
 
 logger = logging.getLogger(__name__)
+
+RUNTIME_DIR_ENV = "MCP_NOTEBOOK_RUNTIME_DIR"
+# A pid is reused only after its process died, and a server lives far longer than this
+# between its process's start and its discovery file; Linux derives start times from the
+# boot time in whole seconds, so two readings of one process can differ by a little.
+START_TIME_SLACK = 1.0
+LOCK_RETRIES = 5  # Windows refuses to replace or delete a file another process has open
+LOCK_WAIT = 0.05
 
 
 @dataclass(frozen=True)
@@ -32,18 +47,50 @@ class ServerRecord:
     kernel_id: str | None = None
     notebook: str | None = None
     started: float = 0.0
+    created: float | None = None  # the process's start time: tells a reused pid apart
     path: str | None = None  # the discovery file itself; not written into it
 
 
+_FIELDS = {f.name for f in dataclasses.fields(ServerRecord)} - {"path"}
+
+
+def runtime_dir() -> Path:
+    return Path(os.environ.get(RUNTIME_DIR_ENV) or paths.jupyter_runtime_dir())
+
+
 def folder() -> Path:
-    return (
-        Path(os.environ.get("MCP_NOTEBOOK_RUNTIME_DIR") or jupyter_runtime_dir()) / "mcp_notebook"
-    )
+    return runtime_dir() / "mcp_notebook"
+
+
+def environment() -> dict[str, str]:
+    """The variables a bridge needs to look in this process's discovery folder."""
+    return {RUNTIME_DIR_ENV: os.path.abspath(runtime_dir())}
 
 
 def _file_for(name: str, pid: int) -> Path:
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:100] or "server"
     return folder() / f"{safe}-{pid}.json"
+
+
+def _process_start(pid: int) -> float | None:
+    import psutil  # here: the kernel extension imports this module at start-up
+
+    try:
+        return psutil.Process(pid).create_time()
+    except psutil.Error:
+        return None
+
+
+def _patiently(action: Callable[[], Any]) -> Any:
+    """Run a file operation, again for a moment while another process holds the file."""
+    for attempt in range(LOCK_RETRIES):
+        try:
+            return action()
+        except PermissionError:
+            if attempt == LOCK_RETRIES - 1:
+                raise
+            time.sleep(LOCK_WAIT)
+    return None
 
 
 def register(
@@ -54,56 +101,129 @@ def register(
     kernel_id: str | None = None,
     notebook: str | None = None,
 ) -> Path:
-    """Write this process's discovery file (0600, written atomically)."""
-    target = _file_for(name, os.getpid())
+    """Write this process's discovery file (owner-only, atomically); OSError if it cannot."""
+    pid = os.getpid()
+    target = _file_for(name, pid)
     target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    record = ServerRecord(name, url, token, os.getpid(), kernel_id, notebook, time.time())
+    record = ServerRecord(
+        name, url, token, pid, kernel_id, notebook, time.time(), _process_start(pid)
+    )
     data = {k: v for k, v in asdict(record).items() if k != "path"}
     temporary = target.with_suffix(".tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w") as handle:
-        json.dump(data, handle)
-    os.chmod(temporary, 0o600)
-    os.replace(temporary, target)
+    try:
+        # Jupyter's own writer for connection files: 0600 on POSIX, an owner-only ACL on
+        # Windows (where mode bits do not protect a file).
+        with paths.secure_write(str(temporary), binary=True) as handle:
+            handle.write(json.dumps(data, ensure_ascii=False).encode("utf-8"))
+        _patiently(lambda: os.replace(temporary, target))
+    except RuntimeError as exc:  # the file system would not make it owner-only
+        unregister(temporary)
+        raise PermissionError(str(exc)) from None
+    except OSError:
+        unregister(temporary)  # no token left behind in a stray file
+        raise
     return target
 
 
-def unregister(path: Path | None) -> None:
-    if path is not None:
-        path.unlink(missing_ok=True)
-
-
-def _alive(pid: int) -> bool:
+def unregister(path: Path | str | None) -> None:
+    if path is None:
+        return
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        _patiently(lambda: Path(path).unlink(missing_ok=True))
+    except OSError as exc:
+        logger.warning("could not remove the discovery file %s: %s", path, exc)
+
+
+def _alive(record: ServerRecord) -> bool:
+    """Whether the record's process runs and is the one that wrote it.
+
+    Asks the process table through psutil: ``os.kill(pid, 0)`` is a harmless probe on
+    POSIX only; on Windows signal 0 is CTRL_C_EVENT.
+    """
+    import psutil
+
+    try:
+        process = psutil.Process(record.pid)
+    except psutil.NoSuchProcess:
         return False
-    except PermissionError:
+    except psutil.Error:  # cannot tell: keep the file
         return True
-    return True
+    try:
+        started: float | None = process.create_time()
+    except psutil.NoSuchProcess:
+        return False
+    except psutil.Error:  # someone else's process (access denied): it exists
+        started = None
+    if (
+        started is not None
+        and record.created is not None
+        and abs(started - record.created) > START_TIME_SLACK
+    ):
+        return False  # the pid now names another process
+    try:
+        return process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+    except psutil.Error:
+        return True
+
+
+def _optional(data: dict[str, Any], key: str, kind: type | tuple[type, ...]) -> bool:
+    return data.get(key) is None or isinstance(data[key], kind)
+
+
+def _read(path: Path) -> ServerRecord | None:
+    """The record in ``path``, or None (with a warning) when it cannot be read."""
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, ValueError) as exc:  # locked, unreadable, half-written, not UTF-8
+        logger.warning("ignoring unreadable discovery file %s: %s", path, exc)
+        return None
+    valid = (
+        isinstance(data, dict)
+        and isinstance(data.get("name"), str)
+        and isinstance(data.get("url"), str)
+        and type(data.get("pid")) is int
+        and data["pid"] > 0
+        and all(_optional(data, key, str) for key in ("token", "kernel_id", "notebook"))
+        and all(_optional(data, key, (int, float)) for key in ("started", "created"))
+    )
+    if not valid:
+        logger.warning("ignoring discovery file %s: not a server record", path)
+        return None
+    known = {k: v for k, v in data.items() if k in _FIELDS}  # newer versions may add keys
+    known["started"] = float(known.get("started") or 0.0)
+    return ServerRecord(**known, path=str(path))
 
 
 def running() -> list[ServerRecord]:
     """The servers whose process still runs, newest first; stale files are removed."""
+    try:
+        candidates = sorted(folder().glob("*.json"))
+    except OSError as exc:
+        logger.warning("cannot read the discovery folder %s: %s", folder(), exc)
+        return []
     records: list[ServerRecord] = []
-    if not folder().is_dir():
-        return records
-    for path in folder().glob("*.json"):
-        try:
-            data: dict[str, Any] = json.loads(path.read_text())
-            record = ServerRecord(**data, path=str(path))
-        except (OSError, ValueError, TypeError):
-            logger.warning("ignoring unreadable discovery file %s", path)
+    for path in candidates:
+        record = _read(path)
+        if record is None:
             continue
-        if _alive(record.pid):
+        if _alive(record):
             records.append(record)
         else:
-            path.unlink(missing_ok=True)
+            unregister(path)
     return sorted(records, key=lambda r: r.started, reverse=True)
 
 
 class NotFound(McpNotebookError, LookupError):
     pass
+
+
+def _where() -> str:
+    return (
+        f"looked in {folder()}; a notebook whose kernel uses another Jupyter runtime folder "
+        f"is found with {RUNTIME_DIR_ENV} set as in its `%mcp config` snippet"
+    )
 
 
 def find(name: str | None) -> ServerRecord:
@@ -114,13 +234,12 @@ def find(name: str | None) -> ServerRecord:
         if not matches:
             known = ", ".join(sorted({r.name for r in records})) or "none"
             raise NotFound(
-                f"no running notebook server named {name!r} (running: {known}; "
-                f"looked in {folder()})"
+                f"no running notebook server named {name!r} (running: {known}; {_where()})"
             )
         return matches[0]
     if len(records) == 1:
         return records[0]
     if not records:
-        raise NotFound(f"no running notebook server (looked in {folder()})")
+        raise NotFound(f"no running notebook server ({_where()})")
     names = ", ".join(r.name for r in records)
     raise NotFound(f"several notebook servers are running ({names}): name one")

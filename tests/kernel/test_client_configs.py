@@ -12,13 +12,19 @@ from typing import Any
 import httpx2
 import pytest
 from mcp.client import Client
-from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import StdioServerParameters, get_default_environment
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from ..conftest import MODES, start_server
 from ..kernels import KernelError
 
 NAME = "cfgbook"
+# Where the kernels of this run keep their discovery files (tests/conftest.py): not Jupyter's
+# default folder, as under conda or a shell profile that sets JUPYTER_RUNTIME_DIR.
+RUNTIME = {"MCP_NOTEBOOK_RUNTIME_DIR": os.environ["JUPYTER_RUNTIME_DIR"]}
+# The only variables Claude Desktop passes a stdio server on macOS (and Linux builds).
+CLAUDE_DESKTOP_POSIX = {"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
 SETUP = '''
 @mcp.tool
 def add(a: int, b: int = 1) -> int:
@@ -82,6 +88,7 @@ def test_mcp_servers_snippet_runs_this_python_on_the_bridge(served, client):
     assert os.path.isabs(entry["command"])
     assert entry["command"] == served.kernel.eval("__import__('sys').executable")
     assert entry["args"] == ["-m", "mcp_notebook", "bridge", NAME]
+    assert entry["env"] == RUNTIME
 
 
 def test_vscode_snippet_is_a_stdio_server(served):
@@ -92,12 +99,50 @@ def test_vscode_snippet_is_a_stdio_server(served):
     assert os.path.isabs(entry["command"])
     assert entry["command"] == served.kernel.eval("__import__('sys').executable")
     assert entry["args"] == ["-m", "mcp_notebook", "bridge", NAME]
+    assert entry["env"] == RUNTIME
 
 
 @MODES
 async def test_the_claude_desktop_snippet_works_when_pasted(served, mode):
     entry = magic_config(served, "claude-desktop")["mcpServers"][NAME]
     await use_stdio(entry["command"], entry["args"], mode)
+
+
+def as_claude_desktop(entry: dict[str, Any], home, env: dict[str, str]) -> StdioServerParameters:
+    """The entry's command as Claude Desktop starts it on macOS: its own few variables (a
+    GUI app never sees the shell's JUPYTER_* variables), then ``env``.
+
+    The SDK's stdio client starts a server with the same few variables and ``env`` over
+    them. HOME is a fresh folder: Jupyter's default runtime folder there is empty.
+    """
+    assert set(get_default_environment()) <= CLAUDE_DESKTOP_POSIX
+    extra = {"HOME": str(home), **env}
+    if "PYTHONPATH" in os.environ:  # this checkout rather than an installed copy
+        extra["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    return StdioServerParameters(command=entry["command"], args=entry["args"], env=extra)
+
+
+async def test_claude_desktop_finds_a_kernel_that_uses_another_runtime_folder(served, tmp_path):
+    kernel_runtime = served.kernel.eval("__import__('os').environ['JUPYTER_RUNTIME_DIR']")
+    assert kernel_runtime == RUNTIME["MCP_NOTEBOOK_RUNTIME_DIR"]
+    entry = magic_config(served, "claude-desktop")["mcpServers"][NAME]
+    async with Client(
+        as_claude_desktop(entry, tmp_path, entry.get("env", {})), mode="legacy"
+    ) as client:
+        await call_add(client)
+    # Without the entry's "env", the bridge looks in HOME's Jupyter folder: nobody there.
+    with pytest.raises(BaseException) as refused:  # an exception group: unpacked below
+        async with Client(as_claude_desktop(entry, tmp_path, {}), mode="legacy"):
+            pass
+    (error,) = leaves(refused.value)
+    assert isinstance(error, MCPError), error
+    assert "no running notebook server named 'cfgbook'" in str(error)
+
+
+def leaves(error: BaseException) -> list[BaseException]:
+    """The exceptions in a (nested) exception group, or ``error`` itself."""
+    inner = getattr(error, "exceptions", None)
+    return [leaf for e in inner for leaf in leaves(e)] if inner else [error]
 
 
 def claude_code_lines() -> list[str]:
@@ -113,7 +158,11 @@ async def test_the_claude_code_stdio_line_works_when_run(served, mode):
     first, _ = claude_code_lines()
     head, separator, tail = first.partition(" -- ")
     assert separator, first
-    assert shlex.split(head) == ["claude", "mcp", "add", "--transport", "stdio", NAME]
+    setting = "MCP_NOTEBOOK_RUNTIME_DIR={MCP_NOTEBOOK_RUNTIME_DIR}".format(**RUNTIME)
+    # The name before --env: claude's --env takes several values, and would take the name.
+    assert shlex.split(head) == [
+        *("claude", "mcp", "add", "--transport", "stdio", NAME, "--env", setting)
+    ]
     command, *args = shlex.split(tail)
     assert command == sys.executable
     assert args == ["-m", "mcp_notebook", "bridge", NAME]

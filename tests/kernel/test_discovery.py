@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 from jupyter_client.manager import KernelManager
 
@@ -58,7 +59,7 @@ def files_of(pid: int) -> dict[Path, dict[str, Any]]:
     """The discovery files naming process ``pid``, read back."""
     found = {}
     for path in folder().glob("*.json"):
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_bytes().decode("utf-8"))
         if data.get("pid") == pid:
             found[path] = data
     return found
@@ -85,7 +86,7 @@ def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
 
 
 def dead_pid() -> int:
-    process = subprocess.Popen(["true"])
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
     process.wait()
     return process.pid
 
@@ -146,6 +147,7 @@ def test_start_writes_an_owner_only_file_describing_the_server(loaded):
             "kernel_id": connection,
             "notebook": None,
             "started": data["started"],
+            "created": psutil.Process(pid).create_time(),  # tells a reused pid apart
         }
         assert isinstance(data["token"], str) and data["token"]
         assert before - 1 <= data["started"] <= after + 1

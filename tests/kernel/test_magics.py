@@ -37,7 +37,7 @@ def test_start_prints_url_and_a_client_command_but_not_the_token(loaded):
     assert re.fullmatch(r"http://127\.0\.0\.1:\d+/mcp", url)
     assert url in output and token not in output  # cell outputs are saved with the notebook
     assert "mcp.token" in output and "%mcp config claude-code" in output
-    assert "claude mcp add --transport stdio demo -- " in output
+    assert "claude mcp add --transport stdio demo --env MCP_NOTEBOOK_RUNTIME_DIR=" in output
     _, status = loaded.run("%mcp status")
     assert url in status and "bearer token" in status
     _, listing = loaded.run("%mcp list")

@@ -1,0 +1,206 @@
+"""Discovery files on every platform: no signals, no reused pids, no crash on a bad file.
+
+These run without a kernel: the discovery folder is a temporary one, and the live server is
+this test process (its own pid and start time), as a kernel's would be.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import logging
+import os
+import pathlib
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil  # imported before any test patches sys.platform: it picks its backend then
+import pytest
+from jupyter_core import paths
+
+from mcp_notebook import discovery
+
+SELF_STARTED = psutil.Process().create_time()
+
+
+@pytest.fixture(autouse=True)
+def runtime(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("MCP_NOTEBOOK_RUNTIME_DIR", str(tmp_path))
+    (tmp_path / "mcp_notebook").mkdir()
+    return tmp_path / "mcp_notebook"
+
+
+def dead_pid() -> int:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def write(folder: Path, stem: str, **fields) -> Path:
+    """A discovery file as another process would have written it (UTF-8 JSON); without a
+    ``created`` start time unless given, as files written before it was recorded."""
+    record = {
+        "name": stem,
+        "url": f"http://127.0.0.1:9/{stem}",
+        "token": None,
+        "pid": os.getpid(),
+        "started": time.time(),
+        **fields,
+    }
+    path = folder / f"{stem}.json"
+    path.write_bytes(json.dumps(record, ensure_ascii=False).encode("utf-8"))
+    return path
+
+
+def names() -> list[str]:
+    return sorted(r.name for r in discovery.running())
+
+
+def test_liveness_sends_no_signal_and_dead_servers_are_pruned(runtime, monkeypatch):
+    """On Windows os.kill(pid, 0) sends CTRL_C_EVENT, or raises OSError without a console."""
+    live = write(runtime, "live")
+    dead = write(runtime, "dead", pid=dead_pid())
+    signals = []
+
+    def kill(pid: int, sig: int) -> None:
+        signals.append((pid, sig))
+        raise OSError(errno.EINVAL, "[WinError 87] The parameter is incorrect")
+
+    monkeypatch.setattr(os, "kill", kill)
+    monkeypatch.setattr(sys, "platform", "win32")
+    assert names() == ["live"]
+    assert discovery.find(None).name == "live"
+    assert signals == []
+    assert live.exists()
+    assert not dead.exists()
+
+
+def test_a_reused_pid_is_another_process(runtime):
+    """The pid runs, but its process started an hour after the one that wrote the file."""
+    write(runtime, "live")  # no start time recorded: judged by its pid alone
+    reused = write(runtime, "reused", created=SELF_STARTED - 3600)
+    write(runtime, "same", created=SELF_STARTED)  # the same process: alive
+    listed = names()
+    assert not reused.exists()
+    assert listed == ["live", "same"]
+
+
+def test_locked_and_unreadable_files_are_skipped_with_a_warning(runtime, monkeypatch, caplog):
+    """Windows: another process holds a file (PermissionError on reading or deleting it)."""
+    write(runtime, "live")
+    locked = write(runtime, "locked")  # cannot be read now
+    busy = write(runtime, "stale-busy", pid=dead_pid())  # stale, cannot be deleted now
+    (runtime / "half.json").write_bytes(b'{"name": "half", "url": "http://127.0.0.1:9/')
+    (runtime / "list.json").write_bytes(b"[1, 2]")
+    (runtime / "bad-pid.json").write_bytes(b'{"name": "x", "url": "u", "pid": "12"}')
+    (runtime / "latin1.json").write_bytes('{"name": "caf\xe9"}'.encode("latin-1"))
+    (runtime / "folder.json").mkdir()
+    refused = {"read_bytes": locked, "read_text": locked, "unlink": busy}
+    caplog.set_level(logging.WARNING, logger="mcp_notebook.discovery")
+    with pytest.MonkeyPatch.context() as held:
+        for method, victim in refused.items():
+            original = getattr(pathlib.Path, method)
+
+            def guarded(self, *args, _original=original, _victim=victim, **kwargs):
+                if self == _victim:
+                    raise PermissionError(errno.EACCES, "The file is being used by another process")
+                return _original(self, *args, **kwargs)
+
+            held.setattr(pathlib.Path, method, guarded)
+        assert names() == ["live"]
+        assert discovery.find("live").name == "live"
+        discovery.unregister(busy)  # what a stopping server does
+    for name in ("locked", "stale-busy", "half", "list", "bad-pid", "latin1", "folder"):
+        assert f"{name}.json" in caplog.text, name
+    assert locked.exists() and busy.exists()
+    # The other process lets go: the stale file goes at the next listing.
+    assert names() == ["live", "locked"]
+    assert not busy.exists()
+
+
+def test_files_are_written_with_jupyters_secure_write(runtime, monkeypatch):
+    """secure_write gives an owner-only ACL on Windows and 0600 on POSIX (it holds the token)."""
+    written = []
+    original = paths.secure_write
+
+    def spy(fname, binary=False):
+        written.append(fname)
+        return original(fname, binary=binary)
+
+    monkeypatch.setattr(paths, "secure_write", spy)
+    path = discovery.register("secret", "http://127.0.0.1:9/mcp", "the-token")
+    assert written == [str(path.with_suffix(".tmp"))]
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert not list(runtime.glob("*.tmp"))
+    record = discovery.find("secret")
+    assert (record.token, record.pid, record.created) == ("the-token", os.getpid(), SELF_STARTED)
+    discovery.unregister(path)
+    assert not path.exists()
+
+
+def test_a_file_the_system_cannot_make_private_is_an_oserror(runtime, monkeypatch):
+    """secure_write raises RuntimeError there; %mcp start logs OSErrors and keeps serving."""
+    monkeypatch.setattr(paths, "get_file_mode", lambda fname: 0o644)
+    with pytest.raises(OSError, match="Permissions assignment failed"):
+        discovery.register("public", "http://127.0.0.1:9/mcp", "the-token")
+    assert list(runtime.iterdir()) == []
+
+
+def test_replacing_a_file_a_reader_holds_waits_for_it(runtime, monkeypatch):
+    """Windows refuses os.replace over a file another process has open, for that moment."""
+    original, refused = os.replace, []
+
+    def replace(source, target):
+        if not refused:
+            refused.append(target)
+            raise PermissionError(errno.EACCES, "Access is denied")
+        return original(source, target)
+
+    monkeypatch.setattr(os, "replace", replace)
+    path = discovery.register("busy", "http://127.0.0.1:9/mcp", None)
+    assert refused == [path]
+    assert names() == ["busy"]
+
+    def never(source, target):
+        raise PermissionError(errno.EACCES, "Access is denied")
+
+    monkeypatch.setattr(os, "replace", never)  # held for good: an error, and no stray token
+    with pytest.raises(PermissionError):
+        discovery.register("held", "http://127.0.0.1:9/mcp", "the-token")
+    assert sorted(p.name for p in runtime.iterdir()) == [path.name]
+
+
+NAME, NOTEBOOK = "Café 数据", "/home/zoë/分析.ipynb"
+FOREIGN, FOREIGN_NOTEBOOK = "Ünïcode", "C:\\Users\\José\\ノート.ipynb"
+# ASCII source (the command line of an ASCII locale cannot carry more); UTF-8 files.
+UTF8_SCRIPT = f"""
+import json, locale, os, sys
+from mcp_notebook import discovery
+encoding = locale.getpreferredencoding(False).lower()
+assert encoding in ("ascii", "ansi_x3.4-1968"), encoding
+discovery.register({NAME!a}, "http://127.0.0.1:9/a", None, notebook={NOTEBOOK!a})
+foreign = {{"name": {FOREIGN!a}, "url": "http://127.0.0.1:9/b", "token": None,
+           "pid": os.getpid(), "notebook": {FOREIGN_NOTEBOOK!a}, "started": 0}}
+with open(discovery.folder() / "foreign.json", "wb") as handle:
+    handle.write(json.dumps(foreign, ensure_ascii=False).encode("utf-8"))
+found = sorted([r.name, r.notebook] for r in discovery.running())
+sys.stdout.write(json.dumps(found))
+"""
+
+
+def test_non_ascii_names_round_trip_whatever_the_locale(runtime):
+    """A kernel or bridge in an ASCII locale (Windows' would be cp1252) reads UTF-8 files."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("LC_", "PYTHONIOENCODING", "PYTHONUTF8"))
+    }
+    env.update(LANG="C", LC_ALL="C", PYTHONUTF8="0", PYTHONCOERCECLOCALE="0")
+    result = subprocess.run(
+        [sys.executable, "-c", UTF8_SCRIPT], capture_output=True, env=env, timeout=60
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    assert json.loads(result.stdout) == [[NAME, NOTEBOOK], [FOREIGN, FOREIGN_NOTEBOOK]]

@@ -6,16 +6,25 @@ Each test makes a call fail the way it fails on macOS or Windows, or patches
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import os
 import socket
+import sys
+import threading
 import types
 from typing import Any
 
 import pytest
+import tornado.ioloop
 
+from mcp_notebook import NotebookMCP
+from mcp_notebook.protocol import LoopExecutor, Server
 from mcp_notebook.transports import direct
+from mcp_notebook.transports.http import HttpTransport
+from tests.kernel.test_http_raw import initialize_message
 from tests.test_direct_reply import REPLY, Pair, body_of
+from tests.test_http_limits import TOKEN, Client
 
 WSAENOTSOCK = 10038  # Windows: "An operation was attempted on something that is not a socket"
 
@@ -100,3 +109,58 @@ async def test_a_duplicate_that_cannot_be_made_non_blocking_is_closed(
     finally:
         monkeypatch.undo()
         pair.close()
+
+
+# -- the server's loop on Windows --------------------------------------------------------
+
+
+class ProactorLike(asyncio.SelectorEventLoop):
+    """What a new loop is on Windows, under ipykernel too: a Proactor loop, which has no
+    ``add_reader`` family (tornado then adds a selector thread to it)."""
+
+    def add_reader(self, *args: Any) -> None:
+        raise NotImplementedError
+
+    add_writer = remove_reader = remove_writer = add_reader
+
+
+@pytest.fixture
+def on_windows_loops(monkeypatch: pytest.MonkeyPatch) -> list[asyncio.AbstractEventLoop]:
+    """sys.platform is win32 and asyncio.new_event_loop makes Proactor-like loops;
+    the list collects the selector loops made meanwhile."""
+    made: list[asyncio.AbstractEventLoop] = []
+    selector_loop = asyncio.SelectorEventLoop
+
+    def observed_selector_loop(*args: Any) -> asyncio.AbstractEventLoop:
+        loop = selector_loop(*args)
+        made.append(loop)
+        return loop
+
+    monkeypatch.setattr(asyncio, "ProactorEventLoop", ProactorLike, raising=False)
+    monkeypatch.setattr(asyncio, "new_event_loop", ProactorLike)
+    monkeypatch.setattr(asyncio, "SelectorEventLoop", observed_selector_loop)
+    monkeypatch.setattr(sys, "platform", "win32")
+    return made
+
+
+def test_the_server_thread_runs_a_selector_loop_on_windows_and_closes_it_whole(
+    kernel_loop: asyncio.AbstractEventLoop, on_windows_loops: list[asyncio.AbstractEventLoop]
+) -> None:
+    server = Server(NotebookMCP().registry, executor=LoopExecutor(kernel_loop))
+    threads_before = set(threading.enumerate())
+    for round_ in range(5):
+        transport = HttpTransport(server, token=TOKEN)
+        transport.start()
+        try:
+            loop = transport.loop
+            assert loop is on_windows_loops[-1] and len(on_windows_loops) == round_ + 1
+            assert not isinstance(loop, ProactorLike)
+            client = Client(transport.port)
+            status, _, reply = client.post(initialize_message(1))
+            client.conn.close()
+            assert status == 200 and reply["result"]["serverInfo"]
+        finally:
+            transport.stop()
+        assert loop.is_closed()
+        assert loop not in tornado.ioloop.IOLoop._ioloop_for_asyncio  # tornado let go of it
+    assert set(threading.enumerate()) == threads_before  # no server or helper thread left

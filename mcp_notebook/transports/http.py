@@ -16,12 +16,14 @@ import asyncio
 import itertools
 import logging
 import socket
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
 
 import tornado.httpserver
 import tornado.httputil
+import tornado.ioloop
 import tornado.iostream
 import tornado.netutil
 import tornado.web
@@ -101,7 +103,7 @@ class HttpTransport:
         failure: list[BaseException] = []
 
         def run() -> None:
-            loop = asyncio.new_event_loop()
+            loop = new_server_loop()
             asyncio.set_event_loop(loop)
             self.loop = loop
             try:
@@ -126,13 +128,14 @@ class HttpTransport:
                 self.connections.listen(sockets, loop)
             except BaseException as exc:  # reported to the caller
                 failure.append(exc)
+                close_server_loop(loop)
                 ready.set()
                 return
             ready.set()
             try:
                 loop.run_forever()
             finally:
-                loop.close()
+                close_server_loop(loop)
 
         self._thread = threading.Thread(target=run, name="mcp-notebook-http", daemon=True)
         self._thread.start()
@@ -280,6 +283,34 @@ class HttpTransport:
             return False
         stream.detach(stream.writer, retry_ms)
         return True
+
+
+def new_server_loop() -> asyncio.AbstractEventLoop:
+    """The loop of the server's thread: one with ``add_reader`` on every platform.
+
+    The connection limiter watches the listening sockets with ``add_reader``. On Windows
+    the default loop (also under ipykernel, which keeps it for the user's code) is a
+    Proactor loop, which has none: tornado would add a selector thread to it, and our
+    limiter could not listen at all. ipykernel runs its own service threads on selector
+    loops for the same reason. Elsewhere the default loop is a selector loop already.
+    """
+    if sys.platform == "win32":
+        return asyncio.SelectorEventLoop()
+    return asyncio.new_event_loop()
+
+
+def close_server_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Close the server thread's loop and whatever tornado and asyncio started for it
+    (the executor's threads, a selector thread, tornado's IOLoop for it)."""
+    try:
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(loop.shutdown_default_executor())
+    finally:
+        io_loop = tornado.ioloop.IOLoop.current(instance=False)
+        if io_loop is not None:
+            io_loop.close()  # closes the asyncio loop too
+        loop.close()
+        asyncio.set_event_loop(None)
 
 
 def _bind(host: str, port: int) -> list[socket.socket]:

@@ -20,8 +20,9 @@ import tornado.ioloop
 
 from mcp_notebook import NotebookMCP
 from mcp_notebook.protocol import LoopExecutor, Server
-from mcp_notebook.transports import direct
+from mcp_notebook.transports import direct, limits
 from mcp_notebook.transports.http import HttpTransport
+from mcp_notebook.transports.limits import ConnectionLimiter, Limits
 from tests.kernel.test_http_raw import initialize_message
 from tests.test_direct_reply import REPLY, Pair, body_of
 from tests.test_http_limits import TOKEN, Client
@@ -164,3 +165,84 @@ def test_the_server_thread_runs_a_selector_loop_on_windows_and_closes_it_whole(
         assert loop.is_closed()
         assert loop not in tornado.ioloop.IOLoop._ioloop_for_asyncio  # tornado let go of it
     assert set(threading.enumerate()) == threads_before  # no server or helper thread left
+
+
+# -- the connection cap under the file limit: macOS and Windows --------------------------
+
+
+def limiter(max_connections: int) -> ConnectionLimiter:
+    return ConnectionLimiter(Limits(max_connections=max_connections), print, lambda *a: None)
+
+
+@pytest.fixture
+def no_proc(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """A system without /proc (macOS); what /dev/fd and psutil say is set by the test."""
+    seen: dict[str, Any] = {"/dev/fd": None, "psutil": None}
+    listdir = os.listdir
+
+    def fake_listdir(path: Any = ".") -> list[str]:
+        if path in ("/proc/self/fd", "/dev/fd"):
+            if seen.get(path) is None:
+                raise FileNotFoundError(errno.ENOENT, "No such file or directory", path)
+            return [str(n) for n in range(seen[path])]
+        return listdir(path)
+
+    class FakeProcess:
+        def num_fds(self) -> int:
+            if seen["psutil"] is None:
+                raise OSError(errno.EPERM, "not allowed")
+            return seen["psutil"]
+
+        num_handles = num_fds
+
+    monkeypatch.setattr(os, "listdir", fake_listdir)
+    monkeypatch.setitem(sys.modules, "psutil", types.SimpleNamespace(Process=FakeProcess))
+    return seen
+
+
+def macos_limit(monkeypatch: pytest.MonkeyPatch, soft: int) -> None:
+    import resource
+
+    monkeypatch.setattr(resource, "getrlimit", lambda which: (soft, resource.RLIM_INFINITY))
+    monkeypatch.setattr(sys, "platform", "darwin")
+
+
+def test_on_macos_the_cap_fits_the_256_file_default_counted_by_psutil(
+    monkeypatch: pytest.MonkeyPatch, no_proc: dict[str, Any]
+) -> None:
+    macos_limit(monkeypatch, 256)
+    no_proc["psutil"] = 40
+    no_proc["/dev/fd"] = 3  # never asked: psutil answered
+    assert limits.open_file_count() == 40
+    assert limits.fd_headroom() == 216
+    assert limiter(1000).max_connections == 216 - limits.RESERVED_FDS
+
+
+def test_without_psutil_macos_counts_what_dev_fd_lists(
+    monkeypatch: pytest.MonkeyPatch, no_proc: dict[str, Any]
+) -> None:
+    macos_limit(monkeypatch, 256)
+    no_proc["/dev/fd"] = 30
+    assert limits.open_file_count() == 30
+    assert limiter(1000).max_connections == 256 - 30 - limits.RESERVED_FDS
+
+
+def test_when_nothing_can_count_the_open_files_the_limit_still_caps(
+    monkeypatch: pytest.MonkeyPatch, no_proc: dict[str, Any]
+) -> None:
+    macos_limit(monkeypatch, 256)
+    assert limits.open_file_count() is None
+    assert limiter(1000).max_connections == 256 - limits.RESERVED_FDS
+
+
+def test_on_windows_the_cap_stays_under_what_select_can_watch(
+    monkeypatch: pytest.MonkeyPatch, no_proc: dict[str, Any]
+) -> None:
+    monkeypatch.setitem(sys.modules, "resource", None)  # Windows has no resource module
+    monkeypatch.setattr(sys, "platform", "win32")
+    no_proc["psutil"] = 700  # handles of every kind: no limit to compare them with
+    assert limits.open_file_limit() is None
+    assert limits.open_file_count() == 700
+    cap = limiter(1000).max_connections
+    assert cap + limits.RESERVED_FDS <= limits.WINDOWS_SELECT_LIMIT
+    assert limiter(100).max_connections == 100

@@ -8,19 +8,22 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import http.client
+import json
 import os
 import socket
 import sys
 import threading
 import types
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 import tornado.ioloop
 
-from mcp_notebook import NotebookMCP
+from mcp_notebook import NotebookMCP, app
 from mcp_notebook.protocol import LoopExecutor, Server
-from mcp_notebook.transports import direct, limits
+from mcp_notebook.transports import binding, direct, limits
 from mcp_notebook.transports.http import HttpTransport
 from mcp_notebook.transports.limits import ConnectionLimiter, Limits
 from tests.kernel.test_http_raw import initialize_message
@@ -246,3 +249,182 @@ def test_on_windows_the_cap_stays_under_what_select_can_watch(
     cap = limiter(1000).max_connections
     assert cap + limits.RESERVED_FDS <= limits.WINDOWS_SELECT_LIMIT
     assert limiter(100).max_connections == 100
+
+
+# -- binding: both loopbacks for localhost, the default port exclusively ------------------
+
+
+def ipv6_loopback() -> bool:
+    if not socket.has_ipv6:
+        return False
+    try:
+        with socket.socket(socket.AF_INET6) as probe:
+            probe.bind(("::1", 0))
+    except OSError:
+        return False
+    return True
+
+
+def initialize_at(address: str, port: int, token: str = TOKEN) -> int:
+    conn = http.client.HTTPConnection(address, port, timeout=30)
+    try:
+        headers = {
+            "Authorization": f"Bearer {token}",
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        }
+        conn.request("POST", "/mcp", json.dumps(initialize_message(1)), headers)
+        response = conn.getresponse()
+        assert json.loads(response.read())["result"]["serverInfo"]
+        return response.status
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def serve_at(kernel_loop: asyncio.AbstractEventLoop) -> Iterator[Callable[..., HttpTransport]]:
+    started: list[HttpTransport] = []
+
+    def start(host: str, port: int = 0, **options: Any) -> HttpTransport:
+        server = Server(NotebookMCP().registry, executor=LoopExecutor(kernel_loop))
+        transport = HttpTransport(server, host=host, port=port, token=TOKEN, **options)
+        transport.start()
+        started.append(transport)
+        return transport
+
+    yield start
+    for transport in started:
+        transport.stop()
+
+
+@pytest.mark.skipif(not ipv6_loopback(), reason="this machine has no IPv6 loopback")
+def test_localhost_serves_ipv6_loopback_clients_too(serve_at: Callable[..., HttpTransport]):
+    # macOS resolves localhost to ::1 first; Node clients then only try ::1.
+    transport = serve_at("localhost")
+    assert transport.url == f"http://localhost:{transport.port}/mcp"
+    assert initialize_at("::1", transport.port) == 200
+    assert initialize_at("127.0.0.1", transport.port) == 200
+    assert initialize_at("localhost", transport.port) == 200
+
+
+def test_without_ipv6_localhost_serves_ipv4_and_the_url_names_it(
+    monkeypatch: pytest.MonkeyPatch, serve_at: Callable[..., HttpTransport]
+) -> None:
+    real_socket = socket.socket
+
+    def ipv4_only(family: int = socket.AF_INET, *args: Any) -> socket.socket:
+        if family == socket.AF_INET6:
+            raise OSError(errno.EAFNOSUPPORT, "Address family not supported by protocol")
+        return real_socket(family, *args)
+
+    module = types.SimpleNamespace(**{n: getattr(socket, n) for n in dir(socket)})
+    module.socket = ipv4_only
+    monkeypatch.setattr(binding, "socket", module)
+    transport = serve_at("localhost")
+    assert transport.url == f"http://127.0.0.1:{transport.port}/mcp"
+    assert initialize_at("127.0.0.1", transport.port) == 200
+
+
+def reuse_address(sock: socket.socket) -> bool:
+    return sock.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR) != 0
+
+
+@pytest.mark.parametrize(
+    ("platform", "exclusive", "reused"),
+    [
+        ("darwin", True, False),  # would let 127.0.0.1:8765 shadow another app's *:8765
+        ("darwin", False, True),  # a chosen port rebinds despite TIME_WAIT, as before
+        ("freebsd14", True, False),
+        ("linux", True, True),  # Linux never binds over a listener: only TIME_WAIT is skipped
+        ("linux", False, True),
+    ],
+)
+def test_address_sharing_on_posix(
+    monkeypatch: pytest.MonkeyPatch, platform: str, exclusive: bool, reused: bool
+) -> None:
+    monkeypatch.setattr(sys, "platform", platform)
+    sockets = binding.listen("127.0.0.1", 0, exclusive=exclusive)
+    try:
+        assert [reuse_address(sock) for sock in sockets] == [reused]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+class RecordingSocket:
+    def __init__(self) -> None:
+        self.options: list[tuple[int, int, int]] = []
+
+    def setsockopt(self, level: int, option: int, value: int) -> None:
+        self.options.append((level, option, value))
+
+
+@pytest.mark.parametrize("exclusive", [True, False])
+def test_on_windows_the_default_port_is_bound_with_exclusiveaddruse(
+    monkeypatch: pytest.MonkeyPatch, exclusive: bool
+) -> None:
+    monkeypatch.setattr(sys, "platform", "win32")
+    sock = RecordingSocket()
+    binding.share_address(sock, exclusive)  # type: ignore[arg-type]
+    # SO_EXCLUSIVEADDRUSE is ~SO_REUSEADDR = -5 in winsock2.h; never SO_REUSEADDR there.
+    expected = [(socket.SOL_SOCKET, -5, 1)] if exclusive else []
+    assert sock.options == expected
+
+
+@pytest.fixture
+def mcp_start(
+    kernel_loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[Callable[..., Any], list[list[socket.socket]]]]:
+    """NotebookMCP.start with the default port moved to a port of the test's; the listening
+    sockets each bind made are recorded."""
+    started: list[NotebookMCP] = []
+    bound: list[list[socket.socket]] = []
+    real_listen = binding.listen
+
+    def recorded_listen(*args: Any, **kwargs: Any) -> list[socket.socket]:
+        sockets = real_listen(*args, **kwargs)
+        bound.append(sockets)
+        return sockets
+
+    monkeypatch.setattr(binding, "listen", recorded_listen)
+
+    def start(**options: Any) -> Any:
+        mcp = NotebookMCP()
+        started.append(mcp)
+        return mcp.start(executor=LoopExecutor(kernel_loop), **options)
+
+    yield start, bound
+    for mcp in started:
+        mcp.stop()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_on_macos_the_default_port_is_bound_without_reuseaddr(
+    monkeypatch: pytest.MonkeyPatch, mcp_start: tuple[Callable[..., Any], list]
+) -> None:
+    start, bound = mcp_start
+    default = free_port()
+    monkeypatch.setattr(app, "DEFAULT_PORT", default)
+    monkeypatch.setattr(sys, "platform", "darwin")
+    info = start()
+    assert info.port == default
+    assert [reuse_address(sock) for sock in bound[-1]] == [False]
+
+
+def test_a_taken_default_port_falls_back_to_a_free_one(
+    monkeypatch: pytest.MonkeyPatch, mcp_start: tuple[Callable[..., Any], list]
+) -> None:
+    start, _ = mcp_start
+    with socket.socket() as other_app:  # another program listens on every address
+        other_app.bind(("0.0.0.0", 0))
+        other_app.listen()
+        taken = other_app.getsockname()[1]
+        monkeypatch.setattr(app, "DEFAULT_PORT", taken)
+        info = start(host="localhost")
+        assert info.port != taken and info.url.endswith(f":{info.port}/mcp")
+        assert initialize_at("127.0.0.1", info.port, info.token) == 200

@@ -25,12 +25,12 @@ import tornado.httpserver
 import tornado.httputil
 import tornado.ioloop
 import tornado.iostream
-import tornado.netutil
 import tornado.web
 from tornado.routing import Rule
 
 from ..protocol import Server, Session, jsonrpc
 from ..protocol.jsonrpc import INVALID_REQUEST, RpcError
+from . import binding
 from .direct import DirectReply
 from .handler import GET_STREAM, McpHandler, NotFoundHandler, StreamedMcpHandler, WholeBody
 from .limits import ConnectionLimiter, Limits, Refusal, SessionAdmission
@@ -58,7 +58,10 @@ class HttpTransport:
         limits: Limits | None = None,
         allowed_hosts: list[str] | None = None,
         allowed_origins: list[str] | None = None,
+        exclusive: bool = False,
     ) -> None:
+        """``exclusive``: no other program may bind the port meanwhile, nor have it now
+        on another address of ours (binding.share_address); for the default port."""
         self.server = server
         self.host, self.path, self.max_body = host, path, max_body
         self.limits = limits or Limits()
@@ -73,8 +76,9 @@ class HttpTransport:
         # Per session: its streams by key (the GET stream and one per streamed POST).
         self.streams: dict[str, dict[str, SseStream]] = {}
         self._stream_numbers = itertools.count(1)
-        self._requested_port = port
+        self._requested_port, self._exclusive = port, exclusive
         self.port: int | None = None
+        self.addresses: list[str] = []  # where it listens (both loopbacks for "localhost")
         self.loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._http: tornado.httpserver.HTTPServer | None = None
@@ -88,7 +92,10 @@ class HttpTransport:
 
     @property
     def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
+        host = self.host
+        if host == "localhost" and len(self.addresses) == 1:
+            host = self.addresses[0]  # no IPv6 here: name the address that listens
+        host = f"[{host}]" if ":" in host else host
         if self.host in ("0.0.0.0", "::"):
             host = socket.gethostname()
         return f"http://{host}:{self.port}{self.path}"
@@ -97,8 +104,9 @@ class HttpTransport:
     def start(self) -> None:
         self._closing = False
         # Bind here, on the caller's thread, so a busy port fails the caller at once.
-        sockets = _bind(self.host, self._requested_port)
+        sockets = binding.listen(self.host, self._requested_port, exclusive=self._exclusive)
         self.port = sockets[0].getsockname()[1]
+        self.addresses = [sock.getsockname()[0] for sock in sockets]
         ready = threading.Event()
         failure: list[BaseException] = []
 
@@ -313,14 +321,9 @@ def close_server_loop(loop: asyncio.AbstractEventLoop) -> None:
         asyncio.set_event_loop(None)
 
 
-def _bind(host: str, port: int) -> list[socket.socket]:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    return tornado.netutil.bind_sockets(port, address=host, family=family)
-
-
 def check_address(host: str) -> None:
     """Raise OSError if this machine cannot listen on ``host`` (on any port)."""
-    for sock in _bind(host, 0):
+    for sock in binding.listen(host, 0):
         sock.close()
 
 

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from urllib.parse import urlsplit
 
 import pytest
 
-from tests.conftest import start_server
+from tests.conftest import Served, start_server
 from tests.kernel.test_http_direct import KeptAlive
 from tests.kernel.test_http_raw import Endpoint
 from tests.kernels import Kernel
+from tests.test_platform_transports import ipv6_loopback
 
 SETUP = """
 import errno, os, socket, types
@@ -107,3 +109,20 @@ def test_a_kept_alive_call_runs_once_and_returns_its_result_when_arming_fails(
     assert server_header is not None  # answered by tornado: the usual path
     assert ep.kernel.eval("runs") == [(2, 3), (2, 3)]  # each call ran exactly once
     assert client.still_the_same_connection()
+
+
+@pytest.mark.skipif(not ipv6_loopback(), reason="this machine has no IPv6 loopback")
+def test_mcp_start_host_localhost_serves_an_ipv6_loopback_client(ep: Endpoint) -> None:
+    # macOS resolves localhost to ::1 first, and Node clients then only try ::1.
+    kernel = ep.kernel
+    kernel.run("%mcp start --host localhost --port 0")
+    try:
+        url = kernel.eval("mcp.url")
+        port = urlsplit(url).port
+        assert url == f"http://localhost:{port}/mcp"
+        for address in ("[::1]", "127.0.0.1"):
+            at = Endpoint(Served(kernel, f"http://{address}:{port}/mcp", ep.token))
+            result = at.call_tool(at.open_session(), "add", a=1, b=2)
+            assert result["structuredContent"] == {"result": 3}
+    finally:
+        kernel.run(f"%mcp start --host 127.0.0.1 --port {ep.port}")

@@ -428,3 +428,48 @@ def test_a_taken_default_port_falls_back_to_a_free_one(
         info = start(host="localhost")
         assert info.port != taken and info.url.endswith(f":{info.port}/mcp")
         assert initialize_at("127.0.0.1", info.port, info.token) == 200
+
+
+def port_in_time_wait() -> int:
+    """A loopback port held only by a closed connection in TIME_WAIT, as after a server
+    stopped (the server closed first)."""
+    with socket.socket() as listener:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        with socket.create_connection(("127.0.0.1", port)) as client:
+            accepted, _ = listener.accept()
+            accepted.close()
+            assert client.recv(1) == b""
+    with socket.socket() as plain, pytest.raises(OSError) as busy:
+        plain.bind(("127.0.0.1", port))  # without SO_REUSEADDR: refused
+    assert busy.value.errno == errno.EADDRINUSE
+    return port
+
+
+def test_on_macos_a_default_port_held_by_time_wait_is_kept_after_a_restart(
+    monkeypatch: pytest.MonkeyPatch, mcp_start: tuple[Callable[..., Any], list]
+) -> None:
+    # Without SO_REUSEADDR a restarted kernel would lose port 8765 for a while; nothing
+    # listens there, so there is nothing to shadow and the port is bound again.
+    start, _ = mcp_start
+    port = port_in_time_wait()
+    monkeypatch.setattr(app, "DEFAULT_PORT", port)
+    monkeypatch.setattr(sys, "platform", "darwin")
+    info = start()
+    assert info.port == port
+    assert initialize_at("127.0.0.1", port, info.token) == 200
+
+
+def test_on_macos_a_listener_on_the_default_port_is_never_shadowed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sys, "platform", "darwin")
+    with socket.socket() as other_app:
+        other_app.bind(("0.0.0.0", 0))
+        other_app.listen()
+        port = other_app.getsockname()[1]
+        with pytest.raises(OSError) as taken:
+            binding.listen("127.0.0.1", port, exclusive=True)
+        assert taken.value.errno == errno.EADDRINUSE

@@ -17,6 +17,7 @@ import sys
 from typing import Any
 
 BACKLOG = 128  # as tornado
+PROBE_TIMEOUT = 2.0  # seconds to connect to a port on loopback, to see if it is in use
 LOCALHOST = (("127.0.0.1", socket.AF_INET), ("::1", socket.AF_INET6))
 # Windows' option; the socket module has it only there (winsock2.h: ~SO_REUSEADDR, and
 # SO_REUSEADDR is 4 there).
@@ -36,20 +37,38 @@ def share_address(sock: socket.socket, exclusive: bool) -> None:
       which there lets anyone bind over a port in use.
     - macOS and the BSDs: SO_REUSEADDR (what tornado sets, to rebind despite connections
       in TIME_WAIT) also lets a specific address (127.0.0.1:8765) shadow another program's
-      wildcard listener (``*:8765``): not set when exclusive.
+      wildcard listener (``*:8765``): not set when exclusive (but see :func:`listen`).
     - Linux: SO_REUSEADDR always; Linux never lets it bind over a listening socket, so it
       only allows a restart despite TIME_WAIT.
     """
     if sys.platform == "win32":
         if exclusive:
             sock.setsockopt(socket.SOL_SOCKET, SO_EXCLUSIVEADDRUSE, 1)
-    elif sys.platform.startswith("linux") or not exclusive:
+    elif not (exclusive and reuse_can_shadow()):
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 
 
+def reuse_can_shadow() -> bool:
+    """Whether SO_REUSEADDR lets a socket bind over another program's listener (BSD
+    semantics: macOS, FreeBSD, ...; not Linux, and Windows is another story)."""
+    return sys.platform != "win32" and not sys.platform.startswith("linux")
+
+
 def listen(host: str, port: int, *, exclusive: bool = False) -> list[socket.socket]:
-    """Sockets listening at ``port`` (0: one free port, the same for all) on ``host``."""
+    """Sockets listening at ``port`` (0: one free port, the same for all) on ``host``.
+
+    Where an exclusive bind goes without SO_REUSEADDR, connections in TIME_WAIT (those of
+    a server that just stopped: a restarted kernel) hold the port for a while. If nothing
+    listens there, the bind is made again with SO_REUSEADDR: there is nobody to shadow.
+    """
     addresses = _addresses(host)
+    if exclusive and port and reuse_can_shadow():
+        try:
+            return _listen_all(addresses, port, exclusive)
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE or _someone_listens(addresses, port):
+                raise
+        exclusive = False
     tries = FREE_PORT_TRIES if port == 0 and len(addresses) > 1 else 1
     for attempt in range(tries):
         try:
@@ -58,6 +77,27 @@ def listen(host: str, port: int, *, exclusive: bool = False) -> list[socket.sock
             if exc.errno != errno.EADDRINUSE or attempt == tries - 1:
                 raise
     raise AssertionError("unreachable")
+
+
+def _someone_listens(addresses: list[tuple[int, tuple[Any, ...], bool]], port: int) -> bool:
+    """Whether a connection to ``port`` on these addresses (loopback for a wildcard) is
+    accepted; True if that cannot be told."""
+    for family, address, _ in addresses:
+        host = address[0] or ("::1" if family == socket.AF_INET6 else "127.0.0.1")
+        if host in ("0.0.0.0", "::"):
+            host = "::1" if family == socket.AF_INET6 else "127.0.0.1"
+        try:
+            with socket.socket(family, socket.SOCK_STREAM) as probe:
+                probe.settimeout(PROBE_TIMEOUT)
+                probe.connect((host, port, *address[2:]))
+        except ConnectionRefusedError:
+            continue
+        except OSError as exc:
+            if exc.errno in _NO_SUCH_ADDRESS:
+                continue  # no IPv6 here: nobody listens there either
+            return True
+        return True
+    return False
 
 
 def _addresses(host: str) -> list[tuple[int, tuple[Any, ...], bool]]:

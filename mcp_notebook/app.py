@@ -214,6 +214,7 @@ class NotebookMCP(Registrations):
                 token=token,
                 max_body=max_body,
                 limits=self.limits,
+                exclusive=port is None and candidate == DEFAULT_PORT,  # shared with other apps
             )
             try:
                 transport.start()

@@ -175,7 +175,7 @@ async def test_a_failed_duplicate_detaches_nothing(monkeypatch: pytest.MonkeyPat
         def no_more_files(fd: int) -> int:
             raise OSError(24, "Too many open files")
 
-        monkeypatch.setattr(os, "dup", no_more_files)
+        monkeypatch.setattr(socket, "dup", no_more_files)
         assert pair.direct.arm() is False  # the call is answered the usual way instead
         assert pair.detached == 0 and not pair.direct.armed and not pair.lent
     finally:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import http.client
 import logging
-import os
 import socket
 import threading
 import time
@@ -72,6 +71,28 @@ def always_ok(reply: dict[str, Any]) -> int:
     return 200
 
 
+def duplicate_socket(sock: socket.socket, family: int) -> socket.socket:
+    """A second, non-blocking socket object on ``sock``'s connection, for another thread.
+
+    ``socket.dup`` (the module's function) works on every platform: dup() on POSIX, and
+    WSADuplicateSocketW on Windows, where a socket is a handle and ``os.dup`` fails with
+    EBADF. (The method ``socket.socket.dup`` would look the family up through slow enum
+    properties; this costs what ``os.dup`` does.)
+    """
+    handle = socket.dup(sock.fileno())
+    try:
+        duplicate = socket.socket(family, socket.SOCK_STREAM, 0, handle)
+    except BaseException:
+        socket.close(handle)  # closesocket() on Windows, close() on POSIX
+        raise
+    try:
+        duplicate.setblocking(False)  # a default timeout set by user code must not block
+    except BaseException:
+        duplicate.close()
+        raise
+    return duplicate
+
+
 class DirectReply:
     """One POST whose response may be sent from another thread (an EarlyReply)."""
 
@@ -105,17 +126,11 @@ class DirectReply:
         if stream is None:
             return False
         # Duplicate first: should that fail, nothing is detached and the usual path answers.
-        # (socket.dup() would look the family up through slow enum properties.)
         try:
-            duplicate = os.dup(stream.socket.fileno())
-        except OSError:  # out of file descriptors (EMFILE): the usual path answers
+            sock = duplicate_socket(stream.socket, self._family)
+        except Exception as exc:  # out of file descriptors (EMFILE), or anything else
+            logger.debug("a call is answered the usual way: no duplicate socket: %r", exc)
             return False
-        try:
-            sock = socket.socket(self._family, socket.SOCK_STREAM, 0, duplicate)
-            sock.setblocking(False)  # a default timeout set by user code must not block
-        except BaseException:
-            os.close(duplicate)
-            raise
         self._detach()
         self._stream, self._socket = stream, sock
         stream.set_close_callback(self._hung_up)  # detaching dropped tornado's watch

@@ -16,19 +16,21 @@ import asyncio
 import itertools
 import logging
 import socket
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any
 
 import tornado.httpserver
 import tornado.httputil
+import tornado.ioloop
 import tornado.iostream
-import tornado.netutil
 import tornado.web
 from tornado.routing import Rule
 
 from ..protocol import Server, Session, jsonrpc
 from ..protocol.jsonrpc import INVALID_REQUEST, RpcError
+from . import binding
 from .direct import DirectReply
 from .handler import GET_STREAM, McpHandler, NotFoundHandler, StreamedMcpHandler, WholeBody
 from .limits import ConnectionLimiter, Limits, Refusal, SessionAdmission
@@ -56,7 +58,10 @@ class HttpTransport:
         limits: Limits | None = None,
         allowed_hosts: list[str] | None = None,
         allowed_origins: list[str] | None = None,
+        exclusive: bool = False,
     ) -> None:
+        """``exclusive``: no other program may bind the port meanwhile, nor have it now
+        on another address of ours (binding.share_address); for the default port."""
         self.server = server
         self.host, self.path, self.max_body = host, path, max_body
         self.limits = limits or Limits()
@@ -71,8 +76,9 @@ class HttpTransport:
         # Per session: its streams by key (the GET stream and one per streamed POST).
         self.streams: dict[str, dict[str, SseStream]] = {}
         self._stream_numbers = itertools.count(1)
-        self._requested_port = port
+        self._requested_port, self._exclusive = port, exclusive
         self.port: int | None = None
+        self.addresses: list[str] = []  # where it listens (both loopbacks for "localhost")
         self.loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._http: tornado.httpserver.HTTPServer | None = None
@@ -86,7 +92,10 @@ class HttpTransport:
 
     @property
     def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
+        host = self.host
+        if host == "localhost" and len(self.addresses) == 1:
+            host = self.addresses[0]  # no IPv6 here: name the address that listens
+        host = f"[{host}]" if ":" in host else host
         if self.host in ("0.0.0.0", "::"):
             host = socket.gethostname()
         return f"http://{host}:{self.port}{self.path}"
@@ -95,13 +104,14 @@ class HttpTransport:
     def start(self) -> None:
         self._closing = False
         # Bind here, on the caller's thread, so a busy port fails the caller at once.
-        sockets = _bind(self.host, self._requested_port)
+        sockets = binding.listen(self.host, self._requested_port, exclusive=self._exclusive)
         self.port = sockets[0].getsockname()[1]
+        self.addresses = [sock.getsockname()[0] for sock in sockets]
         ready = threading.Event()
         failure: list[BaseException] = []
 
         def run() -> None:
-            loop = asyncio.new_event_loop()
+            loop = new_server_loop()
             asyncio.set_event_loop(loop)
             self.loop = loop
             try:
@@ -126,13 +136,14 @@ class HttpTransport:
                 self.connections.listen(sockets, loop)
             except BaseException as exc:  # reported to the caller
                 failure.append(exc)
+                close_server_loop(loop)
                 ready.set()
                 return
             ready.set()
             try:
                 loop.run_forever()
             finally:
-                loop.close()
+                close_server_loop(loop)
 
         self._thread = threading.Thread(target=run, name="mcp-notebook-http", daemon=True)
         self._thread.start()
@@ -282,14 +293,37 @@ class HttpTransport:
         return True
 
 
-def _bind(host: str, port: int) -> list[socket.socket]:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    return tornado.netutil.bind_sockets(port, address=host, family=family)
+def new_server_loop() -> asyncio.AbstractEventLoop:
+    """The loop of the server's thread: one with ``add_reader`` on every platform.
+
+    The connection limiter watches the listening sockets with ``add_reader``. On Windows
+    the default loop (also under ipykernel, which keeps it for the user's code) is a
+    Proactor loop, which has none: tornado would add a selector thread to it, and our
+    limiter could not listen at all. ipykernel runs its own service threads on selector
+    loops for the same reason. Elsewhere the default loop is a selector loop already.
+    """
+    if sys.platform == "win32":
+        return asyncio.SelectorEventLoop()
+    return asyncio.new_event_loop()
+
+
+def close_server_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Close the server thread's loop and whatever tornado and asyncio started for it
+    (the executor's threads, a selector thread, tornado's IOLoop for it)."""
+    try:
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(loop.shutdown_default_executor())
+    finally:
+        io_loop = tornado.ioloop.IOLoop.current(instance=False)
+        if io_loop is not None:
+            io_loop.close()  # closes the asyncio loop too
+        loop.close()
+        asyncio.set_event_loop(None)
 
 
 def check_address(host: str) -> None:
     """Raise OSError if this machine cannot listen on ``host`` (on any port)."""
-    for sock in _bind(host, 0):
+    for sock in binding.listen(host, 0):
         sock.close()
 
 

@@ -9,14 +9,15 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 SERVE = [sys.executable, "-m", "mcp_notebook.cli", "serve"]
 
 
 class ServeProcess:
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, **popen: Any) -> None:
         self.process = subprocess.Popen(
-            [*SERVE, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            [*SERVE, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen
         )
         self.stderr: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)

@@ -31,6 +31,8 @@ from .serving import ServeProcess
 
 ROOT = Path(__file__).resolve().parents[1]
 CREATE_NO_WINDOW = 0x08000000
+# Real POSIX processes (signals, rlimits, libc); the tests of the Windows side simulate it.
+POSIX = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals, rlimits and libc")
 
 
 def exited(pid: int) -> bool:
@@ -195,6 +197,7 @@ WHEN = pytest.mark.parametrize(
 )
 
 
+@POSIX
 @WHEN
 def test_ctrl_break_on_windows_stops_serve_and_its_kernel(runtime_dir, tmp_path, cells):
     seen = stopped_as_on_windows("ctrl-break", write_notebook(tmp_path, *cells))
@@ -203,6 +206,7 @@ def test_ctrl_break_on_windows_stops_serve_and_its_kernel(runtime_dir, tmp_path,
     assert seen["exited"] and seen["files"] == []
 
 
+@POSIX
 @WHEN
 def test_a_closed_console_on_windows_stops_serve_and_its_kernel(runtime_dir, tmp_path, cells):
     seen = stopped_as_on_windows("close", write_notebook(tmp_path, *cells))
@@ -213,6 +217,7 @@ def test_a_closed_console_on_windows_stops_serve_and_its_kernel(runtime_dir, tmp
     assert seen["code"] == 0
 
 
+@POSIX
 def test_sigterm_stops_serve_its_kernel_and_its_discovery_file(runtime_dir, tmp_path):
     path = write_notebook(tmp_path, "x = 1")
     served = ServeProcess(str(path), "--port", "0", "--no-auth")
@@ -290,6 +295,7 @@ protocol.flush()
 """
 
 
+@POSIX
 def test_prints_native_writes_and_children_never_reach_the_protocol_stream():
     result = subprocess.run(
         [sys.executable, "-c", STRAY_WRITES], capture_output=True, timeout=60, check=True
@@ -341,6 +347,7 @@ def expected_soft_limit() -> int:
     return openfiles.TARGET if hard == resource.RLIM_INFINITY else min(hard, openfiles.TARGET)
 
 
+@POSIX
 def test_serve_raises_its_kernels_low_open_file_limit(tmp_path):
     cell = (
         "import resource\n"
@@ -366,6 +373,7 @@ mcp.stop()
 """
 
 
+@POSIX
 def test_mcp_start_raises_a_low_open_file_limit(runtime_dir):
     result = subprocess.run(
         [sys.executable, "-c", START_IN_A_KERNEL],

@@ -28,6 +28,7 @@ from mcp_notebook import discovery, headless, openfiles, stopping
 from mcp_notebook.bridge import protocol_stdout
 
 from .serving import ServeProcess
+from .stdio import INITIALIZE, RawStdio
 
 ROOT = Path(__file__).resolve().parents[1]
 CREATE_NO_WINDOW = 0x08000000
@@ -228,6 +229,20 @@ def test_sigterm_stops_serve_its_kernel_and_its_discovery_file(runtime_dir, tmp_
     assert exited(record.pid)
     assert list(runtime_dir.glob("*.json")) == []
     assert served.process.stdout.read() == ""
+
+
+@POSIX
+def test_stdin_closed_by_a_gui_client_stops_serve_its_kernel_and_its_discovery_file(
+    runtime_dir, tmp_path
+):
+    raw = RawStdio("serve", str(write_notebook(tmp_path, "x = 1")), "--transport", "stdio")
+    raw.send(INITIALIZE)
+    raw.reply_to(1)
+    [record] = discovery.running()
+    assert raw.close() == 0  # what a client that does not signal does: close the pipe
+    assert exited(record.pid)
+    assert list(runtime_dir.glob("*.json")) == []
+    assert all(b'"jsonrpc"' in line for line in raw.lines)
 
 
 # -- no console window for the kernel -----------------------------------------------------------

@@ -14,6 +14,7 @@ from typing import Any
 
 from . import discovery, exposure
 from ._version import __version__
+from .openfiles import raise_open_file_limit
 from .protocol import CallLog, InlineExecutor, LoopExecutor, Server
 from .protocol.executor import Executor
 from .registration import Registrations
@@ -123,6 +124,7 @@ class NotebookMCP(Registrations):
         name = overrides.get("name", name)
         allow_remote_no_auth = overrides.get("allow_remote_no_auth", allow_remote_no_auth)
         exposure.check(host, auth, allow_remote_no_auth)
+        raise_open_file_limit()  # macOS' 256 files would cap clients before Limits does
         with self._lock:
             old = self._transport
             if old is not None and port is None:

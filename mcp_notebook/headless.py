@@ -11,7 +11,7 @@ import json
 import logging
 import os
 import secrets
-import signal
+import subprocess
 import sys
 import threading
 import time
@@ -23,9 +23,11 @@ from urllib.parse import urlsplit
 import nbformat
 from jupyter_client.manager import KernelManager
 
+from . import stopping
 from .app import SERVE_OPTIONS_ENV
 from .errors import McpNotebookError
 from .exposure import who_can_reach
+from .openfiles import raise_open_file_limit
 
 logger = logging.getLogger(__name__)
 
@@ -68,8 +70,16 @@ class NotebookKernel:
         self.token: str | None = None
         self.manager: KernelManager | None = None
         self.client: Any = None
+        # Shutdown may come from a console handler's thread while the main thread polls.
+        self._lock = threading.Lock()
 
     def start(self) -> None:
+        # Held throughout: a console handler's shutdown (another thread) waits for start
+        # to finish or be interrupted, instead of closing the client under its feet.
+        with self._lock:
+            self._start()
+
+    def _start(self) -> None:
         notebook = nbformat.read(self.path, as_version=4)
         overrides: dict[str, Any] = {
             "host": self.options.host,
@@ -86,9 +96,15 @@ class NotebookKernel:
             SERVE_OPTIONS_ENV: json.dumps(overrides),
             "JPY_SESSION_NAME": str(self.path),
         }
+        raise_open_file_limit()  # before the launch: the kernel (and its server) inherits it
         self.manager = KernelManager(kernel_name="python3")
         # The kernel's own stdout goes to our stderr: stdout may be a protocol stream.
-        self.manager.start_kernel(env=env, cwd=str(self.path.parent), stdout=sys.stderr.fileno())
+        self.manager.start_kernel(
+            env=env,
+            cwd=str(self.path.parent),
+            stdout=sys.stderr.fileno(),
+            **kernel_popen_options(),
+        )
         self.client = self.manager.client()
         self.client.start_channels()
         self.client.wait_for_ready(timeout=60)
@@ -117,14 +133,31 @@ class NotebookKernel:
         return reply
 
     def alive(self) -> bool:
-        return self.manager is not None and self.manager.is_alive()
+        with self._lock:
+            return self.manager is not None and self.manager.is_alive()
 
     def shutdown(self) -> None:
-        if self.client is not None:
-            self.client.stop_channels()
-        if self.manager is not None and self.manager.has_kernel:
-            self.manager.shutdown_kernel(now=False)
-        self.manager = self.client = None
+        """Shut the kernel down (it removes its discovery file); a second call waits for
+        the first and does nothing."""
+        with self._lock:
+            if self.client is not None:
+                self.client.stop_channels()
+            if self.manager is not None and self.manager.has_kernel:
+                self.manager.shutdown_kernel(now=False)
+            self.manager = self.client = None
+
+
+def kernel_popen_options() -> dict[str, Any]:
+    """Extra ``Popen`` arguments for the kernel (jupyter_client passes them through).
+
+    On Windows the kernel gets no console: a ``serve`` started by a GUI client has none to
+    share, and Windows would open a window for it; in a terminal, Ctrl-C and a closed
+    window then reach only ``serve``, which shuts the kernel down (as on POSIX, where
+    jupyter_client starts the kernel in a session of its own).
+    """
+    if sys.platform == "win32":
+        return {"creationflags": getattr(subprocess, "CREATE_NO_WINDOW", 0x08000000)}
+    return {}
 
 
 def _literal(value: dict[str, Any]) -> Any:
@@ -160,14 +193,14 @@ def serve_stdio(path: Path, options: ServeOptions) -> int:
         startup_timeout=options.startup_timeout,
     )
     kernel = NotebookKernel(path, private)
-    stopping = threading.Event()
-    _stop_on_signals()
+    stopped = threading.Event()
+    stopper = _stop_on_request(kernel, stopped)
     try:
         kernel.start()
         print(f"Serving {path} over MCP stdio", file=sys.stderr, flush=True)
         bridge = Bridge(Target(name=kernel.name, url=kernel.url, token=kernel.token), output)
         threading.Thread(
-            target=_exit_with_kernel, args=(kernel, stopping, bridge), daemon=True
+            target=_exit_with_kernel, args=(kernel, stopped, bridge), daemon=True
         ).start()
         bridge.run(sys.stdin.buffer)
         return 0
@@ -177,14 +210,13 @@ def serve_stdio(path: Path, options: ServeOptions) -> int:
     except KeyboardInterrupt:
         return 0
     finally:
-        stopping.set()  # the kernel is about to go on purpose: not a death
-        kernel.shutdown()
+        _shut_down(kernel, stopped, stopper)
 
 
-def _exit_with_kernel(kernel: NotebookKernel, stopping: threading.Event, bridge: Any) -> None:
-    while kernel.alive() and not stopping.is_set():
+def _exit_with_kernel(kernel: NotebookKernel, stopped: threading.Event, bridge: Any) -> None:
+    while kernel.alive() and not stopped.is_set():
         time.sleep(0.5)
-    if stopping.is_set():
+    if stopped.is_set():
         return
     print("The kernel died; stopping.", file=sys.stderr, flush=True)
     # Requests in flight fail as their connections break: let them be answered first.
@@ -194,7 +226,8 @@ def _exit_with_kernel(kernel: NotebookKernel, stopping: threading.Event, bridge:
 
 def serve_http(path: Path, options: ServeOptions) -> int:
     kernel = NotebookKernel(path, options)
-    _stop_on_signals()
+    stopped = threading.Event()
+    stopper = _stop_on_request(kernel, stopped)
     try:
         kernel.start()
         print(f"Serving {path} over MCP Streamable HTTP at {kernel.url}", file=sys.stderr)
@@ -204,8 +237,11 @@ def serve_http(path: Path, options: ServeOptions) -> int:
         if reach:
             print(reach, file=sys.stderr)
         print("Press Ctrl-C to stop.", file=sys.stderr, flush=True)
-        while kernel.alive():
+        while kernel.alive() and not stopped.is_set():
             time.sleep(0.5)
+        if stopped.is_set():  # by a console handler, on its own thread
+            print("Shutting down the kernel.", file=sys.stderr)
+            return 0
         print("The kernel died; stopping.", file=sys.stderr)
         return 1
     except NotebookError as exc:
@@ -215,21 +251,24 @@ def serve_http(path: Path, options: ServeOptions) -> int:
         print("Shutting down the kernel.", file=sys.stderr)
         return 0
     finally:
-        kernel.shutdown()
+        _shut_down(kernel, stopped, stopper)
 
 
 def _port(url: str | None) -> int | None:
     return urlsplit(url).port if url else None
 
 
-def _stop_on_signals() -> None:
-    """Ctrl-C or SIGTERM stops serving once; a second signal cannot cut the kernel's shutdown."""
-    received: list[int] = []
+def _stop_on_request(kernel: NotebookKernel, stopped: threading.Event) -> stopping.Stopper:
+    """Ctrl-C, SIGTERM, and on Windows Ctrl+Break or a closed console, stop serving once."""
 
-    def stop(signum: int, frame: Any) -> None:
-        if not received:
-            received.append(signum)
-            raise KeyboardInterrupt
+    def cleanup() -> None:  # from a console handler, which must not return before it is done
+        stopped.set()  # on purpose: not a death
+        kernel.shutdown()
 
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
+    return stopping.install(cleanup)
+
+
+def _shut_down(kernel: NotebookKernel, stopped: threading.Event, stopper: stopping.Stopper) -> None:
+    stopper.ignore_further()  # a Ctrl-C now would cut the kernel's shutdown short
+    stopped.set()  # the kernel is about to go on purpose: not a death
+    kernel.shutdown()

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Any
 
 from . import portable
 
@@ -14,13 +15,13 @@ SERVE = [sys.executable, "-m", "mcp_notebook.cli", "serve"]
 
 
 class ServeProcess:
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, **popen: Any) -> None:
         self.process = subprocess.Popen(
             [*SERVE, *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            **portable.spawn_options(),
+            **{**portable.spawn_options(), **popen},
         )
         self.stderr: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)

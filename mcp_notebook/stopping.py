@@ -1,0 +1,79 @@
+"""Every way the platform asks ``mcp-notebook serve`` to stop, routed to one clean stop.
+
+POSIX sends SIGINT (Ctrl-C) or SIGTERM. Windows never delivers SIGTERM; it has Ctrl-C
+(SIGINT), Ctrl+Break (SIGBREAK), and console control events for a closed console window,
+a log-off or a shutdown, which map to no signal. For those, Windows ends the process as
+soon as the handler returns (after about 5 s at most), so that handler cleans up itself
+before returning instead of counting on the main thread to get there first.
+"""
+
+from __future__ import annotations
+
+import _thread
+import logging
+import signal
+import sys
+from collections.abc import Callable
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+SIGBREAK = 21  # signal.SIGBREAK, which exists only on Windows
+# Console control events (wincon.h) that end the process once their handler returns.
+CTRL_CLOSE_EVENT = 2
+CTRL_LOGOFF_EVENT = 5
+CTRL_SHUTDOWN_EVENT = 6
+CLOSING_EVENTS = frozenset({CTRL_CLOSE_EVENT, CTRL_LOGOFF_EVENT, CTRL_SHUTDOWN_EVENT})
+
+
+class Stopper:
+    """Turns the first stop request into ``KeyboardInterrupt`` in the main thread, where
+    ``serve`` unwinds and shuts its kernel down; later requests cannot cut that short."""
+
+    def __init__(self, cleanup: Callable[[], None]) -> None:
+        self._cleanup = cleanup  # shuts the kernel down; safe twice and from any thread
+        self._received: list[int] = []
+        self.console_handler: Any = None  # kept referenced: ctypes must not free it
+
+    def on_signal(self, signum: int, frame: Any) -> None:
+        if not self._received:
+            self._received.append(signum)
+            raise KeyboardInterrupt
+
+    def ignore_further(self) -> None:
+        """``serve`` is stopping anyway (stdin closed, the kernel died): signals from now
+        on must not interrupt the kernel's shutdown."""
+        self._received.append(0)
+
+    def on_console_event(self, event: int) -> bool:
+        """A console control handler (on a thread Windows starts for it)."""
+        if event not in CLOSING_EVENTS:
+            return False  # Ctrl-C, Ctrl+Break: Python's own handler turns them into signals
+        _thread.interrupt_main(signal.SIGINT)  # serve's main thread unwinds as for Ctrl-C
+        try:
+            self._cleanup()  # the process ends when this returns: the kernel goes first
+        except Exception:
+            logger.exception("could not shut the kernel down")
+        return True
+
+
+def install(cleanup: Callable[[], None]) -> Stopper:
+    """Route this platform's stop requests to a clean stop (from the main thread)."""
+    stopper = Stopper(cleanup)
+    signal.signal(signal.SIGINT, stopper.on_signal)
+    signal.signal(signal.SIGTERM, stopper.on_signal)
+    if sys.platform == "win32":
+        signal.signal(getattr(signal, "SIGBREAK", SIGBREAK), stopper.on_signal)
+        stopper.console_handler = _add_console_handler(stopper.on_console_event)
+    return stopper
+
+
+def _add_console_handler(handler: Callable[[int], bool]) -> Any:
+    """``SetConsoleCtrlHandler``: no event ever comes without a console (a GUI client's pipes)."""
+    import ctypes
+
+    prototype = ctypes.WINFUNCTYPE(ctypes.c_int, ctypes.c_ulong)  # BOOL WINAPI (DWORD)
+    callback = prototype(lambda event: 1 if handler(event) else 0)
+    if not ctypes.windll.kernel32.SetConsoleCtrlHandler(callback, 1):
+        logger.debug("SetConsoleCtrlHandler failed; a closed console kills serve unwarned")
+    return callback

@@ -20,6 +20,7 @@ from .early import EarlyReply, offered
 from .executor import Executor, InlineExecutor
 from .jsonrpc import Message, RpcError, invalid_params
 from .mrtr import Continuations
+from .names import META_SERVER_INFO
 from .paging import page
 from .session import LOG_LEVELS, SUBSCRIPTION_ID, Session
 from .usercalls import CANCELLABLE, Confirm, UserCalls
@@ -195,7 +196,7 @@ class Server(UserCalls):
         result: dict[str, Any] = {
             "supportedVersions": list(ALL_VERSIONS),
             "capabilities": self.capabilities(),
-            "_meta": {modern.SERVER_INFO: {"name": self.name, "version": self.version}},
+            "_meta": {META_SERVER_INFO: {"name": self.name, "version": self.version}},
         }
         if self.instructions:
             result["instructions"] = self.instructions

@@ -1,8 +1,9 @@
 """The MCP methods over a Registry, sans-IO: ``await server.handle(message, session)``.
 
 Transports decode bytes into messages, pick the session, and send back what ``handle``
-returns (``None`` for notifications, responses and cancelled requests). This is the one
-place where exceptions become JSON-RPC errors.
+returns (``None`` for notifications, responses and cancelled requests). Classification,
+routing and turning exceptions into JSON-RPC errors happen in :mod:`.dispatch`; this
+module gives it one method table per era.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 from ..registry import Registry
 from . import jsonrpc, modern
 from .calls import CallLog
+from .dispatch import NO_REPLY, Dispatcher, Request
 from .early import EarlyReply, offered
 from .executor import Executor, InlineExecutor
 from .jsonrpc import Message, RpcError, invalid_params
@@ -81,6 +83,14 @@ class Server(UserCalls):
             },
         }
 
+        self._dispatcher: Dispatcher[Session, Handler] = Dispatcher(
+            self._table,
+            self._invoke,
+            notified=self._notification,
+            answered=self._answered,
+            shape=self._shape,
+        )
+
     def serves(self, method: str, era: str = "handshake") -> bool:
         return method in self._methods[era]
 
@@ -127,48 +137,31 @@ class Server(UserCalls):
         ``early``, if given, may deliver the reply of a call into user code before this
         returns it (see :mod:`.early`).
         """
+        if early is None or not _runs_user_code(message):
+            return await self._dispatcher.dispatch(message, session)
+        token = offered.set(early)
         try:
-            kind = jsonrpc.kind(message)
-        except RpcError as error:
-            return jsonrpc.error_response(jsonrpc.readable_id(message), error)
-        if kind == "notification":
-            self._notification(message, session)
-            return None
-        if kind == "response":
-            session.resolve(message)
-            return None
-        request_id = message["id"]
-        method = message["method"]
-        try:
-            handler = self._methods[session.era].get(method)
-            if handler is None:
-                raise RpcError(
-                    jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method}
-                )
-            params = message.get("params") or {}
-            if method in CANCELLABLE:
-                token = offered.set(early)
-                try:
-                    result = await self._cancellable(handler, params, session, request_id)
-                finally:
-                    offered.reset(token)
-                if result is None:
-                    return None  # cancelled: the client expects no response
-            else:
-                result = await handler(params, session, request_id)
-        except RpcError as error:
-            return jsonrpc.error_response(request_id, error)
-        except Exception as exc:
-            logger.exception("internal error handling %s", method)
-            return jsonrpc.error_response(
-                request_id, RpcError(jsonrpc.INTERNAL_ERROR, f"Internal error: {exc}")
-            )
-        return self._response(method, request_id, result, session)
+            return await self._dispatcher.dispatch(message, session)
+        finally:
+            offered.reset(token)
+
+    def _table(self, session: Session) -> dict[str, Handler]:
+        return self._methods[session.era]
+
+    async def _invoke(self, handler: Handler, request: Request, session: Session) -> Any:
+        if request.method in CANCELLABLE:
+            result = await self._cancellable(handler, request.params, session, request.id)
+            return NO_REPLY if result is None else result  # cancelled: no response
+        return await handler(request.params, session, request.id)
+
+    @staticmethod
+    def _shape(request: Request, result: dict[str, Any], session: Session) -> dict[str, Any]:
+        return modern.shape(request.method, result) if session.era == "modern" else result
 
     def _response(self, method: str, request_id: Any, result: dict, session: Session) -> Message:
-        if session.era == "modern":
-            result = modern.shape(method, result)
-        return jsonrpc.response(request_id, result)
+        """The reply :meth:`handle` would give (the early path of usercalls builds it)."""
+        request = Request(request_id, method, {})
+        return jsonrpc.response(request_id, self._shape(request, result, session))
 
     async def _cancellable(
         self, handler: Handler, params: dict[str, Any], session: Session, request_id: Any
@@ -247,6 +240,10 @@ class Server(UserCalls):
             )
         return None
 
+    @staticmethod
+    def _answered(message: Message, session: Session) -> None:
+        session.resolve(message)  # a client's response to one of our requests
+
     def _notification(self, message: Message, session: Session) -> None:
         method, params = message["method"], message.get("params") or {}
         if method == "notifications/initialized":
@@ -318,3 +315,8 @@ class Server(UserCalls):
     async def _prompts_list(self, params: dict, session: Session, _: Any) -> dict:
         items = [p.definition for p in self.registry.prompts.values()]
         return page("prompts", items, params, self.page_size)
+
+
+def _runs_user_code(message: Any) -> bool:
+    # Only those calls may answer early (see .early); a transport offers it to no other.
+    return isinstance(message, dict) and message.get("method") in CANCELLABLE

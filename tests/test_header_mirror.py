@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from mcp_notebook.bridge.headers import request_headers
-from mcp_notebook.protocol.mirror import annotations, header_matches, header_text
+from mcp_notebook.protocol.mirror import header_matches, header_text, mirrored_paths
 from mcp_notebook.transports.headers import mismatch
 
 SCHEMA = {
@@ -44,7 +44,7 @@ def call(**arguments):
 )
 def test_the_servers_check_accepts_what_the_bridge_mirrors(arguments):
     message = call(**arguments)
-    headers = request_headers(message, "2026-07-28", annotations(SCHEMA))
+    headers = request_headers(message, "2026-07-28", mirrored_paths(SCHEMA))
     assert mismatch(message, headers, TOOLS) is None
 
 

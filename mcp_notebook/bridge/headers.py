@@ -14,7 +14,7 @@ import logging
 import threading
 from typing import Any
 
-from ..protocol.mirror import InvalidAnnotation, Path, annotations, encode_value, header_text
+from ..protocol.mirror import InvalidAnnotation, Path, encode_value, header_text, mirrored_paths
 from ..protocol.names import (
     METHOD_HEADER,
     NAME_FIELDS,
@@ -73,7 +73,7 @@ class ToolHeaders:
                 kept.append(tool)
                 continue
             try:
-                found = annotations(tool.get("inputSchema"))
+                found = mirrored_paths(tool.get("inputSchema"))
             except InvalidAnnotation as exc:
                 # What a Streamable HTTP client must do (SEP-2243): the server would refuse
                 # every call of it for headers it cannot name.

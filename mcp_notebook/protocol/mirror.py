@@ -107,7 +107,7 @@ def decode_value(value: str) -> str | None:
 
 
 # -- annotations -----------------------------------------------------------------------------
-def annotations(schema: Any) -> dict[Path, str]:
+def mirrored_paths(schema: Any) -> dict[Path, str]:
     """``x-mcp-header`` names by property path; raises :class:`InvalidAnnotation`."""
     found: dict[Path, str] = {}
     seen: set[str] = set()

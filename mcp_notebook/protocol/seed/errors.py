@@ -6,13 +6,21 @@ import json
 from typing import Any
 
 from .. import jsonrpc
-from ..codes import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR
+from ..codes import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    SEED_NOT_INITIALIZED,
+    SEED_OUTPUT_MISMATCH,
+    SEED_TOOL_FAILED,
+)
 from ..jsonrpc import Message, RpcError
 
-# The dialect's own codes, in its -32000..-32099 range.
-TOOL_FAILED = -32000
-OUTPUT_MISMATCH = -32001
-NOT_INITIALIZED = -32002  # the value LSP uses, whose framing and handshake the seed borrows
+TOOL_FAILED = SEED_TOOL_FAILED
+OUTPUT_MISMATCH = SEED_OUTPUT_MISMATCH
+NOT_INITIALIZED = SEED_NOT_INITIALIZED
 PHRASES = {
     PARSE_ERROR: "Parse error",
     INVALID_REQUEST: "Invalid Request",

@@ -43,5 +43,5 @@ def resource_ids(server: str | None, resources: list[dict[str, Any]]) -> list[st
     for resource in resources:
         name = resource.get("name")
         unique = isinstance(name, str) and name and names[name] == 1
-        ids.append(mcp_id(server, "resources", name if unique else resource["uri"]))
+        ids.append(mcp_id(server, "resources", str(name if unique else resource["uri"])))
     return ids

@@ -43,7 +43,7 @@ class ResourceMethods(SeedBase):
         self._resources_seen = dict(zip(ids, resources, strict=True))
         return ids
 
-    async def _resource_definition(self, resource: dict[str, Any], mcp_id: str) -> dict:
+    async def _resource_definition(self, resource: dict[str, Any], mcp_id: str) -> dict[str, Any]:
         definition = resource_stub(mcp_id, resource)
         size = resource.get("size")
         if isinstance(size, int) and size > self.max_inline_bytes:

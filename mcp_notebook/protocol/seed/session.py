@@ -115,11 +115,13 @@ class SeedSession(ToolMethods, ResourceMethods, PromptMethods):
     def on_standard_notification(self, message: Message) -> None:
         """A notification from the standard server: forwarded in the dialect, if it has one."""
         method = message.get("method")
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        given = message.get("params")
+        params: dict[str, Any] = given if isinstance(given, dict) else {}
         if "id" in message or not self.initialized:
             return  # no requests to the client; nothing before `initialized`
         if method == "notifications/resources/updated":
-            mcp_id = self._resource_ids.get(params.get("uri"))  # type: ignore[arg-type]
+            uri = params.get("uri")
+            mcp_id = self._resource_ids.get(uri) if isinstance(uri, str) else None
             if mcp_id is not None:
                 self._emit("mcp/resourceDidChange", {"mcpId": mcp_id})
         elif method == "notifications/resources/list_changed":

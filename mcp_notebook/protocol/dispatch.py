@@ -44,7 +44,7 @@ class _NoReply:
 NO_REPLY: Any = _NoReply()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a frozen __init__ costs a setattr call per field
 class Request:
     """A request that passed classification: its id is one a reply may echo."""
 
@@ -53,10 +53,10 @@ class Request:
     params: dict[str, Any]
 
 
-def classify(message: Any) -> Kind:
-    """request, notification or response; raises ``-32600`` for anything else (a batch
-    too: MCP has none since 2025-06-18, and a dialect that has them splits them first)."""
-    return jsonrpc.kind(message)  # type: ignore[return-value]
+# request, notification or response; raises ``-32600`` for anything else (a batch too:
+# MCP has none since 2025-06-18, and a dialect that has them splits them first). The
+# function itself, not a wrapper: it runs for every message.
+classify: Callable[[Any], Kind] = jsonrpc.kind  # type: ignore[assignment]
 
 
 def method_not_found(method: str) -> RpcError:
@@ -127,7 +127,12 @@ class Dispatcher(Generic[C, H]):
             return None
         request = Request(message["id"], message["method"], message.get("params") or {})
         try:
-            result = await self._call(request, context)
+            if self.admit is not None:
+                await self.admit(request, context)
+            handler = self.methods(context).get(request.method)
+            if handler is None:
+                raise self.not_found(request.method)
+            result = await self.invoke(handler, request, context)
         except RpcError as error:
             return self.error(request.id, error)
         except Exception as exc:
@@ -150,11 +155,3 @@ class Dispatcher(Generic[C, H]):
     def error(self, request_id: Any, error: RpcError) -> Message:
         """The error reply, in the dialect's shape (the one place errors are built)."""
         return jsonrpc.error_response(request_id, self.public(error))
-
-    async def _call(self, request: Request, context: C) -> Any:
-        if self.admit is not None:
-            await self.admit(request, context)
-        handler = self.methods(context).get(request.method)
-        if handler is None:
-            raise self.not_found(request.method)
-        return await self.invoke(handler, request, context)

@@ -148,11 +148,11 @@ class Server(UserCalls):
     def _table(self, session: Session) -> dict[str, Handler]:
         return self._methods[session.era]
 
-    async def _invoke(self, handler: Handler, request: Request, session: Session) -> Any:
+    def _invoke(self, handler: Handler, request: Request, session: Session) -> Awaitable[Any]:
+        # Returns the handler's awaitable itself: no extra coroutine on the request path.
         if request.method in CANCELLABLE:
-            result = await self._cancellable(handler, request.params, session, request.id)
-            return NO_REPLY if result is None else result  # cancelled: no response
-        return await handler(request.params, session, request.id)
+            return self._cancellable(handler, request.params, session, request.id)
+        return handler(request.params, session, request.id)
 
     @staticmethod
     def _shape(request: Request, result: dict[str, Any], session: Session) -> dict[str, Any]:
@@ -165,9 +165,10 @@ class Server(UserCalls):
 
     async def _cancellable(
         self, handler: Handler, params: dict[str, Any], session: Session, request_id: Any
-    ) -> dict[str, Any] | None:
+    ) -> Any:
         # The request runs in the caller's task (no extra task on the hot path); a client's
-        # cancel cancels that task, and only that cancel is turned into "no response".
+        # cancel cancels that task, and only that cancel is turned into "no response"
+        # (NO_REPLY).
         task = asyncio.current_task()
         assert task is not None
         session.in_flight[request_id] = task
@@ -180,7 +181,7 @@ class Server(UserCalls):
             uncancel = getattr(task, "uncancel", None)  # Python >= 3.11 counts cancels
             if uncancel is not None:
                 uncancel()
-            return None
+            return NO_REPLY
         finally:
             if session.in_flight.get(request_id) is task:
                 del session.in_flight[request_id]

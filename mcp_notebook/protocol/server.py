@@ -55,6 +55,21 @@ class Server(UserCalls):
         # (possibly edited) or raises Declined. None: no confirmations.
         self.confirm: Confirm | None = None
         self.continuations = Continuations()
+        self._methods = self._method_tables()
+        self._notifications: dict[str, Callable[[dict[str, Any], Session], None]] = {
+            "notifications/initialized": self._initialized,
+            "notifications/cancelled": self._cancelled,
+        }
+        self._dispatcher: Dispatcher[Session, Handler] = Dispatcher(
+            self._table,
+            self._invoke,
+            notified=self._notification,
+            answered=self._answered,
+            shape=self._shape,
+        )
+
+    def _method_tables(self) -> dict[str, dict[str, Handler]]:
+        """The method table of each era (``Session.era``), for the dispatcher."""
         shared: dict[str, Handler] = {
             "tools/list": self._tools_list,
             "tools/call": self._tools_call,
@@ -67,7 +82,7 @@ class Server(UserCalls):
         }
         # The methods of each era: 2026-07-28 removed the handshake, ping, setLevel and
         # resource subscriptions, and added discovery and listen streams.
-        self._methods: dict[str, dict[str, Handler]] = {
+        return {
             "handshake": {
                 **shared,
                 "initialize": self._initialize,
@@ -82,14 +97,6 @@ class Server(UserCalls):
                 "subscriptions/listen": self._listen,
             },
         }
-
-        self._dispatcher: Dispatcher[Session, Handler] = Dispatcher(
-            self._table,
-            self._invoke,
-            notified=self._notification,
-            answered=self._answered,
-            shape=self._shape,
-        )
 
     def serves(self, method: str, era: str = "handshake") -> bool:
         return method in self._methods[era]
@@ -246,18 +253,26 @@ class Server(UserCalls):
         session.resolve(message)  # a client's response to one of our requests
 
     def _notification(self, message: Message, session: Session) -> None:
-        method, params = message["method"], message.get("params") or {}
-        if method == "notifications/initialized":
-            session.initialized = True
-        elif method == "notifications/cancelled":
-            request_id = params.get("requestId")
-            if not jsonrpc.valid_id(request_id):
-                return  # not an id any request can have: there is nothing to cancel
-            task = session.in_flight.get(request_id)
-            if task is not None:
-                logger.info("client cancelled request %r", request_id)
-                session.cancelled.add(request_id)
-                task.cancel()
+        # Notifications have their own small table; others (e.g. roots/list_changed, which
+        # we never ask about) are ignored, as JSON-RPC lets a receiver do.
+        react = self._notifications.get(message["method"])
+        if react is not None:
+            react(message.get("params") or {}, session)
+
+    @staticmethod
+    def _initialized(params: dict[str, Any], session: Session) -> None:
+        session.initialized = True
+
+    @staticmethod
+    def _cancelled(params: dict[str, Any], session: Session) -> None:
+        request_id = params.get("requestId")
+        if not jsonrpc.valid_id(request_id):
+            return  # not an id any request can have: there is nothing to cancel
+        task = session.in_flight.get(request_id)
+        if task is not None:
+            logger.info("client cancelled request %r", request_id)
+            session.cancelled.add(request_id)
+            task.cancel()
 
     # -- lifecycle ---------------------------------------------------------------------
     def capabilities(self) -> dict[str, Any]:

@@ -18,6 +18,7 @@ class ResourceMethods(SeedBase):
     _resources_seen: dict[str, dict[str, Any]]  # mcpId -> standard definition
     _subscribed: set[str]
     _resources_dirty: bool
+    _refresh: asyncio.Task[None] | None
 
     async def _list_resources(self, params: dict[str, Any]) -> list[dict[str, Any]]:
         resources = await self._resources()
@@ -81,6 +82,17 @@ class ResourceMethods(SeedBase):
             except RpcError as error:
                 self._subscribed.discard(uri)
                 logger.debug("could not subscribe to %s: %s", uri, error.message)
+
+    def _resource_updated(self, params: dict[str, Any]) -> None:
+        uri = params.get("uri")
+        mcp_id = self._resource_ids.get(uri) if isinstance(uri, str) else None
+        if mcp_id is not None:
+            self._emit("mcp/resourceDidChange", {"mcpId": mcp_id})
+
+    def _resources_changed(self, params: dict[str, Any]) -> None:
+        self._resources_dirty = True
+        if self._refresh is None or self._refresh.done():
+            self._refresh = self._spawn(self._refresh_resources())
 
     async def _refresh_resources(self) -> None:
         # An mcpId that appeared, went, or now names another resource (a name moved to a

@@ -80,6 +80,14 @@ class SeedSession(ToolMethods, ResourceMethods, PromptMethods):
             "mcp/listPrompts": self._list_prompts,
             "mcp/executeTool": self._execute_tool,
         }
+        # Standard notifications the dialect has a counterpart for (the others are dropped).
+        self._forwarded: dict[str, Callable[[dict[str, Any]], None]] = {
+            "notifications/resources/updated": self._resource_updated,
+            "notifications/resources/list_changed": self._resources_changed,
+            "notifications/tools/list_changed": self._tools_changed,
+            "notifications/prompts/list_changed": self._prompts_changed,
+            "notifications/message": self._log_message,
+        }
         self._dispatcher: Dispatcher[None, Handler] = Dispatcher(
             lambda _: self._methods,
             self._invoke,
@@ -119,19 +127,18 @@ class SeedSession(ToolMethods, ResourceMethods, PromptMethods):
         params: dict[str, Any] = given if isinstance(given, dict) else {}
         if "id" in message or not self.initialized:
             return  # no requests to the client; nothing before `initialized`
-        if method == "notifications/resources/updated":
-            uri = params.get("uri")
-            mcp_id = self._resource_ids.get(uri) if isinstance(uri, str) else None
-            if mcp_id is not None:
-                self._emit("mcp/resourceDidChange", {"mcpId": mcp_id})
-        elif method == "notifications/resources/list_changed":
-            self._resources_dirty = True
-            if self._refresh is None or self._refresh.done():
-                self._refresh = self._spawn(self._refresh_resources())
-        elif method in ("notifications/tools/list_changed", "notifications/prompts/list_changed"):
-            kind = "Tools" if "tools" in method else "Prompts"
-            self._emit(f"mcp/list{kind}DidChange", {})
-        elif method == "notifications/message" and self.trace:
+        forward = self._forwarded.get(method) if isinstance(method, str) else None
+        if forward is not None:
+            forward(params)
+
+    def _tools_changed(self, params: dict[str, Any]) -> None:
+        self._emit("mcp/listToolsDidChange", {})
+
+    def _prompts_changed(self, params: dict[str, Any]) -> None:
+        self._emit("mcp/listPromptsDidChange", {})
+
+    def _log_message(self, params: dict[str, Any]) -> None:
+        if self.trace:
             self._emit("$/logTrace", {"message": log_text(params)})
 
     def standard_reconnected(self) -> None:

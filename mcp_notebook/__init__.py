@@ -5,6 +5,7 @@
 
 from ._version import __version__
 from .app import NotebookMCP, ServerInfo, mcp
+from .errors import McpNotebookError
 from .protocol.context import CapabilityError, Context, ElicitResult
 from .registry.blocks import Audio, Blob, EmbeddedResource, Image, ResourceLink, ToolResult
 
@@ -29,6 +30,7 @@ __all__ = [
     "ElicitResult",
     "EmbeddedResource",
     "Image",
+    "McpNotebookError",
     "NotebookMCP",
     "ResourceLink",
     "ServerInfo",

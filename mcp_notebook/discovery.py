@@ -18,6 +18,8 @@ from typing import Any
 
 from jupyter_core.paths import jupyter_runtime_dir
 
+from .errors import McpNotebookError
+
 logger = logging.getLogger(__name__)
 
 
@@ -100,7 +102,7 @@ def running() -> list[ServerRecord]:
     return sorted(records, key=lambda r: r.started, reverse=True)
 
 
-class NotFound(LookupError):
+class NotFound(McpNotebookError, LookupError):
     pass
 
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import socket
 
+from .errors import McpNotebookError
 from .transports.security import is_loopback
 
 ALLOW_FLAG = "--allow-remote-no-auth"
 WILDCARDS = frozenset({"0.0.0.0", "::", ""})
 
 
-class UnsafeBind(ValueError):
+class UnsafeBind(McpNotebookError, ValueError):
     """No token on an address other hosts can reach, without the deliberate flag."""
 
 

@@ -24,6 +24,7 @@ import nbformat
 from jupyter_client.manager import KernelManager
 
 from .app import SERVE_OPTIONS_ENV
+from .errors import McpNotebookError
 from .exposure import who_can_reach
 
 logger = logging.getLogger(__name__)
@@ -41,7 +42,7 @@ if not mcp.running:
 """
 
 
-class NotebookError(RuntimeError):
+class NotebookError(McpNotebookError, RuntimeError):
     """A cell failed while the notebook was starting."""
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..errors import McpNotebookError
 from ..protocol.names import SESSION_HEADER
 from ..wire import jsontext
 from .sse import SseReader
@@ -28,11 +29,11 @@ CONNECT_TIMEOUT = 2.0
 Message = dict[str, Any]
 
 
-class LinkDown(ConnectionError):
+class LinkDown(McpNotebookError, ConnectionError):
     """The request never reached the server (refused, unreachable): safe to retry."""
 
 
-class LinkLost(ConnectionError):
+class LinkLost(McpNotebookError, ConnectionError):
     """The connection broke after the request was sent: it may have run."""
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import discovery
+from ..errors import McpNotebookError
 from ..protocol import jsonrpc
 from ..protocol.codes import SERVER_ERROR
 from ..protocol.jsonrpc import RpcError
@@ -48,7 +49,7 @@ class Target:
         return record.url, self.token or record.token
 
 
-class Unreachable(Exception):
+class Unreachable(McpNotebookError):
     pass
 
 

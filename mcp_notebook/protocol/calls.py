@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import McpNotebookError
 from .abbreviate import abbreviate, estimate
 
 logger = logging.getLogger(__name__)
@@ -52,7 +53,7 @@ Observer = Callable[["CallRecord"], None]
 _TRANSITION = threading.Lock()
 
 
-class Interrupted(Exception):
+class Interrupted(McpNotebookError):
     """The person at the notebook interrupted the call (Jupyter's Interrupt button)."""
 
     def __init__(self, message: str = "interrupted from the notebook (Kernel > Interrupt)"):

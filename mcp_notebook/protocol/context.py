@@ -14,13 +14,14 @@ from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
 
+from ..errors import McpNotebookError
 from ..registry.injected import Injected
 from .jsonrpc import MISSING_CAPABILITY, RpcError
 from .mrtr import Asker
 from .session import LOG_LEVELS, Session
 
 
-class CapabilityError(RuntimeError):
+class CapabilityError(McpNotebookError, RuntimeError):
     """The client did not declare the capability this call needs."""
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import McpNotebookError
 from ..wire import jsontext
 from .codes import (  # the codes live in codes.py; importable from here as before
     HEADER_MISMATCH,
@@ -50,7 +51,7 @@ __all__ = [
 ]
 
 
-class RpcError(Exception):
+class RpcError(McpNotebookError):
     """An error that is sent to the client as a JSON-RPC error object."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:

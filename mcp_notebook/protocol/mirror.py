@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from ..errors import McpNotebookError
 from .names import HEADER_ANNOTATION
 
 Path = tuple[str, ...]
@@ -44,7 +45,7 @@ _MANY = ("allOf", "anyOf", "oneOf", "prefixItems")
 _NAMED = ("$defs", "definitions", "dependentSchemas", "patternProperties", "properties")
 
 
-class InvalidAnnotation(ValueError):
+class InvalidAnnotation(McpNotebookError, ValueError):
     """A tool's ``x-mcp-header`` breaks the rules: an HTTP client must drop the tool."""
 
 

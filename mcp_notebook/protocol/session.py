@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import McpNotebookError
 from .jsonrpc import INTERNAL_ERROR, Message, RpcError
 from .names import META_SUBSCRIPTION_ID as SUBSCRIPTION_ID
 
@@ -24,7 +25,7 @@ LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert"
 Outbound = Callable[[Message, Any], bool]
 
 
-class ClientUnavailable(RuntimeError):
+class ClientUnavailable(McpNotebookError, RuntimeError):
     """The client cannot be reached with a request (no stream open, or it went away)."""
 
 

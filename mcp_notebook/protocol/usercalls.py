@@ -12,6 +12,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from ..errors import McpNotebookError
 from ..registry import ArgumentError, Registry, ResourceTemplate
 from ..registry.content import error_result
 from ..registry.redact import redact
@@ -27,7 +28,7 @@ from .session import Session
 Confirm = Callable[[Any, dict[str, Any], Session, CallRecord], Awaitable[dict[str, Any]]]
 
 
-class Declined(Exception):
+class Declined(McpNotebookError):
     """The user (or the confirmation policy) did not let a tool run; the message says why."""
 
 

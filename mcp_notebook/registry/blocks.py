@@ -159,7 +159,9 @@ class ToolResult:
     meta: dict[str, Any] | None = None
 
 
-def bytes_block(data: bytes, mime_type: str | None = None, uri: str = "blob:tool-result") -> dict:
+def bytes_block(
+    data: bytes, mime_type: str | None = None, uri: str = "blob:tool-result"
+) -> dict[str, Any]:
     mime_type = mime_type or sniff_mime(data)
     if mime_type.startswith("image/"):
         return {"type": "image", "data": _b64(data), "mimeType": mime_type}

@@ -9,8 +9,8 @@ pandas ``DataFrame`` as an array of row objects. ``datetime``, ``date``, ``time`
 Out: ``json_safe`` turns results into JSON values: NaT/NA -> null, Timestamps -> ISO
 strings, numpy scalars -> numbers. A NaN or an infinity stays what it is, so that encoding
 refuses it (:class:`NotJsonError`): JSON has no such numbers, and turning them into null
-would hide a bug in the result. Only table cells (``json_scalar``) map NaN to null: in a
-DataFrame NaN is how pandas writes a missing value.
+would hide a bug in the result. Only table cells (``json_scalar``, ``records``) map NaN to
+null: in a DataFrame NaN is how pandas writes a missing value.
 
 pandas and numpy stay optional: they are recognised by module and type name.
 """
@@ -24,6 +24,9 @@ from typing import Annotated, Any
 
 from pydantic import PlainSerializer, PlainValidator, WithJsonSchema
 from pydantic_core import PydanticCustomError, to_jsonable_python
+
+from ..errors import McpNotebookError
+from .frames import is_series, shows_index
 
 
 def _b64decode(value: Any) -> bytes:
@@ -60,8 +63,6 @@ def _to_frame(value: Any) -> Any:
 
 
 def _from_frame(value: Any) -> list[dict[str, Any]]:
-    from .dataframes import records
-
     return records(value)
 
 
@@ -122,8 +123,6 @@ def _fallback(value: Any) -> Any:
             return value.tolist()
     if module == "pandas":
         if name == "DataFrame":
-            from .dataframes import records
-
             return records(value)
         if name == "Series":
             return value.tolist()
@@ -145,7 +144,7 @@ def _without_missing(value: Any) -> Any:
     return value
 
 
-class NotJsonError(ValueError):
+class NotJsonError(McpNotebookError, ValueError):
     """A result that JSON cannot carry (a NaN or an infinity, or nesting too deep)."""
 
 
@@ -177,3 +176,39 @@ def json_scalar(value: Any) -> Any:
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     return json_safe(value)
+
+
+def records(frame: Any) -> list[dict[str, Any]]:
+    """JSON-safe row objects: NaN/NaT/NA -> None, dates -> ISO strings, numpy -> Python."""
+    if is_series(frame):
+        frame = frame.to_frame()
+    if shows_index(frame):
+        frame = frame.reset_index()
+    names = [str(c) for c in frame.columns]
+    columns = [_column(frame.iloc[:, i]) for i in range(frame.shape[1])]
+    return (
+        [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+        if columns
+        else []
+    )
+
+
+def _column(series: Any) -> list[Any]:
+    """One column as JSON values, converted per dtype rather than per cell where possible."""
+    kind = getattr(series.dtype, "kind", "O")
+    missing = series.isna().to_numpy()
+    if kind == "f":  # NaN and NA are masked first: math.isfinite(NA) would raise
+        return [
+            None if gone or not math.isfinite(v) else v
+            for v, gone in zip(series.tolist(), missing, strict=True)
+        ]
+    values: list[Any]
+    if kind in "iub":
+        values = series.tolist()  # Python ints and bools (nullable ones hold NA: masked)
+    elif kind in "mM":
+        values = [v.isoformat() for v in series]  # Timestamp / Timedelta, NaT masked below
+    else:  # object, str, category, period, interval, complex...
+        values = [json_scalar(v) for v in series.tolist()]
+    if not missing.any():
+        return values
+    return [None if gone else v for v, gone in zip(values, missing, strict=True)]

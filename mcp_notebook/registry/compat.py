@@ -36,7 +36,8 @@ def pydantic_ready(hint: Any) -> Any:
         inner = pydantic_ready(args[0])
         if inner is args[0]:
             return hint
-        return typing_extensions.Annotated[(inner, *hint.__metadata__)]
+        arguments = (inner, *hint.__metadata__)
+        return typing_extensions.Annotated[arguments]
     new_args = tuple(pydantic_ready(a) for a in args)
     if all(new is old for new, old in zip(new_args, args, strict=True)):
         return hint
@@ -46,7 +47,7 @@ def pydantic_ready(hint: Any) -> Any:
 
 
 @functools.cache
-def _rebuilt_typeddict(cls: type) -> Any:
+def _rebuilt_typeddict(cls: Any) -> Any:
     hints = typing.get_type_hints(cls, include_extras=True)
     fields = {
         key: pydantic_ready(value)
@@ -54,6 +55,6 @@ def _rebuilt_typeddict(cls: type) -> Any:
         else typing_extensions.NotRequired[pydantic_ready(value)]
         for key, value in hints.items()
     }
-    rebuilt = typing_extensions.TypedDict(cls.__name__, fields)  # type: ignore[operator]
+    rebuilt = typing_extensions.TypedDict(cls.__name__, fields)  # type: ignore[misc]
     rebuilt.__doc__ = cls.__doc__
     return rebuilt

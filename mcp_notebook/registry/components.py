@@ -260,7 +260,7 @@ class Prompt:
 
     def render(self, values: dict[str, str], injected: dict[type, Any] | None = None) -> Any:
         known = {a["name"] for a in self.arguments}
-        kwargs = {k: v for k, v in values.items() if k in known}
+        kwargs: dict[str, Any] = {k: v for k, v in values.items() if k in known}
         if self.signature is not None:
             kwargs = self.signature.convert(kwargs)
         for name, kind in self.injected.items():

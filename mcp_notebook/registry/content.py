@@ -11,9 +11,10 @@ from typing import Any
 import pydantic
 
 from ..wire import jsontext
-from . import dataframes
 from .blocks import BLOCK_TYPES, ToolResult, bytes_block, sniff_mime
 from .coercion import json_safe, not_json
+from .frame_pages import ROWS_META, Rendered, Unframed, format_for, page, tool_view
+from .frames import is_frame, is_series
 
 
 def text_block(text: str) -> dict[str, Any]:
@@ -88,7 +89,7 @@ def tool_result(value: Any, wrap_output: bool) -> dict[str, Any]:
             if wrap_output:  # e.g. ``-> list[bytes]``
                 result["structuredContent"] = {"result": [_structured(v) for v in value]}
             return result
-    if dataframes.is_frame(value) or dataframes.is_series(value):
+    if is_frame(value) or is_series(value):
         return _frame_result(value)
     blocks = _converted(value)
     if blocks is not None:
@@ -134,12 +135,12 @@ def content_blocks(item: Any) -> list[dict[str, Any]]:
 
 def _frame_result(value: Any) -> dict[str, Any]:
     """A markdown table of the first rows, and the same rows as ``structuredContent``."""
-    text, rows, total = dataframes.tool_view(value)
+    text, rows, total = tool_view(value)
     return {
         "content": [text_block(text)],
         "structuredContent": {"result": rows},
         "isError": False,
-        "_meta": {dataframes.ROWS_META: {"shown": len(rows), "total": total}},
+        "_meta": {ROWS_META: {"shown": len(rows), "total": total}},
     }
 
 
@@ -188,8 +189,8 @@ def _converted(value: Any) -> list[dict[str, Any]] | None:
         return [value.block()]
     if isinstance(value, (bytes, bytearray, memoryview)):
         return [bytes_block(bytes(value))]
-    if dataframes.is_frame(value) or dataframes.is_series(value):
-        return [text_block(dataframes.tool_view(value)[0])]
+    if is_frame(value) or is_series(value):
+        return [text_block(tool_view(value)[0])]
     for convert in CONVERTERS:
         blocks = convert(value)
         if blocks is not None:
@@ -212,18 +213,16 @@ def resource_contents(uri: str, value: Any, mime_type: str | None) -> dict[str, 
         }
     if isinstance(value, str):
         return {"uri": uri, "mimeType": mime_type or "text/plain", "text": value}
-    if isinstance(value, dataframes.Unframed):
+    if isinstance(value, Unframed):
         return resource_contents(uri, value.value, None)
-    if isinstance(value, dataframes.Rendered):
+    if isinstance(value, Rendered):
         contents = {"uri": uri, "mimeType": value.mime_type, "text": value.text}
         return {**contents, "_meta": value.meta} if value.meta else contents
-    if dataframes.is_frame(value) or dataframes.is_series(value):
+    if is_frame(value) or is_series(value):
         # A frame served without the page template (a callable's or a variable's value):
         # the same bounded first page, in the format the declared mime type implies.
-        frame = value.to_frame() if dataframes.is_series(value) else value
-        return resource_contents(
-            uri, dataframes.page(frame, fmt=dataframes.format_for(None, mime_type)), None
-        )
+        frame = value.to_frame() if is_series(value) else value
+        return resource_contents(uri, page(frame, fmt=format_for(None, mime_type)), None)
     if is_structured(value):
         return {
             "uri": uri,

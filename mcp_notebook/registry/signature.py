@@ -10,17 +10,18 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import pydantic
 from pydantic import ConfigDict, Field, TypeAdapter, create_model
 
+from ..errors import McpNotebookError
 from .compat import pydantic_ready
 from .docstrings import parse_docstring
 from .injected import Injected
 
 
-class ArgumentError(ValueError):
+class ArgumentError(McpNotebookError, ValueError):
     """Arguments that do not convert to the function's parameter types."""
 
 
@@ -47,7 +48,7 @@ class SignatureModel:
         self.positional_only = [
             n for n, p in signature.parameters.items() if p.kind is p.POSITIONAL_ONLY
         ]
-        extra = "allow" if self.accepts_extra else "forbid"
+        extra: Literal["allow", "forbid"] = "allow" if self.accepts_extra else "forbid"
         self.model = create_model(
             f"{getattr(fn, '__name__', 'tool')}_arguments",
             __config__=ConfigDict(arbitrary_types_allowed=True, extra=extra),
@@ -65,7 +66,7 @@ class SignatureModel:
         self._required = frozenset(n for n, (_, f) in fields.items() if f.is_required())
 
     def input_schema(self) -> dict[str, Any]:
-        schema = self.model.model_json_schema()
+        schema: dict[str, Any] = self.model.model_json_schema()
         schema.pop("title", None)
         schema.setdefault("properties", {})
         for prop in schema["properties"].values():
@@ -137,7 +138,8 @@ def output_schema(fn: Callable[..., Any]) -> tuple[dict[str, Any] | None, bool]:
 
 def _resolve(schema: dict[str, Any]) -> dict[str, Any]:
     ref = schema["$ref"].rsplit("/", 1)[-1]
-    return schema.get("$defs", {}).get(ref, {})
+    found: dict[str, Any] = schema.get("$defs", {}).get(ref, {})
+    return found
 
 
 def _drop_titles(schema: Any) -> None:

@@ -22,7 +22,7 @@ from jsonschema.exceptions import ValidationError, best_match
 try:
     import jsonschema_rs
 except ImportError:  # a platform without its wheels: jsonschema alone is slower, not wrong
-    jsonschema_rs = None
+    jsonschema_rs = None  # type: ignore[assignment]
 
 logger = logging.getLogger(__name__)
 # jsonschema's messages quote the offending value whole: a 4 MiB argument would come back

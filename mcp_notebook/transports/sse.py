@@ -11,6 +11,7 @@ import logging
 from collections import deque
 from typing import Any, Protocol
 
+from ..errors import McpNotebookError
 from ..protocol import jsonrpc
 
 logger = logging.getLogger(__name__)
@@ -81,7 +82,7 @@ class SseStream:
             self.writer = writer
 
 
-class BadEventId(ValueError):
+class BadEventId(McpNotebookError, ValueError):
     """A ``Last-Event-ID`` that no event of this server ever had."""
 
 

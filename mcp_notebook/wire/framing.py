@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal, Protocol
 
+from ..errors import McpNotebookError
 from . import jsontext
 from .sniff import SNIFF_BYTES, sniff_id
 
@@ -54,7 +55,7 @@ _CHARSET = re.compile(r";\s*charset\s*=\s*\"?([^\";\s]+)", re.IGNORECASE)
 _MORE: Any = object()  # "need more bytes" (None is a JSON value: the message ``null``)
 
 
-class FramingError(ValueError):
+class FramingError(McpNotebookError, ValueError):
     """The byte stream broke the framing rules; the framer skipped past the bad part."""
 
 
@@ -196,7 +197,7 @@ class ContentLengthFramer:
     def _header(self) -> Any:
         buffer = self._buffer
         # Tolerate blank lines between messages (some writers end each body with one).
-        while buffer[:1] in (b"\r", b"\n", b" ", b"\t"):
+        while buffer and buffer[0] in b"\r\n \t":
             del buffer[:1]
         lines: list[bytes] = []
         position = 0

@@ -17,13 +17,15 @@ import json
 import math
 from typing import Any
 
+from ..errors import McpNotebookError
+
 # No MCP message needs more; deeper values would exhaust the recursion limit of whatever
 # walks them next (validators, repr, the encoder), far from where they came in.
 MAX_DEPTH = 128
 _TOO_DEEP = f"nested too deeply (the limit is {MAX_DEPTH} levels)"
 
 
-class JsonTextError(ValueError):
+class JsonTextError(McpNotebookError, ValueError):
     """The bytes are not strict UTF-8 JSON; the message says why (for a -32700 reply)."""
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
+from ..errors import McpNotebookError
 from . import jsontext
 
 SNIFF_BYTES = 64 * 1024
@@ -29,11 +30,11 @@ _AFTER_VALUE = frozenset(b" \t\r\n,}]")
 _NESTING = re.compile(rb'[\[\]{}"]')
 
 
-class _More(Exception):
+class _More(McpNotebookError):
     """The bytes end before the answer is known."""
 
 
-class _NoId(Exception):
+class _NoId(McpNotebookError):
     """The start is not an object, or its id is missing or unreadable."""
 
 
@@ -70,7 +71,9 @@ class _Scan:
 
     # -- pieces ----------------------------------------------------------------------------
     def _peek(self) -> bytes:
-        self.at = _SPACE.match(self.data, self.at).end()
+        spaces = _SPACE.match(self.data, self.at)
+        assert spaces is not None  # a run of zero or more spaces always matches
+        self.at = spaces.end()
         if self.at >= len(self.data):
             raise _More
         return self.data[self.at : self.at + 1]
@@ -98,7 +101,6 @@ class _Scan:
         if _SCALAR_START.fullmatch(self.data, self.at):
             raise _More  # "12" may still be "123", "1." may be "1.5"
         raise _NoId
-        return found.group()
 
     def _id_value(self) -> Any:
         raw = self._string() if self._peek() == b'"' else self._scalar()

@@ -14,9 +14,9 @@ standard base, so ``except McpNotebookError`` catches all of ours and the existi
     │   ├── SeedError, MissingCapabilityError
     ├── CapabilityError (RuntimeError)       the client lacks what a tool asks of it
     ├── ClientUnavailable (RuntimeError), Declined, Interrupted    protocol
+    ├── InvalidAnnotation (ValueError)       protocol: an x-mcp-header that breaks the rules
     ├── BadEventId (ValueError)              transports: a Last-Event-ID we did not issue
-    ├── LinkDown, LinkLost (ConnectionError), Unreachable, InvalidAnnotation (ValueError)
-    │                                        bridge
+    ├── LinkDown, LinkLost (ConnectionError), Unreachable     bridge
     ├── NotFound (LookupError)               discovery: no running notebook server matches
     ├── UnsafeBind (ValueError)              exposure: a bind address others can reach
     └── NotebookError (RuntimeError)         headless: the served notebook failed

@@ -4,141 +4,26 @@ Over stdio everything travels in the body; over Streamable HTTP the client mirro
 of it into headers so that intermediaries need not parse bodies: ``MCP-Protocol-Version``
 (from ``_meta``), ``Mcp-Method``, ``Mcp-Name`` and one ``Mcp-Param-<Name>`` for each tool
 argument whose schema property carries ``"x-mcp-header": "<Name>"``. The server checks
-that they match the body, so the bridge must produce exactly what an HTTP client would.
+that they match the body, so the bridge must produce exactly what an HTTP client would:
+values are rendered and encoded by ``protocol.mirror``, which the server's check uses too.
 """
 
 from __future__ import annotations
 
-import base64
 import logging
-import re
 import threading
-from collections.abc import Iterator
 from typing import Any
 
-from ..errors import McpNotebookError
+from ..protocol.mirror import InvalidAnnotation, Path, encode_value, header_text, mirrored_paths
+from ..protocol.names import (
+    METHOD_HEADER,
+    NAME_FIELDS,
+    NAME_HEADER,
+    PARAM_HEADER_PREFIX,
+    VERSION_HEADER,
+)
 
 logger = logging.getLogger(__name__)
-
-VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
-META_KEYS = (
-    VERSION_KEY,
-    "io.modelcontextprotocol/clientCapabilities",
-    "io.modelcontextprotocol/clientInfo",
-)
-# Versions with the initialize handshake; any other version is per-request (2026-07-28+).
-HANDSHAKE_ERA = frozenset({"2024-10-07", "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
-# Which params field ``Mcp-Name`` mirrors (the tasks extension names its task the same way).
-NAME_FIELDS = {
-    "tools/call": "name",
-    "prompts/get": "name",
-    "resources/read": "uri",
-    "tasks/get": "taskId",
-    "tasks/update": "taskId",
-    "tasks/cancel": "taskId",
-}
-ANNOTATION = "x-mcp-header"
-HEADER_MISMATCH = -32020
-
-_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")  # RFC 9110 field-name token
-_PLAIN = re.compile(r"[\x20-\x7e\t]*")  # what a header value may hold as it is
-_SENTINEL = re.compile(r"=\?base64\?.*\?=", re.DOTALL)
-_PRIMITIVES = ("string", "integer", "boolean")
-# Keywords whose value is a schema, a list of schemas, or a map of names to schemas.
-_ONE = (
-    "additionalProperties",
-    "contains",
-    "else",
-    "if",
-    "items",
-    "not",
-    "propertyNames",
-    "then",
-    "unevaluatedItems",
-    "unevaluatedProperties",
-)
-_MANY = ("allOf", "anyOf", "oneOf", "prefixItems")
-_NAMED = ("$defs", "definitions", "dependentSchemas", "patternProperties", "properties")
-
-Path = tuple[str, ...]
-
-
-class InvalidAnnotation(McpNotebookError, ValueError):
-    """A tool's ``x-mcp-header`` breaks the rules: an HTTP client must drop the tool."""
-
-
-def modern_version(message: Any) -> str | None:
-    """The per-request protocol version a message carries in ``_meta``, if it is not one
-    of the handshake era's."""
-    params = message.get("params") if isinstance(message, dict) else None
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    version = meta.get(VERSION_KEY) if isinstance(meta, dict) else None
-    return version if isinstance(version, str) and version not in HANDSHAKE_ERA else None
-
-
-def encode_value(text: str) -> str:
-    """A header value as it is when safe, else ``=?base64?<UTF-8 base64>?=``."""
-    plain = (
-        text
-        and _PLAIN.fullmatch(text)
-        and text == text.strip(" \t")
-        and not _SENTINEL.fullmatch(text)
-    )
-    if plain:
-        return text
-    return "=?base64?" + base64.b64encode(text.encode("utf-8")).decode("ascii") + "?="
-
-
-def render(value: Any) -> str | None:
-    """An argument as header text: strings as they are, integers in decimal, booleans as
-    ``true``/``false``; None for anything else (no header)."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))  # an integer that a JSON writer spelled 42.0
-    if isinstance(value, str):
-        return value
-    return None
-
-
-def annotations(schema: Any) -> dict[Path, str]:
-    """``x-mcp-header`` names by property path; raises :class:`InvalidAnnotation`."""
-    found: dict[Path, str] = {}
-    seen: set[str] = set()
-    for path, where in _positions(schema, ()):
-        if ANNOTATION not in where:
-            continue
-        if not path:
-            spot = "the schema root" if path == () else "a subschema off the properties chain"
-            raise InvalidAnnotation(f"{ANNOTATION} on {spot}")
-        label = ".".join(path)
-        name = where[ANNOTATION]
-        if not isinstance(name, str) or not _TOKEN.fullmatch(name):
-            raise InvalidAnnotation(f"{ANNOTATION} of {label} is not a header name: {name!r}")
-        if where.get("type") not in _PRIMITIVES:
-            raise InvalidAnnotation(f"{label}: {ANNOTATION} needs a string, integer or boolean")
-        if name.lower() in seen:
-            raise InvalidAnnotation(f"{ANNOTATION} {name!r} is used twice")
-        seen.add(name.lower())
-        found[path] = name
-    return found
-
-
-def _positions(schema: Any, path: Path | None) -> Iterator[tuple[Path | None, dict[str, Any]]]:
-    """Every subschema, with its property path when only ``properties`` lead to it."""
-    if not isinstance(schema, dict):
-        return
-    yield path, schema
-    for key, value in schema.items():
-        if key in _ONE or key in _MANY:  # (``items`` is a list in older drafts)
-            for item in value if isinstance(value, list) else [value]:
-                yield from _positions(item, None)
-        elif key in _NAMED and isinstance(value, dict):
-            for name, item in value.items():
-                inner = (*path, name) if key == "properties" and path is not None else None
-                yield from _positions(item, inner)
 
 
 def request_headers(
@@ -147,18 +32,18 @@ def request_headers(
     """The 2026-07-28 headers for one request; ``params_by_path`` for a ``tools/call``."""
     method = message["method"]
     params = message.get("params") if isinstance(message.get("params"), dict) else {}
-    headers = {"MCP-Protocol-Version": version, "Mcp-Method": method}
+    headers = {VERSION_HEADER: version, METHOD_HEADER: method}
     name = params.get(NAME_FIELDS.get(method, ""))
     if isinstance(name, str):
-        headers["Mcp-Name"] = encode_value(name)
+        headers[NAME_HEADER] = encode_value(name)
     arguments = params.get("arguments")
     for path, header in (params_by_path or {}).items():
         value: Any = arguments
         for step in path:
             value = value.get(step) if isinstance(value, dict) else None
-        text = render(value)
+        text = header_text(value)
         if text is not None:  # absent or null: no header, as the spec says
-            headers[f"Mcp-Param-{header}"] = encode_value(text)
+            headers[PARAM_HEADER_PREFIX + header] = encode_value(text)
     return headers
 
 
@@ -188,7 +73,7 @@ class ToolHeaders:
                 kept.append(tool)
                 continue
             try:
-                found = annotations(tool.get("inputSchema"))
+                found = mirrored_paths(tool.get("inputSchema"))
             except InvalidAnnotation as exc:
                 # What a Streamable HTTP client must do (SEP-2243): the server would refuse
                 # every call of it for headers it cannot name.

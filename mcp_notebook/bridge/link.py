@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import McpNotebookError
+from ..protocol.names import SESSION_HEADER
 from ..wire import jsontext
 from .sse import SseReader
 
@@ -88,7 +89,7 @@ class Link:
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
         if session_id:
-            headers["Mcp-Session-Id"] = session_id
+            headers[SESSION_HEADER] = session_id
         headers.update(extra or {})
         return headers
 

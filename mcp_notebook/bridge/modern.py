@@ -18,7 +18,10 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from .headers import HEADER_MISMATCH, META_KEYS, ToolHeaders, modern_version, request_headers
+from ..protocol.codes import HEADER_MISMATCH
+from ..protocol.names import REQUEST_META_KEYS
+from ..protocol.versions import modern_version
+from .headers import ToolHeaders, request_headers
 from .link import Abort, LinkDown, LinkLost, Message, read_reply
 from .upstream import ACCEPT, Unreachable, Upstream, encode
 
@@ -126,7 +129,7 @@ class ModernRelay:
     def _learn_tools(self, meta: dict[str, Any], version: str, abort: Abort) -> None:
         """List every tool (with the caller's ``_meta``) to learn their annotations."""
         generation = self.tools.begin()
-        params: dict[str, Any] = {"_meta": {k: meta[k] for k in META_KEYS if k in meta}}
+        params: dict[str, Any] = {"_meta": {k: meta[k] for k in REQUEST_META_KEYS if k in meta}}
         for _ in range(MAX_PAGES):
             listing = {
                 "jsonrpc": "2.0",

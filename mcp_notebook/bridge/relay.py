@@ -25,8 +25,8 @@ from typing import Any, BinaryIO, Protocol
 
 from ..protocol import jsonrpc
 from ..protocol.seed import is_seed_message
+from ..protocol.versions import modern_version
 from .channel import Channel, error_reply, readable_id
-from .headers import modern_version
 from .link import Message
 from .modern import ModernRelay
 from .upstream import BRIDGE_ERROR, Target, Upstream

@@ -19,15 +19,16 @@ from typing import Any
 from .. import discovery
 from ..errors import McpNotebookError
 from ..protocol import jsonrpc
+from ..protocol.codes import SERVER_ERROR
 from ..protocol.jsonrpc import RpcError
+from ..protocol.names import SESSION_HEADER, VERSION_HEADER
 from ..wire import jsontext
 from .link import Link, LinkDown, LinkLost, Message, read_reply
 
 logger = logging.getLogger(__name__)
 
-BRIDGE_ERROR = -32000  # implementation-defined server error (JSON-RPC reserves -32000..-32099)
+BRIDGE_ERROR = SERVER_ERROR  # the bridge got no answer from the notebook
 ACCEPT = "application/json, text/event-stream"
-VERSION_HEADER = "MCP-Protocol-Version"
 
 
 @dataclass
@@ -113,7 +114,7 @@ class Upstream:
                 link, session_id = self._connection(establish)
                 reply = link.request("POST", body, self._headers(link, session_id))
                 if establish:
-                    self._adopt_session(reply.headers.get("Mcp-Session-Id"))
+                    self._adopt_session(reply.headers.get(SESSION_HEADER))
                 if reply.status == 404 and session_id and attempt == 1:
                     discard(reply.messages)
                     self._lost(session_id)  # the server forgot us (restart): re-initialize
@@ -201,7 +202,7 @@ class Upstream:
         replay = {**self._initialize, "id": f"mcp-notebook-bridge-{self._generation + 1}"}
         reply = link.request("POST", encode(replay), link.headers(None, ACCEPT))
         discard(reply.messages)
-        session_id = reply.headers.get("Mcp-Session-Id")
+        session_id = reply.headers.get(SESSION_HEADER)
         if reply.status != 200 or not session_id:
             raise LinkDown(f"re-initialize failed with HTTP {reply.status}")
         self.session_id = session_id

@@ -1,7 +1,7 @@
 """JSON-RPC 2.0 message shapes and the errors the server can answer with.
 
 Every exception that reaches a client is an :class:`RpcError`; anything else raised while
-handling a request is turned into ``-32603`` in exactly one place (``Dispatcher.handle``).
+handling a request is turned into ``-32603`` in exactly one place (``dispatch.Dispatcher``).
 """
 
 from __future__ import annotations
@@ -10,20 +10,45 @@ from typing import Any
 
 from ..errors import McpNotebookError
 from ..wire import jsontext
-
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-# The spec's "resource not found" (2025-11-25 server/resources.mdx); 2026-07-28 uses -32602.
-RESOURCE_NOT_FOUND = -32002
-# 2026-07-28 (basic/index.mdx "Error codes").
-HEADER_MISMATCH = -32020
-MISSING_CAPABILITY = -32021
-UNSUPPORTED_VERSION = -32022
+from .codes import (  # the codes live in codes.py; importable from here as before
+    HEADER_MISMATCH,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_CAPABILITY,
+    PARSE_ERROR,
+    RESOURCE_NOT_FOUND,
+    SERVER_ERROR,
+    UNSUPPORTED_VERSION,
+)
 
 Message = dict[str, Any]
+
+__all__ = [
+    "HEADER_MISMATCH",
+    "INTERNAL_ERROR",
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "MISSING_CAPABILITY",
+    "PARSE_ERROR",
+    "RESOURCE_NOT_FOUND",
+    "SERVER_ERROR",
+    "UNSUPPORTED_VERSION",
+    "Message",
+    "RpcError",
+    "dumps",
+    "encode_reply",
+    "error_response",
+    "invalid_params",
+    "kind",
+    "notification",
+    "parse",
+    "readable_id",
+    "response",
+    "valid_id",
+]
 
 
 class RpcError(McpNotebookError):

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .jsonrpc import INVALID_PARAMS, UNSUPPORTED_VERSION, Message, RpcError
+from .codes import INVALID_PARAMS, UNSUPPORTED_VERSION
+from .jsonrpc import Message, RpcError
+from .names import META_CAPABILITIES as CAPABILITIES
+from .names import META_CLIENT_INFO as CLIENT_INFO
+from .names import META_LOG_LEVEL as LOG_LEVEL
+from .names import META_VERSION as VERSION
 from .session import LOG_LEVELS, Session
-from .versions import MODERN_VERSIONS
-
-VERSION = "io.modelcontextprotocol/protocolVersion"
-CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
-LOG_LEVEL = "io.modelcontextprotocol/logLevel"
-SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+from .versions import MODERN_VERSIONS, meta_version
 
 # Results a client may cache, and for how long. A notebook changes under the client's
 # feet, so nothing is fresh for long: clients re-list, or listen for changes.
@@ -35,12 +34,8 @@ TTL_MS = 0
 CACHE_SCOPE = "private"  # results can hold notebook data: no shared caches
 
 
-def requested_version(message: Any) -> str | None:
-    """The ``_meta`` protocol version of a request, if it carries one."""
-    params = message.get("params") if isinstance(message, dict) else None
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    value = meta.get(VERSION) if isinstance(meta, dict) else None
-    return value if isinstance(value, str) else None
+# The ``_meta`` protocol version of a request, if it carries one.
+requested_version = meta_version
 
 
 def open_request(message: Message) -> Session:

@@ -1,8 +1,9 @@
 """The MCP methods over a Registry, sans-IO: ``await server.handle(message, session)``.
 
 Transports decode bytes into messages, pick the session, and send back what ``handle``
-returns (``None`` for notifications, responses and cancelled requests). This is the one
-place where exceptions become JSON-RPC errors.
+returns (``None`` for notifications, responses and cancelled requests). Classification,
+routing and turning exceptions into JSON-RPC errors happen in :mod:`.dispatch`; this
+module gives it one method table per era.
 """
 
 from __future__ import annotations
@@ -16,10 +17,12 @@ from typing import Any
 from ..registry import Registry
 from . import jsonrpc, modern
 from .calls import CallLog
+from .dispatch import NO_REPLY, Dispatcher, Request
 from .early import EarlyReply, offered
 from .executor import Executor, InlineExecutor
 from .jsonrpc import Message, RpcError, invalid_params
 from .mrtr import Continuations
+from .names import META_SERVER_INFO
 from .paging import page
 from .session import LOG_LEVELS, SUBSCRIPTION_ID, Session
 from .usercalls import CANCELLABLE, Confirm, UserCalls
@@ -52,6 +55,21 @@ class Server(UserCalls):
         # (possibly edited) or raises Declined. None: no confirmations.
         self.confirm: Confirm | None = None
         self.continuations = Continuations()
+        self._methods = self._method_tables()
+        self._notifications: dict[str, Callable[[dict[str, Any], Session], None]] = {
+            "notifications/initialized": self._initialized,
+            "notifications/cancelled": self._cancelled,
+        }
+        self._dispatcher: Dispatcher[Session, Handler] = Dispatcher(
+            self._table,
+            self._invoke,
+            notified=self._notification,
+            answered=self._answered,
+            shape=self._shape,
+        )
+
+    def _method_tables(self) -> dict[str, dict[str, Handler]]:
+        """The method table of each era (``Session.era``), for the dispatcher."""
         shared: dict[str, Handler] = {
             "tools/list": self._tools_list,
             "tools/call": self._tools_call,
@@ -64,7 +82,7 @@ class Server(UserCalls):
         }
         # The methods of each era: 2026-07-28 removed the handshake, ping, setLevel and
         # resource subscriptions, and added discovery and listen streams.
-        self._methods: dict[str, dict[str, Handler]] = {
+        return {
             "handshake": {
                 **shared,
                 "initialize": self._initialize,
@@ -126,54 +144,38 @@ class Server(UserCalls):
         ``early``, if given, may deliver the reply of a call into user code before this
         returns it (see :mod:`.early`).
         """
+        if early is None or not _runs_user_code(message):
+            return await self._dispatcher.dispatch(message, session)
+        token = offered.set(early)
         try:
-            kind = jsonrpc.kind(message)
-        except RpcError as error:
-            return jsonrpc.error_response(jsonrpc.readable_id(message), error)
-        if kind == "notification":
-            self._notification(message, session)
-            return None
-        if kind == "response":
-            session.resolve(message)
-            return None
-        request_id = message["id"]
-        method = message["method"]
-        try:
-            handler = self._methods[session.era].get(method)
-            if handler is None:
-                raise RpcError(
-                    jsonrpc.METHOD_NOT_FOUND, f"Method not found: {method}", {"method": method}
-                )
-            params = message.get("params") or {}
-            if method in CANCELLABLE:
-                token = offered.set(early)
-                try:
-                    result = await self._cancellable(handler, params, session, request_id)
-                finally:
-                    offered.reset(token)
-                if result is None:
-                    return None  # cancelled: the client expects no response
-            else:
-                result = await handler(params, session, request_id)
-        except RpcError as error:
-            return jsonrpc.error_response(request_id, error)
-        except Exception as exc:
-            logger.exception("internal error handling %s", method)
-            return jsonrpc.error_response(
-                request_id, RpcError(jsonrpc.INTERNAL_ERROR, f"Internal error: {exc}")
-            )
-        return self._response(method, request_id, result, session)
+            return await self._dispatcher.dispatch(message, session)
+        finally:
+            offered.reset(token)
+
+    def _table(self, session: Session) -> dict[str, Handler]:
+        return self._methods[session.era]
+
+    def _invoke(self, handler: Handler, request: Request, session: Session) -> Awaitable[Any]:
+        # Returns the handler's awaitable itself: no extra coroutine on the request path.
+        if request.method in CANCELLABLE:
+            return self._cancellable(handler, request.params, session, request.id)
+        return handler(request.params, session, request.id)
+
+    @staticmethod
+    def _shape(request: Request, result: dict[str, Any], session: Session) -> dict[str, Any]:
+        return modern.shape(request.method, result) if session.era == "modern" else result
 
     def _response(self, method: str, request_id: Any, result: dict, session: Session) -> Message:
-        if session.era == "modern":
-            result = modern.shape(method, result)
-        return jsonrpc.response(request_id, result)
+        """The reply :meth:`handle` would give (the early path of usercalls builds it)."""
+        request = Request(request_id, method, {})
+        return jsonrpc.response(request_id, self._shape(request, result, session))
 
     async def _cancellable(
         self, handler: Handler, params: dict[str, Any], session: Session, request_id: Any
-    ) -> dict[str, Any] | None:
+    ) -> Any:
         # The request runs in the caller's task (no extra task on the hot path); a client's
-        # cancel cancels that task, and only that cancel is turned into "no response".
+        # cancel cancels that task, and only that cancel is turned into "no response"
+        # (NO_REPLY).
         task = asyncio.current_task()
         assert task is not None
         session.in_flight[request_id] = task
@@ -186,7 +188,7 @@ class Server(UserCalls):
             uncancel = getattr(task, "uncancel", None)  # Python >= 3.11 counts cancels
             if uncancel is not None:
                 uncancel()
-            return None
+            return NO_REPLY
         finally:
             if session.in_flight.get(request_id) is task:
                 del session.in_flight[request_id]
@@ -195,7 +197,7 @@ class Server(UserCalls):
         result: dict[str, Any] = {
             "supportedVersions": list(ALL_VERSIONS),
             "capabilities": self.capabilities(),
-            "_meta": {modern.SERVER_INFO: {"name": self.name, "version": self.version}},
+            "_meta": {META_SERVER_INFO: {"name": self.name, "version": self.version}},
         }
         if self.instructions:
             result["instructions"] = self.instructions
@@ -246,19 +248,31 @@ class Server(UserCalls):
             )
         return None
 
+    @staticmethod
+    def _answered(message: Message, session: Session) -> None:
+        session.resolve(message)  # a client's response to one of our requests
+
     def _notification(self, message: Message, session: Session) -> None:
-        method, params = message["method"], message.get("params") or {}
-        if method == "notifications/initialized":
-            session.initialized = True
-        elif method == "notifications/cancelled":
-            request_id = params.get("requestId")
-            if not jsonrpc.valid_id(request_id):
-                return  # not an id any request can have: there is nothing to cancel
-            task = session.in_flight.get(request_id)
-            if task is not None:
-                logger.info("client cancelled request %r", request_id)
-                session.cancelled.add(request_id)
-                task.cancel()
+        # Notifications have their own small table; others (e.g. roots/list_changed, which
+        # we never ask about) are ignored, as JSON-RPC lets a receiver do.
+        react = self._notifications.get(message["method"])
+        if react is not None:
+            react(message.get("params") or {}, session)
+
+    @staticmethod
+    def _initialized(params: dict[str, Any], session: Session) -> None:
+        session.initialized = True
+
+    @staticmethod
+    def _cancelled(params: dict[str, Any], session: Session) -> None:
+        request_id = params.get("requestId")
+        if not jsonrpc.valid_id(request_id):
+            return  # not an id any request can have: there is nothing to cancel
+        task = session.in_flight.get(request_id)
+        if task is not None:
+            logger.info("client cancelled request %r", request_id)
+            session.cancelled.add(request_id)
+            task.cancel()
 
     # -- lifecycle ---------------------------------------------------------------------
     def capabilities(self) -> dict[str, Any]:
@@ -317,3 +331,8 @@ class Server(UserCalls):
     async def _prompts_list(self, params: dict, session: Session, _: Any) -> dict:
         items = [p.definition for p in self.registry.prompts.values()]
         return page("prompts", items, params, self.page_size)
+
+
+def _runs_user_code(message: Any) -> bool:
+    # Only those calls may answer early (see .early); a transport offers it to no other.
+    return isinstance(message, dict) and message.get("method") in CANCELLABLE

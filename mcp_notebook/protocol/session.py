@@ -17,12 +17,12 @@ from typing import Any
 
 from ..errors import McpNotebookError
 from .jsonrpc import INTERNAL_ERROR, Message, RpcError
+from .names import META_SUBSCRIPTION_ID as SUBSCRIPTION_ID
 
 # RFC 5424 severities, as MCP's logging utility names them, least severe first.
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 Outbound = Callable[[Message, Any], bool]
-SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 
 
 class ClientUnavailable(McpNotebookError, RuntimeError):

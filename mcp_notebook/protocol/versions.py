@@ -1,4 +1,9 @@
-"""Protocol versions this server speaks, newest last."""
+"""Protocol versions the package speaks, newest last: the server and the bridge both
+read them here (the one list, so the bridge cannot know a version the server does not)."""
+
+from typing import Any
+
+from .names import META_VERSION
 
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST_HANDSHAKE = HANDSHAKE_VERSIONS[-1]
@@ -14,3 +19,18 @@ def negotiate(requested: object) -> str:
 # 2026-07-28 and later: no handshake, every request says its version in _meta.
 MODERN_VERSIONS = ("2026-07-28",)
 ALL_VERSIONS = (*HANDSHAKE_VERSIONS, *MODERN_VERSIONS)
+
+
+def meta_version(message: Any) -> str | None:
+    """The protocol version a request carries in ``params._meta``, if any."""
+    params = message.get("params") if isinstance(message, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    value = meta.get(META_VERSION) if isinstance(meta, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def modern_version(message: Any) -> str | None:
+    """The per-request version of a message (2026-07-28 and later): a ``_meta`` version
+    that is not one of the handshake era's."""
+    version = meta_version(message)
+    return version if version is not None and version not in HANDSHAKE_VERSIONS else None

@@ -8,15 +8,20 @@ authorize on these headers, so a request whose headers disagree with its body is
 
 from __future__ import annotations
 
-import base64
-import binascii
-import re
 from collections.abc import Mapping
 from typing import Any
 
-NAME_PARAMS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
-_BASE64_WRAPPED = re.compile(r"^=\?base64\?(.*)\?=$")
-_BASE64 = re.compile(r"^[A-Za-z0-9+/]*={0,2}$")
+# One rendering of a mirrored value for the server and the bridge (protocol/mirror.py).
+from ..protocol.mirror import decode_value, header_matches
+from ..protocol.names import (
+    HEADER_ANNOTATION,
+    METHOD_HEADER,
+    NAME_FIELDS,
+    NAME_HEADER,
+    PARAM_HEADER_PREFIX,
+)
+
+NAME_PARAMS = NAME_FIELDS
 
 
 def mismatch(
@@ -24,16 +29,16 @@ def mismatch(
 ) -> str | None:
     """Why the headers disagree with the body, or None when they agree."""
     method = message["method"]
-    sent = headers.get("Mcp-Method")
+    sent = headers.get(METHOD_HEADER)
     if sent is None or sent.strip() != method:
-        return f"Mcp-Method header {sent!r} does not match the method {method!r}"
+        return f"{METHOD_HEADER} header {sent!r} does not match the method {method!r}"
     params = message.get("params") if isinstance(message.get("params"), dict) else {}
     key = NAME_PARAMS.get(method)
     if key is not None:
-        sent = headers.get("Mcp-Name")
+        sent = headers.get(NAME_HEADER)
         # A name a header cannot carry verbatim (e.g. non-ASCII) comes base64-encoded.
         if sent is None or decode_value(sent.strip()) != params.get(key):
-            return f"Mcp-Name header {sent!r} does not match params.{key} {params.get(key)!r}"
+            return f"{NAME_HEADER} header {sent!r} does not match params.{key} {params.get(key)!r}"
     if method == "tools/call":
         name, arguments = params.get("name"), params.get("arguments")
         tool = tools.get(name) if isinstance(name, str) else None
@@ -46,9 +51,9 @@ def mirrored_parameters(schema: dict[str, Any]) -> dict[str, str]:
     """Argument name -> header suffix, for arguments annotated with ``x-mcp-header``."""
     properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
     return {
-        name: spec["x-mcp-header"]
+        name: spec[HEADER_ANNOTATION]
         for name, spec in properties.items()
-        if isinstance(spec, dict) and isinstance(spec.get("x-mcp-header"), str)
+        if isinstance(spec, dict) and isinstance(spec.get(HEADER_ANNOTATION), str)
     }
 
 
@@ -56,7 +61,7 @@ def _parameter_mismatch(
     schema: dict[str, Any], arguments: dict[str, Any], headers: Mapping[str, str]
 ) -> str | None:
     for argument, suffix in mirrored_parameters(schema).items():
-        header = f"Mcp-Param-{suffix}"
+        header = PARAM_HEADER_PREFIX + suffix
         sent = headers.get(header)
         if arguments.get(argument) is None:  # absent or null: the client sends no header
             if sent is not None:
@@ -67,26 +72,9 @@ def _parameter_mismatch(
         decoded = decode_value(sent.strip())
         if decoded is None:
             return f"{header} is not valid base64"
-        if decoded != _as_header_text(arguments[argument]):
+        if not header_matches(decoded, arguments[argument]):
             return f"{header} does not match argument {argument!r}"
     return None
 
 
-def decode_value(value: str) -> str | None:
-    """A header's value: ``=?base64?...?=`` decoded (strictly), anything else as it is."""
-    wrapped = _BASE64_WRAPPED.match(value)
-    if wrapped is None:
-        return value
-    inner = wrapped.group(1)
-    if len(inner) % 4 or not _BASE64.match(inner):
-        return None
-    try:
-        return base64.b64decode(inner, validate=True).decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError):
-        return None
-
-
-def _as_header_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
+__all__ = ["decode_value", "mirrored_parameters", "mismatch"]

@@ -20,12 +20,11 @@ from ..protocol.jsonrpc import (
     UNSUPPORTED_VERSION,
     RpcError,
 )
+from ..protocol.names import SESSION_HEADER, VERSION_HEADER
 from ..protocol.versions import HANDSHAKE_VERSIONS
 from . import headers
 from .sse import SseStream
 
-VERSION_HEADER = "MCP-Protocol-Version"
-SESSION_HEADER = "Mcp-Session-Id"
 _stream_numbers = itertools.count(1)  # 2026 streams are never resumed: local names do
 
 

@@ -127,6 +127,44 @@ async def test_sdk_auto_mode_goes_2026_through_the_bridge(modern):
         assert unknown.value.code == -32602
 
 
+COUNTED = """
+@mcp.tool(
+    input_schema={
+        "type": "object",
+        "properties": {"count": {"type": "integer", "x-mcp-header": "Count"}},
+        "required": ["count"],
+    }
+)
+def counted(count: int) -> str:
+    return f"count {count}"
+"""
+
+
+@pytest.fixture
+def counted(modern):
+    """A tool that mirrors an integer argument in ``Mcp-Param-Count``, for one test."""
+    modern.run(COUNTED)
+    try:
+        yield modern
+    finally:
+        modern.run('mcp.remove("counted")')
+
+
+def test_an_integer_spelled_42_0_passes_the_servers_header_check(counted):
+    # A JSON writer may spell the integer 42 as 42.0 (JSON Schema's "integer" allows it).
+    # The bridge mirrors it as the header "42"; the notebook's server must agree, or our
+    # own bridge trips our own -32020.
+    raw = RawStdio("bridge", "modern")
+    try:
+        raw.send(request(1, "tools/call", {"name": "counted", "arguments": {"count": 42.0}}))
+        reply = raw.reply_to(1)
+        assert "error" not in reply, reply
+        assert not reply["result"].get("isError"), reply
+        assert reply["result"]["content"][0]["text"] in ("count 42", "count 42.0")
+    finally:
+        assert raw.close() == 0
+
+
 async def test_listen_relays_changes_until_the_client_leaves(modern):
     async with Client(module_params("bridge", "modern"), mode="auto") as client:
         async with client.listen(tools_list_changed=True) as subscription:

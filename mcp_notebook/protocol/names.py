@@ -1,0 +1,31 @@
+"""HTTP header names and ``_meta`` keys of MCP, defined once for the server and the bridge."""
+
+from __future__ import annotations
+
+# -- HTTP headers (Streamable HTTP) ----------------------------------------------------------
+SESSION_HEADER = "Mcp-Session-Id"
+VERSION_HEADER = "MCP-Protocol-Version"
+# 2026-07-28 (SEP-2243): the body mirrored into headers for intermediaries.
+METHOD_HEADER = "Mcp-Method"
+NAME_HEADER = "Mcp-Name"
+PARAM_HEADER_PREFIX = "Mcp-Param-"  # + the name an ``x-mcp-header`` annotation gives
+HEADER_ANNOTATION = "x-mcp-header"
+# Which params field ``Mcp-Name`` mirrors (the tasks extension names its task the same way).
+NAME_FIELDS = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
+
+# -- _meta keys (2026-07-28: every request says who it is) -----------------------------------
+META_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+# What a request must carry to say who sent it (what the bridge copies into its own).
+REQUEST_META_KEYS = (META_VERSION, META_CAPABILITIES, META_CLIENT_INFO)

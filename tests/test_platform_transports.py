@@ -26,6 +26,7 @@ from mcp_notebook.protocol import LoopExecutor, Server
 from mcp_notebook.transports import binding, direct, limits
 from mcp_notebook.transports.http import HttpTransport
 from mcp_notebook.transports.limits import ConnectionLimiter, Limits
+from tests import portable
 from tests.kernel.test_http_raw import initialize_message
 from tests.test_direct_reply import REPLY, Pair, body_of
 from tests.test_http_limits import TOKEN, Client
@@ -33,8 +34,8 @@ from tests.test_http_limits import TOKEN, Client
 WSAENOTSOCK = 10038  # Windows: "An operation was attempted on something that is not a socket"
 
 
-def fds_open() -> set[str]:
-    return set(os.listdir("/proc/self/fd"))
+def fds_open() -> int:
+    return portable.open_handles()
 
 
 def failing_socket_module(**failures: BaseException) -> Any:

@@ -123,6 +123,18 @@ class Connection:
         self.opened = 0
 
     def send(self, case: hs.HttpCase) -> tuple[int, http.client.HTTPMessage, bytes]:
+        reused = self.conn is not None
+        try:
+            return self._send(case)
+        except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+            if not reused:
+                raise
+            # A kept-alive connection the server closed meanwhile (a connection that never
+            # showed the token has limits.header_timeout to do so): as every HTTP client
+            # does, send again once on a new connection.
+            return self._send(case)
+
+    def _send(self, case: hs.HttpCase) -> tuple[int, http.client.HTTPMessage, bytes]:
         if self.conn is None:
             self.conn = http.client.HTTPConnection(self.host, self.port, timeout=30)
             self.opened += 1

@@ -408,15 +408,16 @@ class Resource:
     RLIMIT_NOFILE = 8
     RLIM_INFINITY = -1
 
-    def __init__(self, soft: int, hard: int, refuse: bool = False) -> None:
+    def __init__(self, soft: int, hard: int, refuse: bool = False, most: int = 0) -> None:
         self.limits = (soft, hard)
         self.refuse = refuse
+        self.most = most  # kern.maxfilesperproc, if set
 
     def getrlimit(self, which: int) -> tuple[int, int]:
         return self.limits
 
     def setrlimit(self, which: int, limits: tuple[int, int]) -> None:
-        if self.refuse:
+        if self.refuse or (self.most and limits[0] > self.most):
             raise ValueError("current limit exceeds maximum limit")
         self.limits = limits
 
@@ -442,6 +443,14 @@ def test_a_refused_raise_is_not_an_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "resource", fake)
     openfiles.raise_open_file_limit()
     assert fake.limits == (256, -1)
+
+
+def test_a_lower_per_process_maximum_still_raises_what_it_allows(monkeypatch):
+    """macOS: kern.maxfilesperproc lowered below the target refuses it; take what it allows."""
+    fake = Resource(256, -1, most=1500)
+    monkeypatch.setitem(sys.modules, "resource", fake)
+    openfiles.raise_open_file_limit()
+    assert fake.limits == (1024, -1)
 
 
 def test_on_windows_there_is_no_limit_to_raise(monkeypatch):

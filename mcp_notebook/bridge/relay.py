@@ -39,6 +39,9 @@ REFRESH = ("tools", "resources", "prompts")
 __all__ = ["Bridge", "StandardRelay", "Target"]
 
 
+EOF_GRACE = 5.0  # seconds for requests in flight to be answered once stdin closed
+
+
 class Relay(Protocol):
     workers: Workers
 
@@ -53,9 +56,12 @@ class Bridge:
         self.relay: Relay | None = None
 
     def run(self, stdin: BinaryIO) -> None:
-        """Relay until stdin closes."""
+        """Relay until stdin closes; then answer what is in flight, for a moment."""
         try:
             self.channel.pump(stdin, self.feed)
+            # A client that wrote its requests and closed stdin still reads the replies;
+            # one shutting down does not wait for them. A slow call is not waited for.
+            self.settle(EOF_GRACE)
         finally:
             self.close()
 

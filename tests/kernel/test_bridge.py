@@ -164,6 +164,22 @@ def test_no_server_at_all_is_a_prompt_error_naming_it(bridged):
         assert raw.close() == 0
 
 
+def test_requests_written_before_stdin_closed_are_answered(bridged):
+    """A scripted client (``printf ... | mcp-notebook bridge``) writes its requests and
+    closes stdin at once: each still gets its reply before the bridge exits."""
+    raw = RawStdio("bridge", "bridged")
+    call = {"name": "add", "arguments": {"a": 1, "b": 2}}
+    raw.send(INITIALIZE)
+    raw.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    raw.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})
+    raw.send({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+    assert raw.close() == 0
+    replies = {m.get("id"): m for m in (json.loads(line) for line in raw.lines)}
+    assert replies[1]["result"]["serverInfo"]["name"] == "bridged"
+    assert replies[2]["result"]["content"][0]["text"] == "3"
+    assert [t["name"] for t in replies[3]["result"]["tools"]] == ["add", "nap"]
+
+
 def test_stdout_holds_only_protocol_and_stdin_eof_ends_the_bridge(bridged):
     raw = RawStdio("bridge", "bridged")
     raw.send(INITIALIZE)

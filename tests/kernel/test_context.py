@@ -308,14 +308,16 @@ async def test_results_that_break_their_output_schema_are_tool_errors(served):
         assert explicit.is_error and explicit.structured_content == {"rows": 3}
 
 
-async def test_subscribers_hear_when_a_cell_rebinds_the_variable(served):
-    updated = asyncio.Event()
+async def test_subscribers_hear_when_a_cell_rebinds_the_variable(served, afterwards):
+    updated, prompts_changed = asyncio.Event(), asyncio.Event()
     uris: list[str] = []
 
     async def on_message(message) -> None:
         if getattr(message, "method", None) == "notifications/resources/updated":
             uris.append(message.params.uri)
             updated.set()
+        if getattr(message, "method", None) == "notifications/prompts/list_changed":
+            prompts_changed.set()
 
     served.kernel.run('memo = "first"')
     async with connect(served, "legacy", message_handler=on_message) as client:
@@ -329,13 +331,12 @@ async def test_subscribers_hear_when_a_cell_rebinds_the_variable(served):
         await client.unsubscribe_resource("memo://current")
         updated.clear()
         served.kernel.run('memo = "third"')
-        # A barrier: subscribe again and change it once more. Updates travel in order on
-        # the one GET stream, so one for "third" would arrive before the one for "fourth".
-        await client.subscribe_resource("memo://current")
-        served.kernel.run('memo = "fourth"')
-        await asyncio.wait_for(updated.wait(), 10)
-        assert uris == ["memo://current", "memo://current"]  # "second" and "fourth" only
-        await client.unsubscribe_resource("memo://current")
+        # A barrier: the next cell changes the prompts. Notifications travel in order on
+        # the one GET stream, so an update for "third" would arrive before that change.
+        afterwards(served.kernel, 'mcp.remove("barrier")')
+        served.kernel.run('mcp.prompt("barrier", "a barrier")')
+        await asyncio.wait_for(prompts_changed.wait(), 10)
+        assert not updated.is_set()
         with pytest.raises(MCPError) as unknown:
             await client.subscribe_resource("memo://nothing")
         assert unknown.value.code == -32002

@@ -461,6 +461,8 @@ def test_cancelling_a_modern_request_closes_its_response(fake, content_type):
     raw.send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
     raw.send(request(4, "server/discover"))
     raw.reply_to(4)
+    # A bounded wait, not a barrier: the bridge relays each message on a worker thread of
+    # its own, so request 4's reply does not order a (wrong) POST of the notifications.
     time.sleep(0.3)
     assert raw.close() == 0
     assert not [m for m in raw.messages() if m.get("id") == "listen-1"]  # never answered

@@ -347,7 +347,10 @@ def test_anything_before_initialize_is_refused_and_notifications_are_never_answe
     assert [m["id"] for m in client.messages] == [1, 2, 3]
 
 
-def test_no_notification_before_initialized_then_changes_are_announced(bridged):
+def test_no_notification_before_initialized_then_changes_are_announced(bridged, afterwards):
+    afterwards(
+        bridged, 'notes = "first draft"\ntry:\n    mcp.remove("bye")\nexcept KeyError:\n    pass'
+    )
     client = SeedClient("bridge", NAME)
     client.ask("initialize", {"clientCapabilities": {}})
     # The notebook changes while the client has not said `initialized` yet.
@@ -380,7 +383,6 @@ def test_no_notification_before_initialized_then_changes_are_announced(bridged):
     assert client.close() == 0
     for message in client.notifications():
         assert "id" not in message and isinstance(message.get("params"), dict)
-    bridged.run('notes = "first draft"\nmcp.remove("bye")')
 
 
 def test_standard_mcp_may_use_content_length_framing_too(bridged):

@@ -4,7 +4,7 @@ import asyncio
 import os
 import tempfile
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -71,3 +71,108 @@ def kernel_loop() -> Iterator[asyncio.AbstractEventLoop]:
     yield loop
     loop.call_soon_threadsafe(loop.stop)
     thread.join(5)
+
+
+# --- Test tiers -------------------------------------------------------------------------
+# Every test gets exactly one of three markers, assigned here and nowhere else, so that
+# `python -m pytest -m unit` is the fast run for daily work and plain `python -m pytest`
+# (what CI runs) still runs everything:
+#   unit    in-process: the package, fakes, loopback sockets and threads of this process;
+#   kernel  a real ipykernel (jupyter_client), with or without a bridge subprocess;
+#   e2e     a whole program: `mcp-notebook serve`, Node (conformance), JupyterLab+chromium.
+# A folder or module below decides first, then the fixtures a test uses, then the test's
+# own node id (for modules that mix tiers); everything else is unit. A unit test that
+# starts a kernel or one of those programs fails and says where to classify it.
+TIERS = ("e2e", "kernel", "unit")
+TIER_OF_PATH = {
+    "tests/browser/": "e2e",
+    "tests/conformance/": "e2e",
+    "tests/test_serve.py": "e2e",
+    "tests/test_stdio_serve.py": "e2e",
+    "tests/fuzz/test_stdio_content_length.py": "e2e",
+    "tests/fuzz/test_stdio_ndjson.py": "e2e",
+    "tests/kernel/": "kernel",
+    "tests/stress/": "kernel",
+    "tests/fuzz/test_bridge.py": "kernel",
+}
+TIER_OF_FIXTURE = {"kernel": "kernel", "served": "kernel"}
+SERVE_PLATFORMS = "tests/test_serve_platforms.py::test_"
+TIER_OF_TEST = {
+    SERVE_PLATFORMS + name: "e2e"
+    for name in (
+        "ctrl_break_on_windows_stops_serve_and_its_kernel",
+        "a_closed_console_on_windows_stops_serve_and_its_kernel",
+        "sigterm_stops_serve_its_kernel_and_its_discovery_file",
+        "stdin_closed_by_a_gui_client_stops_serve_its_kernel_and_its_discovery_file",
+        "serve_raises_its_kernels_low_open_file_limit",
+    )
+}
+# What a unit test must not start: these programs, a kernel, or `mcp-notebook serve` (the
+# bridge against an in-process fake notebook is quick and stays unit).
+NOT_UNIT_PROGRAMS = {"node", "npx", "chromium", "jupyter", "jupyter-lab"}
+NOT_UNIT_MODULES = {"ipykernel", "ipykernel_launcher", "jupyterlab"}
+
+
+def not_unit(argv: list[str]) -> str | None:
+    """The program ``argv`` starts, if a unit test must not start it."""
+    program = os.path.basename(argv[0]) if argv else ""
+    if program in NOT_UNIT_PROGRAMS:
+        return program
+    if len(argv) > 2 and argv[1] == "-m" and argv[2] in NOT_UNIT_MODULES:
+        return argv[2]
+    if len(argv) > 3 and argv[1:3] == ["-m", "mcp_notebook"] and argv[3] == "serve":
+        return "mcp-notebook serve"
+    return None
+
+
+def tier_of(item: pytest.Item) -> str:
+    path = item.nodeid.split("::", 1)[0]
+    for prefix, tier in TIER_OF_PATH.items():
+        if path.startswith(prefix):
+            return tier
+    for fixture, tier in TIER_OF_FIXTURE.items():
+        if fixture in getattr(item, "fixturenames", ()):
+            return tier
+    return TIER_OF_TEST.get(item.nodeid.split("[", 1)[0], "unit")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        item.add_marker(tier_of(item))
+
+
+@pytest.fixture(autouse=True)
+def unit_tests_start_no_kernel_or_program(request, monkeypatch) -> None:
+    """A test in the unit tier that starts a kernel, serve, Node or chromium fails here."""
+    if request.node.get_closest_marker("unit") is None:
+        return
+    import subprocess
+
+    execute_child = subprocess.Popen._execute_child  # type: ignore[attr-defined]
+
+    def guarded(self, args, *rest, **options):
+        argv = [args] if isinstance(args, (str, bytes, os.PathLike)) else list(args)
+        program = not_unit([os.fsdecode(arg) for arg in argv])
+        if program is not None:
+            pytest.fail(
+                f"a unit test started {program}: classify it in tests/conftest.py "
+                "(TIER_OF_PATH, TIER_OF_FIXTURE or TIER_OF_TEST)",
+                pytrace=False,
+            )
+        return execute_child(self, args, *rest, **options)
+
+    monkeypatch.setattr(subprocess.Popen, "_execute_child", guarded)
+
+
+@pytest.fixture
+def afterwards() -> Iterator[Callable[[Kernel, str], None]]:
+    """``afterwards(kernel, cell)``: run ``cell`` when the test ends, passed or failed.
+
+    A test that redefines or removes a tool, prompt or variable of a module-scoped kernel
+    registers the cell that puts it back *before* changing it, so one failure cannot
+    cascade into the next tests of the module.
+    """
+    cells: list[tuple[Kernel, str]] = []
+    yield lambda kernel, cell: cells.append((kernel, cell))
+    for kernel, cell in reversed(cells):
+        kernel.run(cell)

@@ -76,6 +76,17 @@ async def session_of(server: Server) -> Session:
     return session
 
 
+async def kernel_thread_done(kernel_loop: asyncio.AbstractEventLoop) -> None:
+    """A barrier: the kernel thread has finished what was queued on it before this call.
+
+    The call runs (or was dropped) on that thread and an early reply is sent from it, so
+    once a callback queued after it has run, a wrong early reply would be in ``sent``.
+    """
+    done = threading.Event()
+    kernel_loop.call_soon_threadsafe(done.set)
+    assert await asyncio.to_thread(done.wait, 10)
+
+
 def call(name: str, request_id: int = 1, **arguments: Any) -> dict[str, Any]:
     params = {"name": name, "arguments": arguments}
     return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
@@ -143,7 +154,7 @@ async def test_a_call_cancelled_before_it_runs_sends_nothing(
     await server.handle({"jsonrpc": "2.0", **cancel}, session)
     assert await asyncio.wait_for(pending, 5) is None  # no response is due
     release.set()
-    await asyncio.sleep(0.2)
+    await kernel_thread_done(kernel_loop)
     assert early.sent == []
     assert server.calls[-1].status == "cancelled"
 
@@ -159,7 +170,9 @@ def held() -> str:
     return "too late"
 
 
-async def test_a_call_cancelled_while_it_runs_sends_nothing(server: Server) -> None:
+async def test_a_call_cancelled_while_it_runs_sends_nothing(
+    server: Server, kernel_loop: asyncio.AbstractEventLoop
+) -> None:
     session = await session_of(server)
     early = RecordingEarly(server)
     hold.clear()
@@ -170,6 +183,6 @@ async def test_a_call_cancelled_while_it_runs_sends_nothing(server: Server) -> N
     await server.handle({"jsonrpc": "2.0", **cancel}, session)
     assert await asyncio.wait_for(pending, 5) is None
     hold.set()  # the tool now returns: its answer must not go out
-    await asyncio.sleep(0.2)
+    await kernel_thread_done(kernel_loop)
     assert early.armed_on and early.sent == []
     assert server.calls[-1].status == "cancelled"

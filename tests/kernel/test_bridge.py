@@ -13,6 +13,7 @@ from ..conftest import MODES
 from ..kernels import Kernel, until_exists
 from ..schema import validate, validate_notification, validate_reply
 from ..stdio import INITIALIZE, RawStdio, module_params
+from ..waiting import OPEN_GET_STREAMS, until
 
 SETUP = '''
 import time
@@ -90,17 +91,18 @@ async def test_list_call_read_get_through_the_bridge(bridged, mode):
 # Handshake-era notifications (the GET stream): with the 2026-07-28 server, mode="auto"
 # goes stateless through the bridge; its listen / restart tests are in test_bridge_modern.py.
 @HANDSHAKE_ERA
-async def test_a_redefined_tool_reaches_the_client_through_the_bridge(bridged, mode):
+async def test_a_redefined_tool_reaches_the_client_through_the_bridge(bridged, mode, afterwards):
     notes = Notifications()
+    afterwards(bridged, "@mcp.tool\ndef add(a: int, b: int = 1) -> int:\n    return a + b\n")
     async with Client(
         module_params("bridge", "bridged"), mode=mode, message_handler=notes
     ) as client:
         await client.list_tools()
-        await asyncio.sleep(0.5)  # the bridge opens its GET stream after initialized
+        # The bridge opens its GET stream after initialized: wait until the server has it.
+        await until(lambda: bridged.eval(OPEN_GET_STREAMS) >= 1, "the bridge's GET stream")
         bridged.run("@mcp.tool\ndef add(a: int, b: int = 1) -> int:\n    return a + b + 1000\n")
         await asyncio.wait_for(notes.changed.wait(), 10)
         assert (await client.call_tool("add", {"a": 1})).content[0].text == "1002"
-    bridged.run("@mcp.tool\ndef add(a: int, b: int = 1) -> int:\n    return a + b\n")
 
 
 @HANDSHAKE_ERA
@@ -127,11 +129,7 @@ async def test_the_bridge_follows_a_kernel_restart(mode, tmp_path):
             serve_in(kernel, f"restarting-{mode}")
             # The bridge found the new server and told the client to refresh its lists.
             await asyncio.wait_for(notes.changed.wait(), 20)
-            for _ in range(50):
-                if "notifications/prompts/list_changed" in notes.seen:
-                    break
-                await asyncio.sleep(0.1)
-            assert "notifications/prompts/list_changed" in notes.seen
+            await until(lambda: "notifications/prompts/list_changed" in notes.seen, "prompts", 5)
             assert "notifications/resources/list_changed" in notes.seen
             assert (await client.call_tool("add", {"a": 2, "b": 2})).content[0].text == "4"
     finally:

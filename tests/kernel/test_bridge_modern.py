@@ -28,6 +28,7 @@ from mcp.shared.exceptions import MCPError
 from ..kernels import Kernel, until_exists
 from ..schema import validate
 from ..stdio import FakeNotebook, RawStdio, Seen, json_body, json_line, module_params, sse_event
+from ..waiting import until
 
 VERSION = "2026-07-28"
 META = {
@@ -165,7 +166,8 @@ def test_an_integer_spelled_42_0_passes_the_servers_header_check(counted):
         assert raw.close() == 0
 
 
-async def test_listen_relays_changes_until_the_client_leaves(modern):
+async def test_listen_relays_changes_until_the_client_leaves(modern, afterwards):
+    afterwards(modern, "@mcp.tool\ndef add(a: int, b: int = 1) -> int:\n    return a + b\n")
     async with Client(module_params("bridge", "modern"), mode="auto") as client:
         async with client.listen(tools_list_changed=True) as subscription:
             assert subscription.honored.tools_list_changed
@@ -177,13 +179,8 @@ async def test_listen_relays_changes_until_the_client_leaves(modern):
             assert (await client.call_tool("add", {"a": 1})).content[0].text == "1002"
         # Leaving sends notifications/cancelled; the bridge closes the listen response,
         # which is how the server learns of it (a POSTed notification would not end it).
-        for _ in range(100):
-            if open_listens(modern) == 0:
-                break
-            await asyncio.sleep(0.1)
-        assert open_listens(modern) == 0
+        await until(lambda: open_listens(modern) == 0, "the listen stream closed", 10)
         assert (await client.call_tool("add", {"a": 1})).content[0].text == "1002"
-    modern.run("@mcp.tool\ndef add(a: int, b: int = 1) -> int:\n    return a + b\n")
 
 
 async def test_serve_on_stdio_speaks_2026_too():
@@ -464,6 +461,8 @@ def test_cancelling_a_modern_request_closes_its_response(fake, content_type):
     raw.send({"jsonrpc": "2.0", "method": "notifications/roots/list_changed"})
     raw.send(request(4, "server/discover"))
     raw.reply_to(4)
+    # A bounded wait, not a barrier: the bridge relays each message on a worker thread of
+    # its own, so request 4's reply does not order a (wrong) POST of the notifications.
     time.sleep(0.3)
     assert raw.close() == 0
     assert not [m for m in raw.messages() if m.get("id") == "listen-1"]  # never answered

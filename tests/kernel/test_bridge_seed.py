@@ -57,8 +57,12 @@ class SeedClient:
         self.garbage: list[bytes] = []  # stdout bytes that are not a message
         self.stderr = bytearray()
         self._arrived = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
+        self._readers = [
+            threading.Thread(target=self._read, daemon=True),
+            threading.Thread(target=self._read_stderr, daemon=True),
+        ]
+        for reader in self._readers:
+            reader.start()
 
     # -- writing ---------------------------------------------------------------------------
     def frame(self, body: bytes) -> bytes:
@@ -180,7 +184,8 @@ class SeedClient:
         finally:
             if self.process.poll() is None:
                 self.process.kill()
-        time.sleep(0.1)  # let the reader threads drain the pipes
+        for reader in self._readers:  # they end at the pipes' EOF, having read everything
+            reader.join(30)
         # Only framed JSON-RPC on stdout; never protocol on stderr.
         assert self.garbage == [] and self.inbox == b"", (self.garbage, self.inbox)
         for message in self.messages:
@@ -342,7 +347,10 @@ def test_anything_before_initialize_is_refused_and_notifications_are_never_answe
     assert [m["id"] for m in client.messages] == [1, 2, 3]
 
 
-def test_no_notification_before_initialized_then_changes_are_announced(bridged):
+def test_no_notification_before_initialized_then_changes_are_announced(bridged, afterwards):
+    afterwards(
+        bridged, 'notes = "first draft"\ntry:\n    mcp.remove("bye")\nexcept KeyError:\n    pass'
+    )
     client = SeedClient("bridge", NAME)
     client.ask("initialize", {"clientCapabilities": {}})
     # The notebook changes while the client has not said `initialized` yet.
@@ -350,7 +358,10 @@ def test_no_notification_before_initialized_then_changes_are_announced(bridged):
     bridged.run("@mcp.tool\ndef add(a: int, b: int = 1) -> int:\n    return a + b\n")
     listed = client.result("mcp/listResources")
     assert listed[0]["content"] == "changed before initialized"
-    time.sleep(1.0)  # room for any (wrong) notification to arrive
+    # A bounded wait, not a barrier: the notebook's notifications reach the bridge on its
+    # GET stream (a thread of its own), replies on their POSTs, so a reply read here does
+    # not order them; and before `initialized` nothing may reach the client to order by.
+    time.sleep(1.0)
     assert client.notifications() == []
 
     client.notify("initialized")
@@ -372,7 +383,6 @@ def test_no_notification_before_initialized_then_changes_are_announced(bridged):
     assert client.close() == 0
     for message in client.notifications():
         assert "id" not in message and isinstance(message.get("params"), dict)
-    bridged.run('notes = "first draft"\nmcp.remove("bye")')
 
 
 def test_standard_mcp_may_use_content_length_framing_too(bridged):
@@ -434,7 +444,7 @@ def test_the_framing_is_told_from_the_first_bytes_however_they_arrive(bridged, f
     # "\r\nCont" could still be either framing: the bridge waits for more.
     for piece in (frame[:6], frame[6:9], frame[9:]):
         client.write(piece)
-        time.sleep(0.2)
+        time.sleep(0.2)  # not a wait for anything: the pieces must arrive apart
     assert "capabilities" in client.reply_to(1)["result"]  # in the same framing
     client.write(client.frame(b"this is not json"))
     assert client.reply_to(None)["error"]["code"] == -32700

@@ -11,6 +11,7 @@ from mcp.shared.exceptions import MCPError
 
 from ..conftest import MODES, connect, start_server
 from ..schema import validate
+from ..waiting import OPEN_GET_STREAMS, until
 
 SETUP = r"""
 import asyncio, base64
@@ -145,12 +146,15 @@ async def test_logging_honours_the_session_level(served):
 
     async with connect(served, "legacy", logging_callback=on_log) as client:
         await client.call_tool("chatty", {})
-        await asyncio.sleep(0.2)
+        await until(lambda: len(lines) >= 4, "four log lines")
         assert [level for level, _ in lines] == ["debug", "info", "warning", "error"]
         lines.clear()
         await client.set_logging_level("warning")
         await client.call_tool("chatty", {})
-        await asyncio.sleep(0.2)
+        # The lines came on the call's stream, before its result; the client hands each
+        # to the callback in a task it starts in arrival order. A ping round-trip after
+        # the result lets those tasks run, so a line of a filtered level would be here.
+        await client.send_ping()
         assert lines == [("warning", "a warning line"), ("error", "a error line")]
 
 
@@ -163,11 +167,11 @@ async def test_logging_on_2026_only_for_requests_that_ask_for_it(served):
     async with connect(served, "auto", logging_callback=on_log) as client:
         assert client.protocol_version == "2026-07-28"
         await client.call_tool("chatty", {})
-        await asyncio.sleep(0.2)
+        await client.list_tools()  # a barrier, as in the test above (2026 has no ping)
         assert lines == []  # no logLevel in _meta: no log messages at all
     async with connect(served, "auto", logging_callback=on_log, log_level="warning") as client:
         await client.call_tool("chatty", {})
-        await asyncio.sleep(0.2)
+        await client.list_tools()
         assert lines == [("warning", "a warning line"), ("error", "a error line")]
 
 
@@ -244,8 +248,7 @@ async def test_cancelling_a_running_async_tool(served):
     async with connect(served, "legacy") as client:
         with pytest.raises((asyncio.TimeoutError, TimeoutError)):
             await asyncio.wait_for(client.call_tool("sleepy", {}), 1.0)
-        await asyncio.sleep(0.5)
-        assert served.kernel.eval("ran") == ["cancelled"]
+        await until(lambda: served.kernel.eval("ran") == ["cancelled"], "the tool was cancelled")
         assert served.kernel.eval("[c.status for c in mcp.calls if c.target == 'sleepy'][-1]") == (
             "cancelled"
         )
@@ -267,8 +270,10 @@ async def test_cancelling_a_call_queued_behind_a_cell_means_it_never_runs(served
             await asyncio.wait_for(client.call_tool("queued", {}), 0.5)
         # Wait for the cell without blocking this loop: the client's cancel must go out.
         await asyncio.to_thread(wait_for_reply, served.kernel, message_id)
-        await asyncio.sleep(0.3)
-    assert served.kernel.eval("ran") == []
+        # A barrier: calls run on the kernel's thread in the order they came, so once a
+        # second call has answered, the cancelled one has run already if it was going to.
+        assert (await client.call_tool("queued", {})).content[0].text == "ran"
+    assert served.kernel.eval("ran") == ["queued ran"]
 
 
 @MODES
@@ -303,20 +308,22 @@ async def test_results_that_break_their_output_schema_are_tool_errors(served):
         assert explicit.is_error and explicit.structured_content == {"rows": 3}
 
 
-async def test_subscribers_hear_when_a_cell_rebinds_the_variable(served):
-    updated = asyncio.Event()
+async def test_subscribers_hear_when_a_cell_rebinds_the_variable(served, afterwards):
+    updated, prompts_changed = asyncio.Event(), asyncio.Event()
     uris: list[str] = []
 
     async def on_message(message) -> None:
         if getattr(message, "method", None) == "notifications/resources/updated":
             uris.append(message.params.uri)
             updated.set()
+        if getattr(message, "method", None) == "notifications/prompts/list_changed":
+            prompts_changed.set()
 
     served.kernel.run('memo = "first"')
     async with connect(served, "legacy", message_handler=on_message) as client:
         assert (await client.read_resource("memo://current")).contents[0].text == "first"
         await client.subscribe_resource("memo://current")
-        await asyncio.sleep(0.3)
+        await until(lambda: served.kernel.eval(OPEN_GET_STREAMS) >= 1, "the client's GET stream")
         served.kernel.run('memo = "second"')
         await asyncio.wait_for(updated.wait(), 10)
         assert uris == ["memo://current"]
@@ -324,7 +331,11 @@ async def test_subscribers_hear_when_a_cell_rebinds_the_variable(served):
         await client.unsubscribe_resource("memo://current")
         updated.clear()
         served.kernel.run('memo = "third"')
-        await asyncio.sleep(0.5)
+        # A barrier: the next cell changes the prompts. Notifications travel in order on
+        # the one GET stream, so an update for "third" would arrive before that change.
+        afterwards(served.kernel, 'mcp.remove("barrier")')
+        served.kernel.run('mcp.prompt("barrier", "a barrier")')
+        await asyncio.wait_for(prompts_changed.wait(), 10)
         assert not updated.is_set()
         with pytest.raises(MCPError) as unknown:
             await client.subscribe_resource("memo://nothing")

@@ -161,7 +161,9 @@ def test_a_handshake_client_gone_while_its_call_waits_for_a_cell(
     head = f"POST {ep.path} HTTP/1.1\r\nHost: {ep.host}:{ep.port}\r\n"
     head += "".join(f"{k}: {v}\r\n" for k, v in ep.headers(session=session).items())
     raw.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
-    time.sleep(0.5)  # the call is queued behind the cell
+    # A bounded wait: the call is queued behind the cell (the kernel, which holds the
+    # call's record, is busy: nothing else can tell that it is queued).
+    time.sleep(0.5)
     raw.close()
     assert kernel.client.get_shell_msg(timeout=30)["content"]["status"] == "ok"
     wait_for(mark)

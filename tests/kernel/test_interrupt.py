@@ -222,7 +222,9 @@ def test_an_interrupt_during_a_cell_stops_the_cell_and_queued_calls_wait(
     busy = kernel.client.execute(BUSY_CELL)
     wait_for_output(kernel, busy, "started")
     reply = post_call(pool, ep, session, "add", a=20, b=22)
-    time.sleep(1.0)  # the call is queued behind the cell
+    # A bounded wait: the call is queued behind the cell (the kernel, which holds the
+    # call's record, is busy: nothing else can tell that it is queued).
+    time.sleep(1.0)
     kernel.manager.interrupt_kernel()
     while True:
         message = kernel.client.get_shell_msg(timeout=30)

@@ -208,8 +208,9 @@ def test_debug_without_a_failed_call_is_a_usage_error(served):
         assert error.value.ename == "UsageError" and message in error.value.evalue
 
 
-async def test_replay_runs_the_current_definition_with_the_same_arguments(served):
+async def test_replay_runs_the_current_definition_with_the_same_arguments(served, afterwards):
     kernel = served.kernel
+    afterwards(kernel, "@mcp.tool\ndef scale(x: int) -> int:\n    return x * 2\n")
     async with connect(served, "legacy") as client:
         assert (await client.call_tool("scale", {"x": 4})).content[0].text == "8"
     kernel.run("call = mcp.calls[-1]")

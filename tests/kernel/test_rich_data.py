@@ -15,6 +15,7 @@ import pytest
 from ..conftest import MODES, Served, connect, start_server
 from ..schema import validate
 from ..test_serve import ServeProcess
+from ..waiting import OPEN_GET_STREAMS, until
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "dataframes.ipynb"
 
@@ -198,22 +199,31 @@ async def test_pages_queries_and_schema_of_a_frame(served, mode):
 LIVE = 'live = pd.DataFrame({"region": ["north", "south"], "units": [120, 80]})'
 
 
-async def test_subscribers_hear_when_a_cell_mutates_a_frame(served):
+async def test_subscribers_hear_when_a_cell_mutates_a_frame(served, afterwards):
     updates: list[str] = []
-    arrived = asyncio.Event()
+    prompts_changed = asyncio.Event()
+    barriers = iter(range(1_000))
 
     async def on_message(message) -> None:
         if getattr(message, "method", None) == "notifications/resources/updated":
             updates.append(message.params.uri)
-            arrived.set()
+        if getattr(message, "method", None) == "notifications/prompts/list_changed":
+            prompts_changed.set()
 
     async def after(cell: str) -> list[str]:
+        """The updates ``cell`` announces: all of them, by a barrier on the GET stream.
+
+        The next cell changes the prompts; notifications travel in order on the one GET
+        stream, so every update of ``cell`` has arrived once that change has.
+        """
         updates.clear()
-        arrived.clear()
+        prompts_changed.clear()
         served.kernel.run(cell)
-        await asyncio.wait_for(arrived.wait(), 10)
-        await asyncio.sleep(0.3)  # anything else this cell announces
+        served.kernel.run(f'mcp.prompt("barrier", "barrier {next(barriers)}")')
+        await asyncio.wait_for(prompts_changed.wait(), 10)
         return sorted(updates)
+
+    afterwards(served.kernel, 'mcp.remove("barrier")')
 
     served.kernel.run(LIVE)
     async with connect(served, "legacy", message_handler=on_message) as client:
@@ -221,6 +231,7 @@ async def test_subscribers_hear_when_a_cell_mutates_a_frame(served):
         await client.subscribe_resource("df://live/schema")
         await client.subscribe_resource("df://wide")
         assert "north,120" in (await client.read_resource("df://live")).contents[0].text
+        await until(lambda: served.kernel.eval(OPEN_GET_STREAMS) >= 1, "the GET stream")
 
         assert await after('live.loc[0, "units"] = 1') == ["df://live", "df://live/schema"]
         assert "north,1\n" in (await client.read_resource("df://live")).contents[0].text
@@ -230,10 +241,7 @@ async def test_subscribers_hear_when_a_cell_mutates_a_frame(served):
         ]
         assert await after('wide.loc[0, "a"] += 1') == ["df://wide"]
 
-        updates.clear()
-        served.kernel.run("unrelated = 1")
-        await asyncio.sleep(0.5)
-        assert updates == []
+        assert await after("unrelated = 1") == []
 
 
 async def test_a_2026_listen_stream_hears_when_a_cell_mutates_a_frame(served):

@@ -9,6 +9,7 @@ import pytest
 
 from ..conftest import MODES, connect, start_server
 from ..schema import validate
+from ..waiting import OPEN_GET_STREAMS, until
 
 SETUP = '''
 import pandas as pd
@@ -142,7 +143,7 @@ async def test_reads_resources_and_gets_prompts(served, mode):
 
 
 @MODES
-async def test_redefining_a_tool_in_a_cell_reaches_the_client(served, mode):
+async def test_redefining_a_tool_in_a_cell_reaches_the_client(served, mode, afterwards):
     changed = asyncio.Event()
     seen: list[str] = []
 
@@ -158,10 +159,11 @@ async def test_redefining_a_tool_in_a_cell_reaches_the_client(served, mode):
         "def add(a: int, b: int = 1) -> int:\n"
         "    return a + b + 10\n"
     )
+    afterwards(served.kernel, "@mcp.tool\ndef add(a: int, b: int = 1) -> int:\n    return a + b\n")
     async with connect(served, mode, message_handler=on_message) as client:
         await client.list_tools()
         if mode == "legacy":
-            await asyncio.sleep(0.3)  # let the client open its GET stream
+            await until(lambda: served.kernel.eval(OPEN_GET_STREAMS) >= 1, "the GET stream")
             served.kernel.run(redefine)
         else:  # 2026-07-28: changes arrive on a subscriptions/listen stream
             async with client.listen(tools_list_changed=True) as subscription:
@@ -174,19 +176,19 @@ async def test_redefining_a_tool_in_a_cell_reaches_the_client(served, mode):
         assert tools.tools[0].description == "Add two numbers, then ten."
         result = await client.call_tool("add", {"a": 1, "b": 1})
         assert result.content[0].text == "12"
-    served.kernel.run("@mcp.tool\ndef add(a: int, b: int = 1) -> int:\n    return a + b\n")
     assert "notifications/tools/list_changed" in seen
 
 
-async def test_removing_a_prompt_notifies_and_hides_it(served):
+async def test_removing_a_prompt_notifies_and_hides_it(served, afterwards):
     changed = asyncio.Event()
 
     async def on_message(message) -> None:
         if getattr(message, "method", None) == "notifications/prompts/list_changed":
             changed.set()
 
+    afterwards(served.kernel, 'try:\n    mcp.remove("temporary")\nexcept KeyError:\n    pass')
     async with connect(served, "legacy", message_handler=on_message) as client:
-        await asyncio.sleep(0.3)
+        await until(lambda: served.kernel.eval(OPEN_GET_STREAMS) >= 1, "the GET stream")
         served.kernel.run('mcp.prompt("temporary", "just {x}")')
         await asyncio.wait_for(changed.wait(), 10)
         assert "temporary" in [p.name for p in (await client.list_prompts()).prompts]

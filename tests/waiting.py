@@ -1,0 +1,36 @@
+"""Wait for a condition, not for a time: poll it until it holds or a deadline passes."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+# Deadlines are generous (a shared 2-core CI machine); a condition met returns at once.
+DEADLINE = 30.0
+
+
+def wait_until(condition: Callable[[], Any], what: str, timeout: float = DEADLINE) -> Any:
+    """Return ``condition()``'s first truthy value; fail naming ``what`` at the deadline."""
+    deadline = time.monotonic() + timeout
+    while not (value := condition()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout:g} s: {what}")
+        time.sleep(0.02)
+    return value
+
+
+async def until(condition: Callable[[], Any], what: str, timeout: float = DEADLINE) -> Any:
+    """:func:`wait_until` for a coroutine: the loop keeps running while it waits."""
+    deadline = time.monotonic() + timeout
+    while not (value := condition()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout:g} s: {what}")
+        await asyncio.sleep(0.02)
+    return value
+
+
+# A kernel expression: the number of handshake-era sessions whose GET stream is open
+# (where change notifications go). Evaluated with ``kernel.eval``.
+OPEN_GET_STREAMS = "sum('g' in streams for streams in mcp._transport.streams.values())"

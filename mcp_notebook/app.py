@@ -10,7 +10,7 @@ import secrets
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import discovery, exposure
 from ._version import __version__
@@ -19,9 +19,12 @@ from .protocol import CallLog, InlineExecutor, LoopExecutor, Server
 from .protocol.executor import Executor
 from .registration import Registrations
 from .registry import Kind, Registry, Tool
-from .transports.http import DEFAULT_MAX_BODY, HttpTransport, check_address
-from .transports.limits import Limits
+from .transports.binding import check_address
+from .transports.settings import DEFAULT_MAX_BODY, Limits
 from .ui.confirmer import Confirmer, Policy, needs_confirmation, parse_policy
+
+if TYPE_CHECKING:  # imported by _bind: tornado loads when a server starts, not before
+    from .transports.http import HttpTransport
 
 logger = logging.getLogger(__name__)
 # Set by `mcp-notebook serve` in the kernel's environment: its options win over the cell's.
@@ -207,6 +210,8 @@ class NotebookMCP(Registrations):
     def _bind(
         self, server: Server, host: str, port: int | None, max_body: int, token: str | None
     ) -> HttpTransport:
+        from .transports.http import HttpTransport  # tornado: only once a server starts
+
         candidates = [port] if port is not None else [DEFAULT_PORT, 0]
         for index, candidate in enumerate(candidates):
             transport = HttpTransport(

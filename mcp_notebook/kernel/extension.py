@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,8 @@ def _in_kernel(ipython: Any) -> bool:
 
 
 def _kernel_id() -> str | None:
+    if "ipykernel" not in sys.modules:  # no kernel runs this (plain IPython): importing it
+        return None  # would only load jupyter_client and tornado for nothing
     try:
         from ipykernel.connect import get_connection_file
 

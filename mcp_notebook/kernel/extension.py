@@ -33,7 +33,8 @@ def load(ipython: Any) -> None:
         # Monitors, confirmation prompts, per-call output capture (mcp_notebook/ui).
         from ..ui.hub import Hub
 
-        _loaded["ui"] = mcp.ui = Hub(mcp, ipython, asyncio.get_running_loop())
+        loop = asyncio.get_running_loop()
+        _loaded["ui"] = mcp.ui = Hub(mcp, ipython, loop, headless=mcp.headless)
     if "ipython" not in _loaded:
         # Close the socket and the server thread with the kernel (shutdown or restart).
         atexit.register(mcp.stop)

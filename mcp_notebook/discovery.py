@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import math
 import os
 import re
 import time
@@ -48,6 +49,9 @@ class ServerRecord:
     notebook: str | None = None
     started: float = 0.0
     created: float | None = None  # the process's start time: tells a reused pid apart
+    # Linux: the same in clock ticks since boot. ``created`` is derived from the boot time,
+    # which moves when the wall clock is stepped (resume, NTP): this does not.
+    boot_ticks: int | None = None
     path: str | None = None  # the discovery file itself; not written into it
 
 
@@ -81,6 +85,16 @@ def _process_start(pid: int) -> float | None:
         return None
 
 
+def _boot_ticks(pid: int) -> int | None:
+    """Linux: when ``pid`` started, in clock ticks since boot (``/proc/PID/stat`` field 22)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+        return int(stat.rpartition(b")")[2].split()[19])  # fields after the command name
+    except (OSError, ValueError, IndexError):
+        return None  # not Linux, or the process is gone
+
+
 def _patiently(action: Callable[[], Any]) -> Any:
     """Run a file operation, again for a moment while another process holds the file."""
     for attempt in range(LOCK_RETRIES):
@@ -106,7 +120,15 @@ def register(
     target = _file_for(name, pid)
     target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     record = ServerRecord(
-        name, url, token, pid, kernel_id, notebook, time.time(), _process_start(pid)
+        name,
+        url,
+        token,
+        pid,
+        kernel_id,
+        notebook,
+        time.time(),
+        _process_start(pid),
+        _boot_ticks(pid),
     )
     data = {k: v for k, v in asdict(record).items() if k != "path"}
     temporary = target.with_suffix(".tmp")
@@ -140,6 +162,14 @@ def _alive(record: ServerRecord) -> bool:
     Asks the process table through psutil: ``os.kill(pid, 0)`` is a harmless probe on
     POSIX only; on Windows signal 0 is CTRL_C_EVENT.
     """
+    try:
+        return _same_process(record)
+    except Exception:  # e.g. psutil's C layer refusing an odd pid: cannot tell, keep it
+        logger.debug("cannot tell whether pid %s runs", record.pid, exc_info=True)
+        return True
+
+
+def _same_process(record: ServerRecord) -> bool:
     import psutil
 
     try:
@@ -154,12 +184,16 @@ def _alive(record: ServerRecord) -> bool:
         return False
     except psutil.Error:  # someone else's process (access denied): it exists
         started = None
-    if (
+    ticks = _boot_ticks(record.pid) if record.boot_ticks is not None else None
+    if ticks is not None:
+        if ticks != record.boot_ticks:
+            return False  # the pid now names another process
+    elif (
         started is not None
         and record.created is not None
         and abs(started - record.created) > START_TIME_SLACK
     ):
-        return False  # the pid now names another process
+        return False  # the same, told by wall-clock start times (macOS, Windows)
     try:
         return process.status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
@@ -184,16 +218,29 @@ def _read(path: Path) -> ServerRecord | None:
         and isinstance(data.get("name"), str)
         and isinstance(data.get("url"), str)
         and type(data.get("pid")) is int
-        and data["pid"] > 0
+        and 0 < data["pid"] < 2**32
         and all(_optional(data, key, str) for key in ("token", "kernel_id", "notebook"))
         and all(_optional(data, key, (int, float)) for key in ("started", "created"))
+        and (data.get("boot_ticks") is None or type(data["boot_ticks"]) is int)
     )
+    known = {k: v for k, v in data.items() if k in _FIELDS} if valid else {}
+    try:
+        known["started"] = _finite(known.get("started") or 0.0)
+        if known.get("created") is not None:
+            known["created"] = _finite(known["created"])
+    except (OverflowError, ValueError):
+        valid = False
     if not valid:
         logger.warning("ignoring discovery file %s: not a server record", path)
         return None
-    known = {k: v for k, v in data.items() if k in _FIELDS}  # newer versions may add keys
-    known["started"] = float(known.get("started") or 0.0)
     return ServerRecord(**known, path=str(path))
+
+
+def _finite(value: float) -> float:
+    number = float(value)  # OverflowError for an int of hundreds of digits
+    if not math.isfinite(number):
+        raise ValueError(number)
+    return number
 
 
 def running() -> list[ServerRecord]:

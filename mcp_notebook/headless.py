@@ -29,6 +29,9 @@ from .openfiles import raise_open_file_limit
 
 logger = logging.getLogger(__name__)
 
+# Windows ends the process about 5 s after a closed console's handler is called: the
+# kernel must be gone by then, busy or not.
+HURRIED_SHUTDOWN = 2.0
 SETTLE_TIMEOUT = 10.0  # seconds for requests in flight to be answered when the kernel dies
 
 # Run first in the fresh kernel: pin serve's options (they win over the notebook's own
@@ -149,13 +152,16 @@ class NotebookKernel:
         with self._lock:
             return self.manager is not None and self.manager.is_alive()
 
-    def shutdown(self) -> None:
+    def shutdown(self, hurry: bool = False) -> None:
         """Shut the kernel down (it removes its discovery file); a second call waits for
-        the first and does nothing."""
+        the first and does nothing. ``hurry``: kill it if it has not exited after
+        HURRIED_SHUTDOWN seconds (jupyter_client waits 5 s for a busy kernel)."""
         with self._lock:
             if self.client is not None:
                 self.client.stop_channels()
             if self.manager is not None and self.manager.has_kernel:
+                if hurry:
+                    self.manager.shutdown_wait_time = HURRIED_SHUTDOWN
                 self.manager.shutdown_kernel(now=False)
             self.manager = self.client = None
 
@@ -276,7 +282,7 @@ def _stop_on_request(kernel: NotebookKernel, stopped: threading.Event) -> stoppi
 
     def cleanup() -> None:  # from a console handler, which must not return before it is done
         stopped.set()  # on purpose: not a death
-        kernel.shutdown()
+        kernel.shutdown(hurry=True)
 
     return stopping.install(cleanup)
 

@@ -24,9 +24,19 @@ def raise_open_file_limit(target: int = TARGET) -> None:
         return
     try:
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-        wanted = target if hard == resource.RLIM_INFINITY else min(hard, target)
-        if soft != resource.RLIM_INFINITY and soft < wanted:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
-            logger.debug("raised the soft open-file limit from %d to %d", soft, wanted)
     except (ValueError, OSError) as exc:
-        logger.debug("could not raise the open-file limit: %s", exc)
+        logger.debug("could not read the open-file limit: %s", exc)
+        return
+    wanted = target if hard == resource.RLIM_INFINITY else min(hard, target)
+    if soft == resource.RLIM_INFINITY:
+        return
+    # macOS refuses a soft limit above kern.maxfilesperproc (ValueError): ask for less.
+    while soft < wanted:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+        except (ValueError, OSError) as exc:
+            logger.debug("could not raise the open-file limit to %d: %s", wanted, exc)
+            wanted //= 2
+            continue
+        logger.debug("raised the soft open-file limit from %d to %d", soft, wanted)
+        return

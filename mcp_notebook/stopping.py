@@ -1,10 +1,12 @@
 """Every way the platform asks ``mcp-notebook serve`` to stop, routed to one clean stop.
 
 POSIX sends SIGINT (Ctrl-C) or SIGTERM. Windows never delivers SIGTERM; it has Ctrl-C
-(SIGINT), Ctrl+Break (SIGBREAK), and console control events for a closed console window,
-a log-off or a shutdown, which map to no signal. For those, Windows ends the process as
-soon as the handler returns (after about 5 s at most), so that handler cleans up itself
-before returning instead of counting on the main thread to get there first.
+(SIGINT), Ctrl+Break (SIGBREAK), and the console control event of a closed console window,
+which maps to no signal. For it, Windows ends the process as soon as the handler returns
+(after about 5 s at most), so that handler cleans up itself before returning instead of
+counting on the main thread to get there first. (Log-off and shutdown events reach only
+services; an interactive ``serve`` is simply ended then, and its kernel with it: discovery
+prunes the file of a process that is gone.)
 """
 
 from __future__ import annotations
@@ -17,6 +19,10 @@ from collections.abc import Callable
 from typing import Any
 
 logger = logging.getLogger(__name__)
+
+# Console handlers stay registered until the process ends: ctypes must never free one
+# (a closed console during interpreter shutdown would call freed memory).
+_console_handlers: list[Any] = []
 
 SIGBREAK = 21  # signal.SIGBREAK, which exists only on Windows
 # Console control events (wincon.h) that end the process once their handler returns.
@@ -76,4 +82,5 @@ def _add_console_handler(handler: Callable[[int], bool]) -> Any:
     callback = prototype(lambda event: 1 if handler(event) else 0)
     if not ctypes.windll.kernel32.SetConsoleCtrlHandler(callback, 1):
         logger.debug("SetConsoleCtrlHandler failed; a closed console kills serve unwarned")
+    _console_handlers.append(callback)
     return callback

@@ -88,6 +88,41 @@ def test_a_reused_pid_is_another_process(runtime):
     assert listed == ["live", "same"]
 
 
+def test_a_stepped_wall_clock_does_not_prune_a_live_server(runtime, monkeypatch):
+    """On Linux psutil derives start times from the boot time, which moves when the wall
+    clock is stepped (a laptop resuming, NTP, WSL2): the server must still be found."""
+    discovery.register("mine", "http://127.0.0.1:9/mcp", "t")
+    assert names() == ["mine"]
+    real = psutil.Process.create_time
+    monkeypatch.setattr(psutil.Process, "create_time", lambda self: real(self) + 7200)
+    if sys.platform.startswith("linux"):
+        assert names() == ["mine"]
+    else:  # there the kernel keeps the start time itself: it does not move
+        pytest.skip("only Linux derives start times from a boot time that moves")
+
+
+def test_a_reused_pid_is_told_by_its_boot_ticks(runtime):
+    """Linux: a process that started at another tick since boot is another process, even
+    when the wall-clock start times agree."""
+    ticks = discovery._boot_ticks(os.getpid())
+    if ticks is None:
+        pytest.skip("no /proc: start times are compared instead (test above)")
+    reused = write(runtime, "reused", created=SELF_STARTED, boot_ticks=ticks + 100)
+    write(runtime, "same", created=SELF_STARTED, boot_ticks=ticks)
+    assert names() == ["same"]
+    assert not reused.exists()
+
+
+def test_numbers_out_of_range_are_not_a_server_record(runtime, caplog):
+    write(runtime, "live")
+    write(runtime, "huge-started", started=10**400)
+    write(runtime, "huge-created", created=10**400)
+    write(runtime, "huge-pid", pid=2**64)
+    write(runtime, "odd-ticks", boot_ticks=1.5)
+    assert names() == ["live"]
+    assert caplog.text.count("not a server record") == 4
+
+
 def test_locked_and_unreadable_files_are_skipped_with_a_warning(runtime, monkeypatch, caplog):
     """Windows: another process holds a file (PermissionError on reading or deleting it)."""
     write(runtime, "live")

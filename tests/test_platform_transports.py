@@ -431,6 +431,33 @@ def test_a_taken_default_port_falls_back_to_a_free_one(
         assert initialize_at("127.0.0.1", info.port, info.token) == 200
 
 
+@pytest.mark.skipif(not ipv6_loopback(), reason="this machine has no IPv6 loopback")
+@pytest.mark.parametrize("refusal", [errno.EADDRINUSE, errno.EACCES, 10013])
+def test_localhost_tries_another_port_when_ipv6_refuses_the_free_one(
+    monkeypatch: pytest.MonkeyPatch, refusal: int
+) -> None:
+    """Windows: the free IPv4 port may lie in a range excluded for IPv6 (Hyper-V, WSL2),
+    refused with WSAEACCES (10013) rather than EADDRINUSE."""
+    real = binding._listen_one
+    refused: list[tuple] = []
+
+    def listen_one(family: int, address: tuple, exclusive: bool, required: bool) -> Any:
+        if family == socket.AF_INET6 and not refused:
+            refused.append(address)
+            raise OSError(refusal, "An attempt was made to access a socket in a way forbidden")
+        return real(family, address, exclusive, required)
+
+    monkeypatch.setattr(binding, "_listen_one", listen_one)
+    sockets = binding.listen("localhost", 0)
+    try:
+        assert refused, "the IPv6 bind was never tried"
+        assert {s.family for s in sockets} == {socket.AF_INET, socket.AF_INET6}
+        assert len({s.getsockname()[1] for s in sockets}) == 1  # one port for both
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
 def port_in_time_wait() -> int:
     """A loopback port held only by a closed connection in TIME_WAIT, as after a server
     stopped (the server closed first)."""

@@ -408,15 +408,16 @@ class Resource:
     RLIMIT_NOFILE = 8
     RLIM_INFINITY = -1
 
-    def __init__(self, soft: int, hard: int, refuse: bool = False) -> None:
+    def __init__(self, soft: int, hard: int, refuse: bool = False, most: int = 0) -> None:
         self.limits = (soft, hard)
         self.refuse = refuse
+        self.most = most  # kern.maxfilesperproc, if set
 
     def getrlimit(self, which: int) -> tuple[int, int]:
         return self.limits
 
     def setrlimit(self, which: int, limits: tuple[int, int]) -> None:
-        if self.refuse:
+        if self.refuse or (self.most and limits[0] > self.most):
             raise ValueError("current limit exceeds maximum limit")
         self.limits = limits
 
@@ -444,7 +445,50 @@ def test_a_refused_raise_is_not_an_error(monkeypatch):
     assert fake.limits == (256, -1)
 
 
+def test_a_lower_per_process_maximum_still_raises_what_it_allows(monkeypatch):
+    """macOS: kern.maxfilesperproc lowered below the target refuses it; take what it allows."""
+    fake = Resource(256, -1, most=1500)
+    monkeypatch.setitem(sys.modules, "resource", fake)
+    openfiles.raise_open_file_limit()
+    assert fake.limits == (1024, -1)
+
+
 def test_on_windows_there_is_no_limit_to_raise(monkeypatch):
     monkeypatch.setitem(sys.modules, "resource", None)  # Windows has no resource module
     monkeypatch.setattr(sys, "platform", "win32")
     openfiles.raise_open_file_limit()
+
+
+def test_a_closed_console_does_not_wait_the_full_five_seconds_for_a_busy_kernel(monkeypatch):
+    """Windows ends the process ~5 s after a closed console's handler is called, and
+    jupyter_client waits 5 s for a busy kernel to exit before killing it: the console's
+    cleanup hurries, so the kernel is gone before Windows ends serve."""
+    waits: list[float] = []
+
+    class Manager:
+        has_kernel = True
+        shutdown_wait_time = 5.0
+
+        def shutdown_kernel(self, now: bool = False) -> None:
+            waits.append(self.shutdown_wait_time)
+
+    interrupted: list[int] = []  # the main thread's unwinding is the other tests' concern
+    monkeypatch.setattr(stopping._thread, "interrupt_main", interrupted.append)
+    monkeypatch.setattr(signal, "signal", lambda signum, handler: None)
+    kernel = headless.NotebookKernel(Path("x.ipynb"), headless.ServeOptions())
+    kernel.manager = Manager()  # type: ignore[assignment]
+    stopped = threading.Event()
+    stopper = headless._stop_on_request(kernel, stopped)
+    assert stopper.on_console_event(stopping.CTRL_CLOSE_EVENT) is True
+    assert interrupted == [signal.SIGINT] and stopped.is_set()
+    assert waits == [headless.HURRIED_SHUTDOWN] and headless.HURRIED_SHUTDOWN < 4
+
+
+def test_the_console_handler_is_never_freed(monkeypatch):
+    """ctypes frees a callback nobody references; Windows would then call freed memory."""
+    registered: list[Any] = []
+    kernel32 = types.SimpleNamespace(SetConsoleCtrlHandler=lambda cb, add: registered.append(cb))
+    monkeypatch.setattr(ctypes, "WINFUNCTYPE", ctypes.CFUNCTYPE, raising=False)
+    monkeypatch.setattr(ctypes, "windll", types.SimpleNamespace(kernel32=kernel32), raising=False)
+    stopping._add_console_handler(lambda event: True)  # the caller keeps no reference
+    assert registered and registered[-1] in stopping._console_handlers

@@ -54,6 +54,12 @@ def reuse_can_shadow() -> bool:
     return sys.platform != "win32" and not sys.platform.startswith("linux")
 
 
+# The free port of the first address may be unusable on the next: taken there, or (Windows)
+# refused with WSAEACCES, in a range Hyper-V/WSL2 excluded for IPv6 only or held with
+# SO_EXCLUSIVEADDRUSE: another free port is then tried.
+_PORT_TAKEN = frozenset({errno.EADDRINUSE, errno.EACCES, getattr(errno, "WSAEACCES", 10013)})
+
+
 def listen(host: str, port: int, *, exclusive: bool = False) -> list[socket.socket]:
     """Sockets listening at ``port`` (0: one free port, the same for all) on ``host``.
 
@@ -74,7 +80,7 @@ def listen(host: str, port: int, *, exclusive: bool = False) -> list[socket.sock
         try:
             return _listen_all(addresses, port, exclusive)
         except OSError as exc:
-            if exc.errno != errno.EADDRINUSE or attempt == tries - 1:
+            if exc.errno not in _PORT_TAKEN or attempt == tries - 1:
                 raise
     raise AssertionError("unreachable")
 

@@ -8,7 +8,7 @@ authorize on these headers, so a request whose headers disagree with its body is
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 # One rendering of a mirrored value for the server and the bridge (protocol/mirror.py).
@@ -25,16 +25,20 @@ NAME_PARAMS = NAME_FIELDS
 
 
 def mismatch(
-    message: dict[str, Any], headers: Mapping[str, str], tools: Mapping[str, Any]
+    message: dict[str, Any],
+    headers: Mapping[str, str],
+    tools: Mapping[str, Any],
+    serves: Callable[[str], bool] = lambda method: True,
 ) -> str | None:
-    """Why the headers disagree with the body, or None when they agree."""
+    """Why the headers disagree with the body, or None when they agree. ``Mcp-Name`` is
+    checked only for methods the server ``serves``: another is "method not found"."""
     method = message["method"]
     sent = headers.get(METHOD_HEADER)
     if sent is None or sent.strip() != method:
         return f"{METHOD_HEADER} header {sent!r} does not match the method {method!r}"
     params = message.get("params") if isinstance(message.get("params"), dict) else {}
     key = NAME_PARAMS.get(method)
-    if key is not None:
+    if key is not None and serves(method):
         sent = headers.get(NAME_HEADER)
         # A name a header cannot carry verbatim (e.g. non-ASCII) comes base64-encoded.
         if sent is None or decode_value(sent.strip()) != params.get(key):

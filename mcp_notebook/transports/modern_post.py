@@ -53,7 +53,12 @@ class ModernRequests:
             return self.fail(400, error.message, error.code, request_id, error.data)
         if self._version_header_mismatch(message):
             return self._header_mismatch(request_id)
-        problem = headers.mismatch(message, self.request.headers, server.registry.tools)
+        problem = headers.mismatch(
+            message,
+            self.request.headers,
+            server.registry.tools,
+            lambda name: server.serves(name, "modern"),
+        )
         if problem is not None:
             return self.fail(400, f"Header mismatch: {problem}", HEADER_MISMATCH, request_id)
         if not server.serves(method, "modern"):

@@ -16,6 +16,8 @@ import psutil
 import pytest
 from jupyter_client.manager import KernelManager
 
+from mcp_notebook import discovery
+
 from ..kernels import Kernel
 
 NOTEBOOK = "/some/dir/sales_report.ipynb"
@@ -148,6 +150,8 @@ def test_start_writes_an_owner_only_file_describing_the_server(loaded):
             "notebook": None,
             "started": data["started"],
             "created": psutil.Process(pid).create_time(),  # tells a reused pid apart
+            # ... and on Linux, its start in ticks since boot, which no clock step moves
+            "boot_ticks": discovery._boot_ticks(pid),
         }
         assert isinstance(data["token"], str) and data["token"]
         assert before - 1 <= data["started"] <= after + 1

@@ -241,6 +241,13 @@ def test_removed_and_unknown_methods_are_404(modern, method):
     error_of(modern.send(modern.message(method)), 404, -32601)
 
 
+@pytest.mark.parametrize("method", ["tasks/get", "tasks/update", "tasks/cancel"])
+def test_task_methods_without_mcp_name_are_404_while_tasks_are_not_served(modern, method):
+    """Mcp-Name mirrors params.taskId for the Tasks extension's methods; a server that does
+    not serve them answers "method not found", not a header mismatch."""
+    error_of(modern.send(modern.message(method, {"taskId": "t-1"})), 404, -32601)
+
+
 @pytest.mark.parametrize("verb", ["GET", "DELETE"])
 def test_get_and_delete_are_405_for_this_revision(modern, verb):
     connection = http.client.HTTPConnection(modern.host, modern.port, timeout=30)

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import os
 import secrets
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any
 
 from . import discovery, exposure
 from ._version import __version__
@@ -19,14 +19,17 @@ from .protocol import CallLog, InlineExecutor, LoopExecutor, Server
 from .protocol.executor import Executor
 from .registration import Registrations
 from .registry import Kind, Registry, Tool
-from .transports.http import DEFAULT_MAX_BODY, HttpTransport, check_address
-from .transports.limits import Limits
+from .transports.binding import check_address
+from .transports.settings import DEFAULT_MAX_BODY, Limits
 from .ui.confirmer import Confirmer, Policy, needs_confirmation, parse_policy
 
+if TYPE_CHECKING:  # imported by _bind: tornado loads when a server starts, not before
+    from .transports.http import HttpTransport
+
 logger = logging.getLogger(__name__)
-# Set by `mcp-notebook serve` in the kernel's environment: its options win over the cell's.
-SERVE_OPTIONS_ENV = "MCP_NOTEBOOK_SERVE_OPTIONS"
 DEFAULT_PORT = 8765
+# The options of `start` that `mcp-notebook serve` pins (serve_headless).
+PINNABLE = ("host", "port", "token", "auth", "name", "allow_remote_no_auth")
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,7 @@ class NotebookMCP(Registrations):
         self._token: str | None = None
         self._discovery_file: Path | None = None
         self._lock = threading.Lock()
+        self._pinned: Mapping[str, Any] | None = None  # serve_headless
         self.registry.subscribe(self._announce)
 
     # -- serving -----------------------------------------------------------------------
@@ -115,14 +119,15 @@ class NotebookMCP(Registrations):
         on it, with its settings but without its sessions (clients initialize again).
         Without ``port``, a restart keeps the current port. ``auth=False`` on an address
         other than loopback needs ``allow_remote_no_auth=True`` (:class:`UnsafeBind`).
+        Options pinned by :meth:`serve_headless` replace the ones given here.
         """
-        overrides = json.loads(os.environ.get(SERVE_OPTIONS_ENV) or "{}")
-        host = overrides.get("host", host)
-        port = overrides.get("port", port)
-        token = overrides.get("token", token)
-        auth = overrides.get("auth", auth)
-        name = overrides.get("name", name)
-        allow_remote_no_auth = overrides.get("allow_remote_no_auth", allow_remote_no_auth)
+        pinned = self._pinned or {}  # mcp-notebook serve's options win over the cell's
+        host = pinned.get("host", host)
+        port = pinned.get("port", port)
+        token = pinned.get("token", token)
+        auth = pinned.get("auth", auth)
+        name = pinned.get("name", name)
+        allow_remote_no_auth = pinned.get("allow_remote_no_auth", allow_remote_no_auth)
         exposure.check(host, auth, allow_remote_no_auth)
         raise_open_file_limit()  # macOS' 256 files would cap clients before Limits does
         with self._lock:
@@ -154,6 +159,29 @@ class NotebookMCP(Registrations):
             self._token = new_token
             self._serve(transport, server)
         return ServerInfo(transport.url, self._token, self.name, transport.host, transport.port)
+
+    @property
+    def headless(self) -> bool:
+        """Whether ``mcp-notebook serve`` runs this kernel: no person at the notebook."""
+        return self._pinned is not None
+
+    def serve_headless(self, **options: Any) -> None:
+        """Run headless, with ``start``'s ``options`` pinned for the rest of this kernel's life.
+
+        ``mcp-notebook serve`` calls it once in the fresh kernel, before the notebook's
+        cells: the notebook's own ``%mcp start --port X`` then serves where the command
+        line says (any of host, port, token, auth, name, allow_remote_no_auth given here
+        wins), and nobody is asked at the notebook (:attr:`headless`). A second call
+        raises: the notebook cannot change what the command line chose.
+        """
+        unknown = sorted(set(options) - set(PINNABLE))
+        if unknown:
+            raise TypeError(f"serve_headless: unknown options {unknown}; known: {PINNABLE}")
+        if self._pinned is not None:
+            raise RuntimeError("serve_headless: the options are pinned already")
+        self._pinned = MappingProxyType(dict(options))
+        if self.ui is not None:  # the extension was loaded before this call
+            self.ui.headless = True
 
     def _new_server(self, name: str, executor: Executor | None) -> Server:
         server = Server(
@@ -207,6 +235,8 @@ class NotebookMCP(Registrations):
     def _bind(
         self, server: Server, host: str, port: int | None, max_body: int, token: str | None
     ) -> HttpTransport:
+        from .transports.http import HttpTransport  # tornado: only once a server starts
+
         candidates = [port] if port is not None else [DEFAULT_PORT, 0]
         for index, candidate in enumerate(candidates):
             transport = HttpTransport(

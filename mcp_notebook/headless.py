@@ -7,7 +7,6 @@ cells print to stderr (stdout stays free for protocols).
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import secrets
@@ -24,7 +23,6 @@ import nbformat
 from jupyter_client.manager import KernelManager
 
 from . import stopping
-from .app import SERVE_OPTIONS_ENV
 from .errors import McpNotebookError
 from .exposure import who_can_reach
 from .openfiles import raise_open_file_limit
@@ -36,15 +34,22 @@ logger = logging.getLogger(__name__)
 HURRIED_SHUTDOWN = 2.0
 SETTLE_TIMEOUT = 10.0  # seconds for requests in flight to be answered when the kernel dies
 
-# Load the extension only if the notebook did not (IPython warns about a second load).
-_START = """\
-try:
-    mcp
-except NameError:
-    get_ipython().run_line_magic("load_ext", "mcp_notebook")
-if not mcp.running:
-    mcp.start()
+# Run first in the fresh kernel: pin serve's options (they win over the notebook's own
+# `%mcp start` arguments), then load the extension, which sees the kernel is headless. The
+# notebook's own `%load_ext mcp_notebook` is then a no-op for IPython, and the pin stays.
+_SETUP = """\
+__import__("mcp_notebook").mcp.serve_headless(**{options!r})
+get_ipython().run_line_magic("load_ext", "mcp_notebook")
 """
+# Run last: serve if the notebook did not start the server itself.
+_START = """\
+if not __import__("mcp_notebook").mcp.running:
+    __import__("mcp_notebook").mcp.start()
+"""
+_ADDRESS = {
+    "url": '__import__("mcp_notebook").mcp.url',
+    "token": '__import__("mcp_notebook").mcp.token',
+}
 
 
 class NotebookError(McpNotebookError, RuntimeError):
@@ -84,21 +89,7 @@ class NotebookKernel:
 
     def _start(self) -> None:
         notebook = nbformat.read(self.path, as_version=4)
-        overrides: dict[str, Any] = {
-            "host": self.options.host,
-            "auth": self.options.auth,
-            "name": self.name,
-            "allow_remote_no_auth": self.options.allow_remote_no_auth,
-        }
-        if self.options.port is not None:
-            overrides["port"] = self.options.port
-        if self.options.token:
-            overrides["token"] = self.options.token
-        env = {
-            **os.environ,
-            SERVE_OPTIONS_ENV: json.dumps(overrides),
-            "JPY_SESSION_NAME": str(self.path),
-        }
+        env = {**os.environ, "JPY_SESSION_NAME": str(self.path)}
         raise_open_file_limit()  # before the launch: the kernel (and its server) inherits it
         self.manager = KernelManager(kernel_name="python3")
         # The kernel's own stdout goes to our stderr: stdout may be a protocol stream.
@@ -111,19 +102,41 @@ class NotebookKernel:
         self.client = self.manager.client()
         self.client.start_channels()
         self.client.wait_for_ready(timeout=60)
+        # Not in the kernel's history: the code names the token.
+        self._execute(_SETUP.format(options=self.pinned()), "setup", store_history=False)
         for index, cell in enumerate(notebook.cells):
             if cell.cell_type == "code" and cell.source.strip():
                 self._execute(cell.source, f"cell {index + 1}")
-        reply = self._execute(_START, "start", {"url": "mcp.url", "token": "mcp.token"})
+        reply = self._execute(_START, "start", _ADDRESS, store_history=False)
         values = reply["content"]["user_expressions"]
         self.url = _literal(values["url"])
         self.token = _literal(values["token"])
 
+    def pinned(self) -> dict[str, Any]:
+        """serve's options, for ``mcp.serve_headless``: they win over the notebook's."""
+        options: dict[str, Any] = {
+            "host": self.options.host,
+            "auth": self.options.auth,
+            "name": self.name,
+            "allow_remote_no_auth": self.options.allow_remote_no_auth,
+        }
+        if self.options.port is not None:
+            options["port"] = self.options.port
+        if self.options.token:
+            options["token"] = self.options.token
+        return options
+
     def _execute(
-        self, code: str, where: str, expressions: dict[str, str] | None = None
+        self,
+        code: str,
+        where: str,
+        expressions: dict[str, str] | None = None,
+        *,
+        store_history: bool = True,
     ) -> dict[str, Any]:
         reply = self.client.execute_interactive(
             code,
+            store_history=store_history,
             user_expressions=expressions or {},
             output_hook=_relay_output,
             timeout=self.options.startup_timeout,

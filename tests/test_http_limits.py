@@ -22,14 +22,10 @@ import pytest
 
 from mcp_notebook import NotebookMCP
 from mcp_notebook.protocol import Server
+from mcp_notebook.protocol.codes import SERVER_ERROR
 from mcp_notebook.protocol.executor import LoopExecutor
 from mcp_notebook.transports.http import HttpTransport
-from mcp_notebook.transports.limits import (
-    SERVER_BUSY,
-    ConnectionLimiter,
-    Limits,
-    SessionAdmission,
-)
+from mcp_notebook.transports.limits import ConnectionLimiter, Limits, SessionAdmission
 from tests.kernel.test_http_raw import initialize_message
 
 TOKEN = "secret-token"
@@ -166,7 +162,7 @@ def test_sessions_that_are_used_count_against_the_allowance(
         status, headers, body = clients[3].initialize()
         assert status == 429
         assert int(headers["Retry-After"]) >= 1
-        assert body["id"] is not None and body["error"]["code"] == SERVER_BUSY
+        assert body["id"] is not None and body["error"]["code"] == SERVER_ERROR
         for client in clients[:3]:
             assert client.call("ping")["result"] == {}
     finally:
@@ -185,7 +181,7 @@ def test_a_full_session_table_answers_503_and_keeps_its_sessions(
         status, headers, body = clients[3].initialize()
         assert status == 503, body
         assert int(headers["Retry-After"]) >= 1
-        assert body["error"]["code"] == SERVER_BUSY and body["id"] is not None
+        assert body["error"]["code"] == SERVER_ERROR and body["id"] is not None
         for client in clients[:3]:
             assert client.call("ping")["result"] == {}
     finally:

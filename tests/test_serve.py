@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import nbformat
 import pytest
@@ -96,3 +98,50 @@ def test_a_missing_notebook_is_a_clear_error(tmp_path):
     )
     assert result.returncode == 2
     assert "no such notebook" in result.stderr
+
+
+# The notebook's own start line asks for another port and name than serve's command line.
+OWN_START = """\
+import os
+
+@mcp.tool
+def kernel_state() -> dict:
+    history = get_ipython().history_manager
+    return {
+        "options_in_environment": "MCP_NOTEBOOK_SERVE_OPTIONS" in os.environ,
+        "token_in_history": any("s3" + "cret" in cell for cell in history.input_hist_raw),
+    }
+"""
+
+
+async def test_serves_options_win_over_the_notebooks_own_start_without_an_environment_variable(
+    tmp_path,
+):
+    with socket.socket() as busy:  # the notebook's port: taken, so its start would fail
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        notebook = nbformat.v4.new_notebook()
+        notebook.cells = [
+            nbformat.v4.new_code_cell("%load_ext mcp_notebook"),
+            nbformat.v4.new_code_cell(OWN_START),
+            nbformat.v4.new_code_cell(f"%mcp start --port {port} --name from-the-notebook"),
+        ]
+        path = tmp_path / "own_start.ipynb"
+        nbformat.write(notebook, path)
+        process = ServeProcess(
+            str(path), "--port", "0", "--name", "from-the-command-line", "--token", "s3cret"
+        )
+        try:
+            served = Served(kernel=None, url=process.wait_for_url(), token="s3cret")
+            assert urlsplit(served.url).port not in (port, None)
+            async with connect(served, "legacy") as client:
+                assert client.server_info.name == "from-the-command-line"
+                result = await client.call_tool("kernel_state", {})
+                # Pinned by a call in the kernel, which its input history does not keep.
+                assert result.structured_content == {
+                    "options_in_environment": False,
+                    "token_in_history": False,
+                }
+        finally:
+            process.stop()

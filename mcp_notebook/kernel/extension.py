@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,8 @@ def load(ipython: Any) -> None:
         # Monitors, confirmation prompts, per-call output capture (mcp_notebook/ui).
         from ..ui.hub import Hub
 
-        _loaded["ui"] = mcp.ui = Hub(mcp, ipython, asyncio.get_running_loop())
+        loop = asyncio.get_running_loop()
+        _loaded["ui"] = mcp.ui = Hub(mcp, ipython, loop, headless=mcp.headless)
     if "ipython" not in _loaded:
         # Close the socket and the server thread with the kernel (shutdown or restart).
         atexit.register(mcp.stop)
@@ -53,6 +55,8 @@ def _in_kernel(ipython: Any) -> bool:
 
 
 def _kernel_id() -> str | None:
+    if "ipykernel" not in sys.modules:  # no kernel runs this (plain IPython): importing it
+        return None  # would only load jupyter_client and tornado for nothing
     try:
         from ipykernel.connect import get_connection_file
 

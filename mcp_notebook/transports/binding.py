@@ -161,3 +161,9 @@ def _listen_one(
         sock.close()
         raise
     return sock
+
+
+def check_address(host: str) -> None:
+    """Raise OSError if this machine cannot listen on ``host`` (on any port)."""
+    for sock in listen(host, 0):
+        sock.close()

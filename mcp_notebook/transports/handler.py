@@ -11,7 +11,7 @@ import contextlib
 import http.client
 import socket
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import tornado.httputil
 import tornado.ioloop
@@ -22,18 +22,15 @@ import tornado.web
 from ..protocol import Session, jsonrpc
 from ..protocol.early import ANSWERED_EARLY, RUN_USER_CODE
 from ..protocol.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND, RpcError
+from ..protocol.names import SESSION_HEADER, VERSION_HEADER
 from ..protocol.versions import HANDSHAKE_VERSIONS
 from . import seed_http
 from .direct import DirectReply, always_ok, http_date
+from .endpoint import Endpoint
 from .modern_post import ModernRequests
 from .security import AUTHENTICATE, NOT_FOUND
 from .sse import BadEventId, parse_event_id
 
-if TYPE_CHECKING:
-    from .http import HttpTransport
-
-SESSION_HEADER = "Mcp-Session-Id"
-VERSION_HEADER = "MCP-Protocol-Version"
 GET_STREAM = "g"
 RETRY_MS = 500  # how long a client waits before resuming a stream that broke
 # After answering a request whose body is still coming, the rest is read and dropped for
@@ -75,7 +72,7 @@ class McpHandler(ModernRequests, tornado.web.RequestHandler):
 
     SUPPORTED_METHODS = ("GET", "POST", "DELETE", "OPTIONS")
 
-    def initialize(self, transport: HttpTransport) -> None:
+    def initialize(self, transport: Endpoint) -> None:
         self.transport = transport
         self._streaming = False
         self._ended: asyncio.Event | None = None
@@ -399,7 +396,7 @@ class StreamedMcpHandler(McpHandler):
     connection closes, so the client reads the answer instead of a connection reset.
     """
 
-    def initialize(self, transport: HttpTransport) -> None:
+    def initialize(self, transport: Endpoint) -> None:
         super().initialize(transport)
         self._chunks: list[bytes] = []
         self._size = 0

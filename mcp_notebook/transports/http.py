@@ -32,14 +32,15 @@ from ..protocol import Server, Session, jsonrpc
 from ..protocol.jsonrpc import INVALID_REQUEST, RpcError
 from . import binding
 from .direct import DirectReply
+from .endpoint import Endpoint
 from .handler import GET_STREAM, McpHandler, NotFoundHandler, StreamedMcpHandler, WholeBody
-from .limits import ConnectionLimiter, Limits, Refusal, SessionAdmission
+from .limits import ConnectionLimiter, Refusal, SessionAdmission
 from .security import AUTHENTICATE, NOT_FOUND, Guard
+from .settings import DEFAULT_MAX_BODY, Limits
 from .sse import SseStream
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MAX_BODY = 4 * 1024 * 1024
 KEEP_FINISHED_STREAMS = 32
 
 
@@ -115,7 +116,7 @@ class HttpTransport:
             asyncio.set_event_loop(loop)
             self.loop = loop
             try:
-                options = {"transport": self}
+                options: dict[str, Endpoint] = {"transport": self}  # what handlers see
                 app = tornado.web.Application(
                     [
                         Rule(WholeBody(self.path, self.max_body), McpHandler, options),
@@ -319,12 +320,6 @@ def close_server_loop(loop: asyncio.AbstractEventLoop) -> None:
             io_loop.close()  # closes the asyncio loop too
         loop.close()
         asyncio.set_event_loop(None)
-
-
-def check_address(host: str) -> None:
-    """Raise OSError if this machine cannot listen on ``host`` (on any port)."""
-    for sock in binding.listen(host, 0):
-        sock.close()
 
 
 class _LimitedHttpServer(tornado.httpserver.HTTPServer):

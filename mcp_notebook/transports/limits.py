@@ -52,9 +52,11 @@ from typing import Any
 import tornado.httputil
 import tornado.iostream
 
+from ..protocol.codes import SERVER_ERROR
+from .settings import Limits
+
 logger = logging.getLogger(__name__)
 
-SERVER_BUSY = -32000  # JSON-RPC "server error" range: refused for load, retry later
 # File descriptors left to the kernel itself (ZMQ, user code, duplicates of lent sockets)
 # when the connection cap is fitted under the process's limit.
 RESERVED_FDS = 64
@@ -67,31 +69,11 @@ _OUT_OF_FDS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
 
 @dataclass
-class Limits:
-    """What the HTTP server allows clients; ``mcp.limits`` before ``%mcp start``."""
-
-    max_connections: int = 256
-    max_connections_per_client: int = 128
-    header_timeout: float = 10.0
-    idle_timeout: float = 60.0
-    body_timeout: float = 30.0
-    max_sessions: int = 1000
-    session_idle_timeout: float = 600.0
-    session_rate: float = 10.0
-    session_burst: int = 100
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            raise ValueError(f"limits.{name} must be a positive number, not {value!r}")
-        super().__setattr__(name, value)
-
-
-@dataclass
 class Refusal:
     status: int
     message: str
     retry_after: int
-    code: int = SERVER_BUSY
+    code: int = SERVER_ERROR  # refused for load: retry later
 
 
 # select() on Windows watches at most this many sockets in a call (CPython's FD_SETSIZE

@@ -10,7 +10,6 @@ that a click (a comm message, handled by the kernel's loop between cells) settle
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 import time
 from collections import deque
@@ -19,7 +18,6 @@ from typing import Any
 
 from IPython.display import display
 
-from ..app import SERVE_OPTIONS_ENV
 from ..kernel import capture
 from ..protocol import CallRecord, Session
 from . import render
@@ -37,8 +35,12 @@ TICK = 1.0  # seconds between header refreshes (clients come and go without call
 class Hub:
     interval = 0.2  # seconds between two renders of the monitors
 
-    def __init__(self, app: Any, shell: Any, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, app: Any, shell: Any, loop: asyncio.AbstractEventLoop, *, headless: bool = False
+    ) -> None:
         self.app, self.shell, self.loop = app, shell, loop
+        # Under `mcp-notebook serve` nobody watches the notebook (app.serve_headless).
+        self.headless = headless
         self.monitors: list[Monitor] = []
         self.panels: dict[int, ConfirmPanel] = {}  # pending, by call id
         self.area: PromptArea | None = None
@@ -56,7 +58,7 @@ class Hub:
     @property
     def attached(self) -> bool:
         """Whether a person may be watching: not under headless ``mcp-notebook serve``."""
-        return not os.environ.get(SERVE_OPTIONS_ENV)
+        return not self.headless
 
     def executor(self) -> capture.CapturingExecutor:
         return capture.CapturingExecutor(self.loop)

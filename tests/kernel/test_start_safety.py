@@ -154,6 +154,25 @@ def test_a_put_back_server_keeps_its_executor_and_the_restart_error(monkeypatch)
         mcp.stop()
 
 
+def test_pinned_serve_options_win_over_every_start_and_stay_pinned(busy_port):
+    mcp = NotebookMCP()
+    assert not mcp.headless
+    mcp.serve_headless(port=0, name="from-serve", token="pinned-token")
+    assert mcp.headless
+    try:
+        info = mcp.start(port=busy_port, name="own", token="own", executor=InlineExecutor())
+        assert info.port != busy_port and info.name == "from-serve"
+        assert mcp.token == "pinned-token"
+        with pytest.raises(RuntimeError, match="pinned already"):
+            mcp.serve_headless(port=busy_port)  # the notebook cannot undo the command line
+        restarted = mcp.start(port=busy_port, name="own again")
+        assert restarted.port != busy_port and restarted.name == "from-serve"
+    finally:
+        mcp.stop()
+    with pytest.raises(TypeError, match="max_body"):
+        NotebookMCP().serve_headless(max_body=1)
+
+
 def test_restarting_on_the_same_port_works(loaded):
     loaded.run("%mcp start --port 0 --name keeper")
     url, token = loaded.eval("mcp.url"), loaded.eval("mcp.token")

@@ -22,9 +22,9 @@ from IPython.display import display
 from ..app import SERVE_OPTIONS_ENV
 from ..kernel import capture
 from ..protocol import CallRecord, Session
+from ..protocol.confirmation import describe
 from . import render
 from .confirm import ConfirmPanel, PromptArea
-from .confirmer import describe
 from .decision import Decision
 from .monitor import Monitor
 from .trace import Trace

@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import atexit
 import os
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..app import mcp
+from ..app import SERVE_OPTIONS_ENV, mcp
 from ..registry.content import CONVERTERS
 from . import rich
 from .live import VariableWatcher
@@ -31,8 +32,17 @@ def load(ipython: Any) -> None:
     if "ui" not in _loaded and _in_kernel(ipython):
         # Monitors, confirmation prompts, per-call output capture (mcp_notebook/ui).
         from ..ui.hub import Hub
+        from . import capture
 
-        _loaded["ui"] = mcp.ui = Hub(mcp, ipython, asyncio.get_running_loop())
+        capture.install(ipython)
+        loop = asyncio.get_running_loop()
+        _loaded["ui"] = mcp.ui = Hub(
+            mcp,
+            loop,
+            headless=bool(os.environ.get(SERVE_OPTIONS_ENV)),  # under `mcp-notebook serve`
+            executor=partial(capture.CapturingExecutor, loop),
+            replay=capture.replay,
+        )
     if "ipython" not in _loaded:
         # Close the socket and the server thread with the kernel (shutdown or restart).
         atexit.register(mcp.stop)

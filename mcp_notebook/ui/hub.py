@@ -10,18 +10,16 @@ that a click (a comm message, handled by the kernel's loop between cells) settle
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 from IPython.display import display
 
-from ..app import SERVE_OPTIONS_ENV
-from ..kernel import capture
-from ..protocol import CallRecord, Session
+from ..protocol import CallRecord, Executor, Session
 from ..protocol.confirmation import describe
 from . import render
 from .confirm import ConfirmPanel, PromptArea
@@ -35,10 +33,27 @@ TICK = 1.0  # seconds between header refreshes (clients come and go without call
 
 
 class Hub:
+    """The notebook front end of ``app`` (``app.ui``), on the kernel's ``loop``.
+
+    The layer above gives what ui/ must not import: ``headless`` (served by ``mcp-notebook
+    serve``: nobody watches the notebook, confirmations go to the client), ``executor``
+    (makes the executor that runs calls on the kernel, capturing their output) and
+    ``replay(app, record)`` (runs a recorded call again, for ``record.replay()``).
+    """
+
     interval = 0.2  # seconds between two renders of the monitors
 
-    def __init__(self, app: Any, shell: Any, loop: asyncio.AbstractEventLoop) -> None:
-        self.app, self.shell, self.loop = app, shell, loop
+    def __init__(
+        self,
+        app: Any,
+        loop: asyncio.AbstractEventLoop,
+        *,
+        headless: bool,
+        executor: Callable[[], Executor],
+        replay: Callable[[Any, CallRecord], Any],
+    ) -> None:
+        self.app, self.loop, self.headless = app, loop, headless
+        self._make_executor, self._replay = executor, replay
         self.monitors: list[Monitor] = []
         self.panels: dict[int, ConfirmPanel] = {}  # pending, by call id
         self.area: PromptArea | None = None
@@ -49,17 +64,16 @@ class Hub:
         self._armed = False
         self._last = 0.0
         self._ticking = False
-        capture.install(shell)
         self._unsubscribe = app.calls.subscribe(self._observe)
 
     # -- wiring (app.start) ----------------------------------------------------------------
     @property
     def attached(self) -> bool:
         """Whether a person may be watching: not under headless ``mcp-notebook serve``."""
-        return not os.environ.get(SERVE_OPTIONS_ENV)
+        return not self.headless
 
-    def executor(self) -> capture.CapturingExecutor:
-        return capture.CapturingExecutor(self.loop)
+    def executor(self) -> Executor:
+        return self._make_executor()
 
     def attach(self, server: Any) -> None:
         """A server was started: trace it, and put a prompt area under the starting cell."""
@@ -91,7 +105,7 @@ class Hub:
     # -- the observer (any thread: keep it short) -------------------------------------------
     def _observe(self, record: CallRecord) -> None:
         if "replay" not in record.__dict__:
-            record.replay = partial(capture.replay, self.app, record)  # type: ignore[attr-defined]
+            record.replay = partial(self._replay, self.app, record)  # type: ignore[attr-defined]
         self._poke(record.id)
 
     def _poke(self, call_id: int | None = None) -> None:
@@ -146,7 +160,7 @@ class Hub:
 
     # -- monitors (kernel loop) --------------------------------------------------------------
     def monitor(self) -> Monitor:
-        monitor = Monitor(self)
+        monitor = Monitor(self.state, self.app.calls, self.trace, self.forget)
         self.monitors.append(monitor)
         for panel in self.panels.values():
             monitor.show_pending(panel)

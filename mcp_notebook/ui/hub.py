@@ -77,7 +77,7 @@ class Hub:
 
     def attach(self, server: Any) -> None:
         """A server was started: trace it, and put a prompt area under the starting cell."""
-        self.trace.wrap(server)
+        self.trace.attach(server)
         if not self.attached:
             return
         old, self.area = self.area, PromptArea()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol
 
 from .calls import CallRecord
 from .context import Context
@@ -56,12 +56,31 @@ def describe(policy: Policy) -> str:
     return ", ".join(policy) if isinstance(policy, tuple) else policy
 
 
+class FrontEnd(Protocol):
+    """Where a person may approve calls: the notebook's (``ui.hub.Hub``)."""
+
+    @property
+    def attached(self) -> bool:
+        """Whether a person may be watching (not under headless serving)."""
+        ...
+
+    async def ask(
+        self,
+        tool: Any,
+        arguments: dict[str, Any],
+        session: Session,
+        record: CallRecord,
+        timeout: float,
+    ) -> dict[str, Any]:
+        """The arguments the person approved (maybe edited), or raise Declined."""
+        ...
+
+
 class Confirmer:
     """``server.confirm = Confirmer(app).confirm``; reads the app's policy on every call.
 
-    ``app`` has ``confirm_policy``, ``confirm_timeout`` and ``ui``: None, or a front end
-    with ``attached`` (a person may be watching) and ``ask(tool, arguments, session,
-    record, timeout)``.
+    ``app`` has ``confirm_policy``, ``confirm_timeout`` and ``ui``, a :class:`FrontEnd`
+    or None.
     """
 
     def __init__(self, app: Any) -> None:
@@ -78,7 +97,7 @@ class Confirmer:
         if not needs_confirmation(self.app.confirm_policy, tool):
             return arguments
         timeout = float(self.app.confirm_timeout)
-        ui = self.app.ui
+        ui: FrontEnd | None = self.app.ui
         if ui is not None and ui.attached:
             return await ui.ask(tool, arguments, session, record, timeout)
         return await ask_client(tool, arguments, session, record, request_id, timeout)

@@ -16,12 +16,12 @@ from . import discovery, exposure
 from ._version import __version__
 from .openfiles import raise_open_file_limit
 from .protocol import CallLog, InlineExecutor, LoopExecutor, Server
+from .protocol.confirmation import Confirmer, Policy, needs_confirmation, parse_policy
 from .protocol.executor import Executor
 from .registration import Registrations
 from .registry import Kind, Registry, Tool
 from .transports.binding import check_address
 from .transports.settings import DEFAULT_MAX_BODY, Limits
-from .ui.confirmer import Confirmer, Policy, needs_confirmation, parse_policy
 
 if TYPE_CHECKING:  # imported by _bind: tornado loads when a server starts, not before
     from .transports.http import HttpTransport
@@ -49,7 +49,7 @@ class NotebookMCP(Registrations):
         self.calls = CallLog(maxlen=history)  # the last `history` calls: mcp.calls.maxlen
         self._name = name
         self.instructions: str | None = None
-        # Which tools ask the person at the notebook before they run (ui/confirmer.py), and
+        # Which tools ask the person at the notebook before they run (protocol/confirmation.py), and
         # how many seconds a question waits before the call is denied.
         self._confirm_policy: Policy = "marked"
         self.confirm_timeout: float = 120.0

@@ -6,6 +6,7 @@ import asyncio
 import atexit
 import os
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -32,9 +33,17 @@ def load(ipython: Any) -> None:
     if "ui" not in _loaded and _in_kernel(ipython):
         # Monitors, confirmation prompts, per-call output capture (mcp_notebook/ui).
         from ..ui.hub import Hub
+        from . import capture
 
+        capture.install(ipython)
         loop = asyncio.get_running_loop()
-        _loaded["ui"] = mcp.ui = Hub(mcp, ipython, loop, headless=mcp.headless)
+        _loaded["ui"] = mcp.ui = Hub(
+            mcp,
+            loop,
+            headless=mcp.headless,  # pinned by `mcp-notebook serve` before this loads
+            executor=partial(capture.CapturingExecutor, loop),
+            replay=capture.replay,
+        )
     if "ipython" not in _loaded:
         # Close the socket and the server thread with the kernel (shutdown or restart).
         atexit.register(mcp.stop)

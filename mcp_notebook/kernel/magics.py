@@ -14,7 +14,7 @@ from ..app import NotebookMCP
 from ..clients import CLIENTS, snippet, stdio_command
 from ..exposure import ALLOW_FLAG, UnsafeBind, who_can_reach
 from ..protocol.calls import mib
-from ..ui.confirmer import POLICIES, describe
+from ..protocol.confirmation import POLICIES, describe
 from . import capture
 
 

@@ -24,7 +24,7 @@ from .jsonrpc import Message, RpcError, invalid_params
 from .mrtr import Continuations
 from .names import META_SERVER_INFO
 from .paging import page
-from .session import LOG_LEVELS, SUBSCRIPTION_ID, Session
+from .session import LOG_LEVELS, SUBSCRIPTION_ID, Session, Tap, tell_taps
 from .usercalls import CANCELLABLE, Confirm, UserCalls
 from .versions import ALL_VERSIONS, negotiate
 
@@ -55,6 +55,8 @@ class Server(UserCalls):
         # (possibly edited) or raises Declined. None: no confirmations.
         self.confirm: Confirm | None = None
         self.continuations = Continuations()
+        # Observers of every message in and out (add_tap); empty, they cost one truth test.
+        self.taps: list[Tap] = []
         self._methods = self._method_tables()
         self._notifications: dict[str, Callable[[dict[str, Any], Session], None]] = {
             "notifications/initialized": self._initialized,
@@ -101,8 +103,20 @@ class Server(UserCalls):
     def serves(self, method: str, era: str = "handshake") -> bool:
         return method in self._methods[era]
 
+    # -- taps: watching the traffic (e.g. the notebook's trace view) -------------------------
+    def add_tap(self, tap: Tap) -> None:
+        """Call ``tap(direction, session, message)`` for every message from now on: "in"
+        for what :meth:`handle` receives, "out" for the replies it returns and for what
+        sessions send (notifications, requests to the client). Any thread may add one;
+        taps run on the server's thread and must return quickly without raising."""
+        self.taps[:] = [*self.taps, tap]  # one step: a message is shown to it or not
+
+    def remove_tap(self, tap: Tap) -> None:
+        self.taps[:] = [t for t in self.taps if t != tap]  # != : bound methods are new each time
+
     # -- sessions (all on the server's loop) ---------------------------------------------
     def open_session(self, session: Session) -> Session:
+        session.taps = self.taps  # the same list: a tap added later sees this session too
         self.sessions[session.id] = session
         return session
 
@@ -142,8 +156,10 @@ class Server(UserCalls):
         """The reply to ``message`` (None for notifications, responses and cancelled calls).
 
         ``early``, if given, may deliver the reply of a call into user code before this
-        returns it (see :mod:`.early`).
+        returns it (see :mod:`.early`); the taps see the reply when this returns it.
         """
+        if self.taps:
+            return await self._handle_tapped(message, session, early)
         if early is None or not _runs_user_code(message):
             return await self._dispatcher.dispatch(message, session)
         token = offered.set(early)
@@ -151,6 +167,24 @@ class Server(UserCalls):
             return await self._dispatcher.dispatch(message, session)
         finally:
             offered.reset(token)
+
+    async def _handle_tapped(
+        self, message: Any, session: Session, early: EarlyReply | None
+    ) -> Message | None:
+        """:meth:`handle`, shown to the taps (kept apart: untapped, it costs nothing)."""
+        session.taps = self.taps  # a 2026-07-28 request's session is never opened
+        tell_taps(self.taps, "in", session, message)
+        if early is None or not _runs_user_code(message):
+            reply = await self._dispatcher.dispatch(message, session)
+        else:
+            token = offered.set(early)
+            try:
+                reply = await self._dispatcher.dispatch(message, session)
+            finally:
+                offered.reset(token)
+        if reply is not None and self.taps:
+            tell_taps(self.taps, "out", session, reply)
+        return reply
 
     def _table(self, session: Session) -> dict[str, Handler]:
         return self._methods[session.era]

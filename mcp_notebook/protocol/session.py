@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,10 +20,14 @@ from ..errors import McpNotebookError
 from .jsonrpc import INTERNAL_ERROR, Message, RpcError
 from .names import META_SUBSCRIPTION_ID as SUBSCRIPTION_ID
 
+logger = logging.getLogger(__name__)
+
 # RFC 5424 severities, as MCP's logging utility names them, least severe first.
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 Outbound = Callable[[Message, Any], bool]
+# An observer of the messages a server receives ("in") and sends ("out"): see Server.taps.
+Tap = Callable[[str, "Session", Message], None]
 
 
 class ClientUnavailable(McpNotebookError, RuntimeError):
@@ -56,6 +61,8 @@ class Session:
     outbound: Outbound | None = None
     # Set by transports that can end a request's stream early for the client to resume it.
     close_stream: Callable[[Any, int | None], bool] | None = None
+    # The server's taps, shared (Server.open_session): they see every message sent here.
+    taps: Sequence[Tap] = ()
     pending: dict[Any, asyncio.Future[Any]] = field(default_factory=dict)
     in_flight: dict[Any, asyncio.Future[Any]] = field(default_factory=dict)
     cancelled: set[Any] = field(default_factory=set)  # requests the client cancelled
@@ -70,6 +77,8 @@ class Session:
     def send(self, message: Message, related: Any = None) -> bool:
         if self.outbound is None:
             return False
+        if self.taps:
+            tell_taps(self.taps, "out", self, message)
         return self.outbound(message, related)
 
     def notify(
@@ -137,3 +146,13 @@ class Session:
                 future.set_exception(ClientUnavailable("the client's session ended"))
         for task in list(self.in_flight.values()):
             task.cancel()
+
+
+def tell_taps(taps: Sequence[Tap], direction: str, session: Session, message: Message) -> None:
+    """Show ``message`` to each tap. A tap only watches: one that fails is logged, and the
+    message goes on as if nobody had looked."""
+    for tap in taps:
+        try:
+            tap(direction, session, message)
+        except Exception:
+            logger.exception("a message tap failed")

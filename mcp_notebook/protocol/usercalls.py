@@ -25,7 +25,9 @@ from .jsonrpc import RESOURCE_NOT_FOUND, RpcError, invalid_params
 from .mrtr import SETTLE_SECONDS, Asker, Continuations, Suspended
 from .session import Session
 
-Confirm = Callable[[Any, dict[str, Any], Session, CallRecord], Awaitable[dict[str, Any]]]
+# confirm(tool, arguments, session, record, request_id) -> the arguments to run with, or
+# raises Declined. The request id says which request a question to the client belongs to.
+Confirm = Callable[[Any, dict[str, Any], Session, CallRecord, Any], Awaitable[dict[str, Any]]]
 
 
 class Declined(McpNotebookError):
@@ -93,7 +95,7 @@ class UserCalls:
             async def confirm_then_run() -> Any:
                 nonlocal arguments, armed
                 if self.confirm is not None:
-                    arguments = await self.confirm(tool, arguments, session, record)
+                    arguments = await self.confirm(tool, arguments, session, record, request_id)
                     problem = tool.argument_error(arguments)  # the user may have edited them
                     if problem is not None:
                         raise Declined(problem)

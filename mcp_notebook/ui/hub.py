@@ -13,16 +13,16 @@ import asyncio
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 from IPython.display import display
 
-from ..kernel import capture
-from ..protocol import CallRecord, Session
+from ..protocol import CallRecord, Executor, Session
+from ..protocol.confirmation import describe
 from . import render
 from .confirm import ConfirmPanel, PromptArea
-from .confirmer import describe
 from .decision import Decision
 from .monitor import Monitor
 from .trace import Trace
@@ -33,14 +33,29 @@ TICK = 1.0  # seconds between header refreshes (clients come and go without call
 
 
 class Hub:
+    """The notebook front end of ``app`` (``app.ui``), on the kernel's ``loop``.
+
+    The layer above gives what ui/ must not import: ``headless`` (served by ``mcp-notebook
+    serve``: nobody watches the notebook, confirmations go to the client), ``executor``
+    (makes the executor that runs calls on the kernel, capturing their output) and
+    ``replay(app, record)`` (runs a recorded call again, for ``record.replay()``).
+    """
+
     interval = 0.2  # seconds between two renders of the monitors
 
     def __init__(
-        self, app: Any, shell: Any, loop: asyncio.AbstractEventLoop, *, headless: bool = False
+        self,
+        app: Any,
+        loop: asyncio.AbstractEventLoop,
+        *,
+        headless: bool,
+        executor: Callable[[], Executor],
+        replay: Callable[[Any, CallRecord], Any],
     ) -> None:
-        self.app, self.shell, self.loop = app, shell, loop
-        # Under `mcp-notebook serve` nobody watches the notebook (app.serve_headless).
-        self.headless = headless
+        # headless: under `mcp-notebook serve` nobody watches the notebook (settable: a pin
+        # made after the extension loaded sets it, app.serve_headless).
+        self.app, self.loop, self.headless = app, loop, headless
+        self._make_executor, self._replay = executor, replay
         self.monitors: list[Monitor] = []
         self.panels: dict[int, ConfirmPanel] = {}  # pending, by call id
         self.area: PromptArea | None = None
@@ -51,7 +66,6 @@ class Hub:
         self._armed = False
         self._last = 0.0
         self._ticking = False
-        capture.install(shell)
         self._unsubscribe = app.calls.subscribe(self._observe)
 
     # -- wiring (app.start) ----------------------------------------------------------------
@@ -60,12 +74,12 @@ class Hub:
         """Whether a person may be watching: not under headless ``mcp-notebook serve``."""
         return not self.headless
 
-    def executor(self) -> capture.CapturingExecutor:
-        return capture.CapturingExecutor(self.loop)
+    def executor(self) -> Executor:
+        return self._make_executor()
 
     def attach(self, server: Any) -> None:
         """A server was started: trace it, and put a prompt area under the starting cell."""
-        self.trace.wrap(server)
+        self.trace.attach(server)
         if not self.attached:
             return
         old, self.area = self.area, PromptArea()
@@ -93,7 +107,7 @@ class Hub:
     # -- the observer (any thread: keep it short) -------------------------------------------
     def _observe(self, record: CallRecord) -> None:
         if "replay" not in record.__dict__:
-            record.replay = partial(capture.replay, self.app, record)  # type: ignore[attr-defined]
+            record.replay = partial(self._replay, self.app, record)  # type: ignore[attr-defined]
         self._poke(record.id)
 
     def _poke(self, call_id: int | None = None) -> None:
@@ -148,7 +162,7 @@ class Hub:
 
     # -- monitors (kernel loop) --------------------------------------------------------------
     def monitor(self) -> Monitor:
-        monitor = Monitor(self)
+        monitor = Monitor(self.state, self.app.calls, self.trace, self.forget)
         self.monitors.append(monitor)
         for panel in self.panels.values():
             monitor.show_pending(panel)

@@ -8,6 +8,7 @@ captured output and traceback.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
@@ -16,14 +17,25 @@ from . import render
 from .confirm import ConfirmPanel
 
 if TYPE_CHECKING:
-    from .hub import Hub
+    from ..protocol import CallLog
+    from .trace import Trace
 
 _HINT = "<i>Select a call to see its arguments, result, output and traceback.</i>"
 
 
 class Monitor(widgets.VBox):
-    def __init__(self, hub: Hub, rows: int = 12) -> None:
-        self._hub = hub
+    """One view of the calls; ``state()`` gives the header's facts (``Hub.state``), and
+    ``on_close(monitor)`` runs when it closes."""
+
+    def __init__(
+        self,
+        state: Callable[[], dict[str, Any]],
+        calls: CallLog,
+        trace: Trace,
+        on_close: Callable[[Monitor], None],
+        rows: int = 12,
+    ) -> None:
+        self._state, self._calls, self._trace_log, self._on_close = state, calls, trace, on_close
         self._ids: list[int] = []
         self._labels: dict[int, tuple[tuple[Any, ...], str]] = {}  # id -> (state, row)
         self._selected: int | None = None
@@ -59,7 +71,7 @@ class Monitor(widgets.VBox):
     # -- updates from the hub (kernel loop) ----------------------------------------------
     def refresh(self, changed: set[int] | None) -> None:
         """Re-render; ``changed`` holds the ids of calls that changed (None: all)."""
-        self.header.value = render.server_state(self._hub.state())
+        self.header.value = render.server_state(self._state())
         if changed is None or changed:
             self._rows()
             if self._selected is not None and (changed is None or self._selected in changed):
@@ -67,7 +79,7 @@ class Monitor(widgets.VBox):
         self._trace()
 
     def _rows(self) -> None:
-        records = list(self._hub.app.calls)[::-1]
+        records = list(self._calls)[::-1]
         options = tuple((self._label(r), r.id) for r in records)
         self._labels = {r.id: self._labels[r.id] for r in records}  # forget dropped calls
         if options == tuple(self.table.options):
@@ -91,7 +103,7 @@ class Monitor(widgets.VBox):
         return cached[1]
 
     def _trace(self) -> None:
-        trace = self._hub.trace
+        trace = self._trace_log
         if not trace.enabled:
             self.trace.layout.display = "none"
             return
@@ -127,7 +139,7 @@ class Monitor(widgets.VBox):
         self._show_detail()
 
     def _show_detail(self) -> None:
-        record = self._hub.app.calls.find(self._selected) if self._selected else None
+        record = self._calls.find(self._selected) if self._selected else None
         if record is None:
             self.detail.value = _HINT if self._selected is None else "<i>No longer in history.</i>"
             outputs: tuple[dict[str, Any], ...] = ()
@@ -139,7 +151,7 @@ class Monitor(widgets.VBox):
             self.output.outputs = outputs
 
     def close(self) -> None:
-        self._hub.forget(self)
+        self._on_close(self)
         super().close()
 
     def __repr__(self) -> str:  # the text/plain of its display: short, for headless logs

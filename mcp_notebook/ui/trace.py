@@ -1,9 +1,10 @@
 """What passes through the server, for the monitor: raw JSON-RPC (``%mcp trace on|off``)
 and the 2026-07-28 clients seen lately (they have no session to list).
 
-Wraps a Server instance's ``handle`` (requests in, replies out) and every new session's
-``outbound`` (notifications and server->client requests). Tracing off, the wrappers cost
-an attribute check. Entries are kept in bounded deques; appending is thread-safe.
+A tap on the server (``Server.add_tap``) shows it every message in and out: requests and
+notifications in, replies, notifications and server->client requests out. Tracing off,
+the tap only remembers stateless clients. Entries are kept in bounded deques; appending
+is thread-safe.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 MAX_ENTRY = 2_000  # characters of one message kept
 KEEP = 300  # messages kept
 KEEP_CLIENTS = 20  # stateless clients remembered
+ARROWS = {"in": "→", "out": "←"}
 
 
 class Trace:
@@ -56,30 +58,13 @@ class Trace:
         self._entries.append((time.time(), arrow, getattr(session, "client_label", "?"), text))
         self._on_change()
 
-    def wrap(self, server: Any) -> None:
+    def attach(self, server: Any) -> None:
         """Record what ``server`` receives and sends from now on (while enabled)."""
-        handle, open_session = server.handle, server.open_session
+        server.add_tap(self.tap)
 
-        async def traced_handle(message: Any, session: Any, *args: Any) -> Any:
+    def tap(self, direction: str, session: Any, message: Any) -> None:
+        """The server's tap (``Server.add_tap``), on the server's thread."""
+        if direction == "in":
             self._seen(session)
-            if not self.enabled:
-                return await handle(message, session, *args)
-            self.add("→", session, message)
-            reply = await handle(message, session, *args)
-            if reply is not None and self.enabled:
-                self.add("←", session, reply)
-            return reply
-
-        def traced_open(session: Any) -> Any:
-            send = session.outbound
-            if send is not None:
-
-                def outbound(message: Any, related: Any) -> bool:
-                    if self.enabled:
-                        self.add("←", session, message)
-                    return send(message, related)
-
-                session.outbound = outbound
-            return open_session(session)
-
-        server.handle, server.open_session = traced_handle, traced_open
+        if self.enabled:
+            self.add(ARROWS[direction], session, message)

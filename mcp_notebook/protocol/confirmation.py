@@ -1,13 +1,13 @@
-"""Who must confirm a tool call, and how: the ``Server.confirm`` hook.
+"""Who must approve a tool call, and asking the client when no person is there.
 
-The policy says which tools ask first: ``"marked"`` (the default: tools registered with
-``confirm=True``), ``"all"``, ``"none"`` (not even marked ones), ``"destructive"`` (marked
-ones and those whose ``destructiveHint`` is true) or a tuple of tool names (those and the
-marked ones). In a notebook the person at the keyboard answers (see ``ui/hub.py``);
-headless, the client's user is asked through elicitation when the client supports it,
-and otherwise the call is denied with a message that says how to change the policy.
-
-This module imports no widgets: plain scripts and ``serve`` use it as well.
+:class:`Confirmer` is the ``Server.confirm`` hook. The policy says which tools ask
+first: ``"marked"`` (the default: tools registered with ``confirm=True``), ``"all"``,
+``"none"`` (not even marked ones), ``"destructive"`` (marked ones and those whose
+``destructiveHint`` is true) or a tuple of tool names (those and the marked ones). In a
+notebook the person at the keyboard answers (the front end the app holds as ``app.ui``,
+see ``ui/hub.py``); headless, the client's user is asked through elicitation when the
+client supports it, and otherwise the call is denied with a message that says how to
+change the policy.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol
 
-from ..protocol import CallRecord, Session
-from ..protocol.context import Context
-from ..protocol.jsonrpc import RpcError
-from ..protocol.session import ClientUnavailable
-from ..protocol.usercalls import Declined
+from .calls import CallRecord
+from .context import Context
+from .jsonrpc import RpcError
+from .session import ClientUnavailable, Session
+from .usercalls import Declined
 
 POLICIES = ("marked", "all", "none", "destructive")
 Policy = str | tuple[str, ...]
@@ -56,28 +56,67 @@ def describe(policy: Policy) -> str:
     return ", ".join(policy) if isinstance(policy, tuple) else policy
 
 
+class FrontEnd(Protocol):
+    """Where a person may approve calls: the notebook's (``ui.hub.Hub``)."""
+
+    @property
+    def attached(self) -> bool:
+        """Whether a person may be watching (not under headless serving)."""
+        ...
+
+    async def ask(
+        self,
+        tool: Any,
+        arguments: dict[str, Any],
+        session: Session,
+        record: CallRecord,
+        timeout: float,
+    ) -> dict[str, Any]:
+        """The arguments the person approved (maybe edited), or raise Declined."""
+        ...
+
+
 class Confirmer:
-    """``server.confirm = Confirmer(app).confirm``; reads the app's policy on every call."""
+    """``server.confirm = Confirmer(app).confirm``; reads the app's policy on every call.
+
+    ``app`` has ``confirm_policy``, ``confirm_timeout`` and ``ui``, a :class:`FrontEnd`
+    or None.
+    """
 
     def __init__(self, app: Any) -> None:
         self.app = app
 
     async def confirm(
-        self, tool: Any, arguments: dict[str, Any], session: Session, record: CallRecord
+        self,
+        tool: Any,
+        arguments: dict[str, Any],
+        session: Session,
+        record: CallRecord,
+        request_id: Any,
     ) -> dict[str, Any]:
         if not needs_confirmation(self.app.confirm_policy, tool):
             return arguments
         timeout = float(self.app.confirm_timeout)
-        ui = self.app.ui
+        ui: FrontEnd | None = self.app.ui
         if ui is not None and ui.attached:
             return await ui.ask(tool, arguments, session, record, timeout)
-        return await ask_client(tool, arguments, session, record, timeout)
+        return await ask_client(tool, arguments, session, record, request_id, timeout)
 
 
 async def ask_client(
-    tool: Any, arguments: dict[str, Any], session: Session, record: CallRecord, timeout: float
+    tool: Any,
+    arguments: dict[str, Any],
+    session: Session,
+    record: CallRecord,
+    request_id: Any,
+    timeout: float,
 ) -> dict[str, Any]:
-    """No notebook is watching: ask the client's user, or deny and say how to allow it."""
+    """No notebook is watching: ask the client's user, or deny and say how to allow it.
+
+    The question goes out related to ``request_id``, the call's request, so that it
+    travels on that request's stream (an HTTP POST's SSE response) where the client
+    expects it.
+    """
     how = (
         "To let it run without asking, change the policy in the notebook: `%mcp confirm none` "
         "(or `mcp.confirm_policy = 'none'`), or register the tool without confirm=True."
@@ -96,7 +135,7 @@ async def ask_client(
         )
     record.set_status("awaiting confirmation")
     loop = asyncio.get_running_loop()
-    context = Context(session, loop, _request_id(session))
+    context = Context(session, loop, request_id)
     message = (
         f"Allow the notebook tool '{tool.name}' to run with these arguments?\n"
         f"{json.dumps(arguments, indent=2, default=str)}"
@@ -115,9 +154,3 @@ async def ask_client(
     if answer.accepted:
         return arguments
     raise Declined(f"The user declined to run tool '{tool.name}' ({answer.action}).")
-
-
-def _request_id(session: Session) -> Any:
-    """The id of the request this task serves, so the question goes on its stream."""
-    task = asyncio.current_task()
-    return next((rid for rid, t in list(session.in_flight.items()) if t is task), None)

@@ -21,6 +21,7 @@ from .dispatch import NO_REPLY, Dispatcher, Request
 from .early import EarlyReply, offered
 from .executor import Executor, InlineExecutor
 from .jsonrpc import Message, RpcError, invalid_params
+from .kinds import Era
 from .mrtr import Continuations
 from .names import META_SERVER_INFO
 from .paging import page
@@ -68,7 +69,7 @@ class Server(UserCalls):
             shape=self._shape,
         )
 
-    def _method_tables(self) -> dict[str, dict[str, Handler]]:
+    def _method_tables(self) -> dict[Era, dict[str, Handler]]:
         """The method table of each era (``Session.era``), for the dispatcher."""
         shared: dict[str, Handler] = {
             "tools/list": self._tools_list,
@@ -98,7 +99,7 @@ class Server(UserCalls):
             },
         }
 
-    def serves(self, method: str, era: str = "handshake") -> bool:
+    def serves(self, method: str, era: Era = "handshake") -> bool:
         return method in self._methods[era]
 
     # -- sessions (all on the server's loop) ---------------------------------------------

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..errors import McpNotebookError
 from .jsonrpc import INTERNAL_ERROR, Message, RpcError
+from .kinds import Era
 from .names import META_SUBSCRIPTION_ID as SUBSCRIPTION_ID
 
 # RFC 5424 severities, as MCP's logging utility names them, least severe first.
@@ -39,7 +40,7 @@ class Session:
     """
 
     id: str = field(default_factory=lambda: secrets.token_hex(16))
-    era: str = "handshake"
+    era: Era = "handshake"
     protocol_version: str | None = None
     client_info: dict[str, Any] = field(default_factory=dict)
     client_capabilities: dict[str, Any] = field(default_factory=dict)

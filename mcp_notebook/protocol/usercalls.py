@@ -22,6 +22,7 @@ from .context import Context
 from .early import RUN_USER_CODE, offered
 from .executor import Executor, Then, settle
 from .jsonrpc import RESOURCE_NOT_FOUND, RpcError, invalid_params
+from .kinds import Era, FinalStatus
 from .mrtr import SETTLE_SECONDS, Asker, Continuations, Suspended
 from .session import Session
 
@@ -206,7 +207,7 @@ class UserCalls:
 
         return await self._run_user(record, work, "reading resource " + uri)
 
-    def _find_resource(self, uri: str, era: str = "handshake") -> tuple[Any, dict | None]:
+    def _find_resource(self, uri: str, era: Era = "handshake") -> tuple[Any, dict | None]:
         found = self.registry.find_resource(uri)
         if found is None:
             # 2026-07-28 moved "not found" to Invalid Params; the URI is in data either way.
@@ -325,7 +326,7 @@ class UserCalls:
         return result
 
 
-Outcome = tuple[dict[str, Any], str | None, BaseException | None]
+Outcome = tuple[dict[str, Any], FinalStatus | None, BaseException | None]
 
 
 def _tool_outcome(ok: bool, value: Any) -> Outcome:

@@ -1,6 +1,6 @@
 """Static checks CI enforces through the test run: the core's types and the import contracts.
 
-Both read their configuration from pyproject.toml: ``[tool.mypy]`` (wire/ and registry/
+Both read their configuration from pyproject.toml: ``[tool.mypy]`` (wire/, registry/, protocol/
 checked strictly) and ``[tool.importlinter]`` (layers, forbidden imports, no cycles).
 """
 

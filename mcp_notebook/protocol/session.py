@@ -60,7 +60,7 @@ class Session:
     pending: dict[Any, asyncio.Future[Any]] = field(default_factory=dict)
     in_flight: dict[Any, asyncio.Future[Any]] = field(default_factory=dict)
     cancelled: set[Any] = field(default_factory=set)  # requests the client cancelled
-    _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
+    _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     @property
     def client_label(self) -> str:

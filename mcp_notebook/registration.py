@@ -103,7 +103,7 @@ class Registrations:
         rows, as ``format`` "csv" (default), "json" or "markdown" -- with a page template
         ``df://NAME{?offset,limit,columns,format}`` and ``df://NAME/schema``.
         """
-        options = {
+        options: dict[str, Any] = {
             "name": name,
             "uri": uri,
             "mime_type": mime_type,

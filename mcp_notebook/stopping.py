@@ -78,9 +78,10 @@ def _add_console_handler(handler: Callable[[int], bool]) -> Any:
     """``SetConsoleCtrlHandler``: no event ever comes without a console (a GUI client's pipes)."""
     import ctypes
 
-    prototype = ctypes.WINFUNCTYPE(ctypes.c_int, ctypes.c_ulong)  # BOOL WINAPI (DWORD)
+    # BOOL WINAPI (DWORD)
+    prototype = ctypes.WINFUNCTYPE(ctypes.c_int, ctypes.c_ulong)  # type: ignore[attr-defined]  # Windows only; mypy checks as Linux
     callback = prototype(lambda event: 1 if handler(event) else 0)
-    if not ctypes.windll.kernel32.SetConsoleCtrlHandler(callback, 1):
+    if not ctypes.windll.kernel32.SetConsoleCtrlHandler(callback, 1):  # type: ignore[attr-defined]  # Windows only; mypy checks as Linux
         logger.debug("SetConsoleCtrlHandler failed; a closed console kills serve unwarned")
     _console_handlers.append(callback)
     return callback

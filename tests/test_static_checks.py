@@ -1,6 +1,6 @@
 """Static checks CI enforces through the test run: the core's types and the import contracts.
 
-Both read their configuration from pyproject.toml: ``[tool.mypy]`` (wire/ and registry/
+Both read their configuration from pyproject.toml: ``[tool.mypy]`` (wire/, registry/, protocol/
 checked strictly) and ``[tool.importlinter]`` (layers, forbidden imports, no cycles).
 """
 
@@ -30,3 +30,24 @@ def test_the_import_contracts_hold():
     executable = shutil.which("lint-imports") or str(Path(sys.executable).parent / "lint-imports")
     result = run(executable, "--no-cache")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+MISSPELT = """
+from mcp_notebook.protocol.calls import CallRecord
+from mcp_notebook.protocol.session import Session
+
+Session(era="moderne")
+record = CallRecord("tools/call", "add", {}, "client")
+record.set_status("runing")
+record.finish("finished")
+"""
+
+
+def test_mypy_rejects_a_misspelt_era_or_call_status(tmp_path):
+    snippet = tmp_path / "misspelt.py"
+    snippet.write_text(MISSPELT)
+    result = run(sys.executable, "-m", "mypy", "--no-incremental", str(snippet))
+    report = result.stdout + result.stderr
+    assert result.returncode == 1, report
+    for line, word in ((5, "moderne"), (7, "runing"), (8, "finished")):
+        assert f"misspelt.py:{line}: error:" in report and f"'{word}'" in report, report

@@ -43,7 +43,7 @@ def _point_std_output_handle_at_stderr() -> None:
     import msvcrt
 
     std_output_handle = -11  # STD_OUTPUT_HANDLE, (DWORD)-11
-    kernel32 = ctypes.windll.kernel32
+    kernel32 = ctypes.windll.kernel32  # type: ignore[attr-defined]  # Windows only; mypy checks as Linux
     kernel32.SetStdHandle.argtypes = (ctypes.c_ulong, ctypes.c_void_p)  # DWORD, HANDLE
-    if not kernel32.SetStdHandle(std_output_handle, msvcrt.get_osfhandle(2)):
+    if not kernel32.SetStdHandle(std_output_handle, msvcrt.get_osfhandle(2)):  # type: ignore[attr-defined]  # Windows only; mypy checks as Linux
         logger.warning("could not point the standard output handle at stderr")

@@ -31,7 +31,7 @@ def request_headers(
 ) -> dict[str, str]:
     """The 2026-07-28 headers for one request; ``params_by_path`` for a ``tools/call``."""
     method = message["method"]
-    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    params = given if isinstance(given := message.get("params"), dict) else {}
     headers = {VERSION_HEADER: version, METHOD_HEADER: method}
     name = params.get(NAME_FIELDS.get(method, ""))
     if isinstance(name, str):

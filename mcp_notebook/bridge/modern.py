@@ -116,7 +116,7 @@ class ModernRelay:
 
     def _headers(self, message: Message, abort: Abort) -> dict[str, str]:
         version = modern_version(message) or ""
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
+        params = given if isinstance(given := message.get("params"), dict) else {}
         annotated = None
         name = params.get("name")
         if message["method"] == "tools/call" and isinstance(name, str):

@@ -30,12 +30,13 @@ from typing import Any
 
 from ..errors import McpNotebookError
 from .abbreviate import abbreviate, estimate
+from .kinds import FINAL_STATUSES, CallStatus, FinalStatus
 
 logger = logging.getLogger(__name__)
 _ids = itertools.count(1)
 
 # queued -> (awaiting confirmation) -> running -> done | error | denied | cancelled | interrupted
-FINAL = frozenset({"done", "error", "denied", "cancelled", "interrupted"})
+FINAL = FINAL_STATUSES
 MIB = 1024 * 1024
 MAX_BYTES = 64 * MIB  # the whole history
 MAX_CALL_BYTES = 1 * MIB  # each of a call's arguments, result and output
@@ -72,7 +73,7 @@ class CallRecord:
     # time.time() ticks every ~15.6 ms before Python 3.13).
     started: float = field(default_factory=time.time)
     _clock: float = field(default_factory=time.perf_counter, repr=False)
-    status: str = "queued"
+    status: CallStatus = "queued"
     result: Any = None
     error: BaseException | None = None
     traceback: str | None = None
@@ -85,14 +86,16 @@ class CallRecord:
     size: int = 0  # bytes the history counts for this call (an estimate)
     _arguments_size: int = field(default=0, repr=False)
 
-    def set_status(self, status: str) -> None:
+    def set_status(self, status: CallStatus) -> None:
         with _TRANSITION:
             if self.status in FINAL:
                 return  # a finished call stays finished (a late approval cannot revive it)
             self.status = status
         self._changed()
 
-    def finish(self, status: str, result: Any = None, error: BaseException | None = None) -> None:
+    def finish(
+        self, status: FinalStatus, result: Any = None, error: BaseException | None = None
+    ) -> None:
         with _TRANSITION:  # the kernel thread and the server's may both try
             if self.status in FINAL:
                 return

@@ -217,8 +217,10 @@ class Context(Injected):
         else:
             coroutine = self.session.request(method, params, self.request_id)
         if _on_loop(self._loop):
-            return await coroutine
-        return await _across(coroutine, self._loop)
+            reply: dict[str, Any] = await coroutine
+        else:
+            reply = await _across(coroutine, self._loop)
+        return reply
 
 
 async def _answer(asker: Asker, method: str, params: dict[str, Any], key: str | None) -> Any:

@@ -53,7 +53,7 @@ class Asker:
         self.responses = dict(responses or {})
         self.pending: dict[str, tuple[dict[str, Any], asyncio.Future[Any]]] = {}
         self.asked = asyncio.Event()
-        self._numbers: dict[str, itertools.count] = {}
+        self._numbers: dict[str, itertools.count[int]] = {}
 
     def ask(self, method: str, params: dict[str, Any], key: str | None) -> asyncio.Future[Any]:
         """On the server loop: a future for the client's answer to this request."""
@@ -149,7 +149,10 @@ class Continuations:
             body, mac = state.split(".")
             if hmac.compare_digest(mac, self._mac(body)):
                 try:
-                    return jsontext.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
+                    kept: dict[str, Any] = jsontext.loads(
+                        base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
+                    )
+                    return kept
                 except ValueError:
                     pass
         raise RpcError(INVALID_PARAMS, "requestState integrity check failed")

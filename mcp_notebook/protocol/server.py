@@ -21,10 +21,12 @@ from .dispatch import NO_REPLY, Dispatcher, Request
 from .early import EarlyReply, offered
 from .executor import Executor, InlineExecutor
 from .jsonrpc import Message, RpcError, invalid_params
+from .kinds import Era
 from .mrtr import Continuations
 from .names import META_SERVER_INFO
+from .names import META_SUBSCRIPTION_ID as SUBSCRIPTION_ID
 from .paging import page
-from .session import LOG_LEVELS, SUBSCRIPTION_ID, Session, Tap, tell_taps
+from .session import LOG_LEVELS, Session, Tap, tell_taps
 from .usercalls import CANCELLABLE, Confirm, UserCalls
 from .versions import ALL_VERSIONS, negotiate
 
@@ -70,7 +72,7 @@ class Server(UserCalls):
             shape=self._shape,
         )
 
-    def _method_tables(self) -> dict[str, dict[str, Handler]]:
+    def _method_tables(self) -> dict[Era, dict[str, Handler]]:
         """The method table of each era (``Session.era``), for the dispatcher."""
         shared: dict[str, Handler] = {
             "tools/list": self._tools_list,
@@ -100,7 +102,7 @@ class Server(UserCalls):
             },
         }
 
-    def serves(self, method: str, era: str = "handshake") -> bool:
+    def serves(self, method: str, era: Era = "handshake") -> bool:
         return method in self._methods[era]
 
     # -- taps: watching the traffic (e.g. the notebook's trace view) -------------------------
@@ -199,7 +201,9 @@ class Server(UserCalls):
     def _shape(request: Request, result: dict[str, Any], session: Session) -> dict[str, Any]:
         return modern.shape(request.method, result) if session.era == "modern" else result
 
-    def _response(self, method: str, request_id: Any, result: dict, session: Session) -> Message:
+    def _response(
+        self, method: str, request_id: Any, result: dict[str, Any], session: Session
+    ) -> Message:
         """The reply :meth:`handle` would give (the early path of usercalls builds it)."""
         request = Request(request_id, method, {})
         return jsonrpc.response(request_id, self._shape(request, result, session))
@@ -227,7 +231,7 @@ class Server(UserCalls):
             if session.in_flight.get(request_id) is task:
                 del session.in_flight[request_id]
 
-    async def _discover(self, params: dict, session: Session, _: Any) -> dict[str, Any]:
+    async def _discover(self, params: dict[str, Any], session: Session, _: Any) -> dict[str, Any]:
         result: dict[str, Any] = {
             "supportedVersions": list(ALL_VERSIONS),
             "capabilities": self.capabilities(),
@@ -237,7 +241,9 @@ class Server(UserCalls):
             result["instructions"] = self.instructions
         return result
 
-    async def _listen(self, params: dict, session: Session, request_id: Any) -> dict[str, Any]:
+    async def _listen(
+        self, params: dict[str, Any], session: Session, request_id: Any
+    ) -> dict[str, Any]:
         """A stream of the change notifications the client opted into, until it hangs up."""
         wanted = params.get("notifications")
         if not isinstance(wanted, dict):
@@ -318,7 +324,7 @@ class Server(UserCalls):
             "completions": {},
         }
 
-    async def _initialize(self, params: dict, session: Session, _: Any) -> dict[str, Any]:
+    async def _initialize(self, params: dict[str, Any], session: Session, _: Any) -> dict[str, Any]:
         requested = params.get("protocolVersion")
         if not isinstance(requested, str):
             raise invalid_params("initialize needs a protocolVersion string")
@@ -336,10 +342,10 @@ class Server(UserCalls):
             result["instructions"] = self.instructions
         return result
 
-    async def _ping(self, params: dict, session: Session, _: Any) -> dict[str, Any]:
+    async def _ping(self, params: dict[str, Any], session: Session, _: Any) -> dict[str, Any]:
         return {}
 
-    async def _set_level(self, params: dict, session: Session, _: Any) -> dict[str, Any]:
+    async def _set_level(self, params: dict[str, Any], session: Session, _: Any) -> dict[str, Any]:
         level = params.get("level")
         if level not in LOG_LEVELS:
             raise invalid_params(
@@ -350,19 +356,25 @@ class Server(UserCalls):
         return {}
 
     # -- listing -----------------------------------------------------------------------
-    async def _tools_list(self, params: dict, session: Session, _: Any) -> dict[str, Any]:
+    async def _tools_list(self, params: dict[str, Any], session: Session, _: Any) -> dict[str, Any]:
         items = [t.definition for t in self.registry.tools.values()]
         return page("tools", items, params, self.page_size)
 
-    async def _resources_list(self, params: dict, session: Session, _: Any) -> dict:
+    async def _resources_list(
+        self, params: dict[str, Any], session: Session, _: Any
+    ) -> dict[str, Any]:
         items = [r.definition for r in self.registry.resources.values()]
         return page("resources", items, params, self.page_size)
 
-    async def _templates_list(self, params: dict, session: Session, _: Any) -> dict:
+    async def _templates_list(
+        self, params: dict[str, Any], session: Session, _: Any
+    ) -> dict[str, Any]:
         items = [t.definition for t in self.registry.templates.values()]
         return page("resourceTemplates", items, params, self.page_size)
 
-    async def _prompts_list(self, params: dict, session: Session, _: Any) -> dict:
+    async def _prompts_list(
+        self, params: dict[str, Any], session: Session, _: Any
+    ) -> dict[str, Any]:
         items = [p.definition for p in self.registry.prompts.values()]
         return page("prompts", items, params, self.page_size)
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import McpNotebookError
 from .jsonrpc import INTERNAL_ERROR, Message, RpcError
+from .kinds import Era
 from .names import META_SUBSCRIPTION_ID as SUBSCRIPTION_ID
 
 logger = logging.getLogger(__name__)
@@ -44,7 +45,7 @@ class Session:
     """
 
     id: str = field(default_factory=lambda: secrets.token_hex(16))
-    era: str = "handshake"
+    era: Era = "handshake"
     protocol_version: str | None = None
     client_info: dict[str, Any] = field(default_factory=dict)
     client_capabilities: dict[str, Any] = field(default_factory=dict)
@@ -66,7 +67,7 @@ class Session:
     pending: dict[Any, asyncio.Future[Any]] = field(default_factory=dict)
     in_flight: dict[Any, asyncio.Future[Any]] = field(default_factory=dict)
     cancelled: set[Any] = field(default_factory=set)  # requests the client cancelled
-    _ids: itertools.count = field(default_factory=lambda: itertools.count(1))
+    _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     @property
     def client_label(self) -> str:

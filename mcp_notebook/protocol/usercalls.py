@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..errors import McpNotebookError
-from ..registry import ArgumentError, Registry, ResourceTemplate
+from ..registry import ArgumentError, Prompt, Registry, ResourceTemplate
 from ..registry.content import error_result
 from ..registry.redact import redact
 from . import jsonrpc
@@ -22,6 +22,7 @@ from .context import Context
 from .early import RUN_USER_CODE, offered
 from .executor import Executor, Then, settle
 from .jsonrpc import RESOURCE_NOT_FOUND, RpcError, invalid_params
+from .kinds import Era, FinalStatus
 from .mrtr import SETTLE_SECONDS, Asker, Continuations, Suspended
 from .session import Session
 
@@ -50,17 +51,20 @@ class UserCalls:
         continuations: Continuations
 
         def _response(
-            self, method: str, request_id: Any, result: dict, session: Session
+            self, method: str, request_id: Any, result: dict[str, Any], session: Session
         ) -> jsonrpc.Message: ...
 
     # -- calls into user code ----------------------------------------------------------
-    async def _tools_call(self, params: dict, session: Session, request_id: Any) -> dict:
+    async def _tools_call(
+        self, params: dict[str, Any], session: Session, request_id: Any
+    ) -> dict[str, Any]:
         name = _required_str(params, "name")
-        arguments = params.get("arguments")
-        if arguments is None:
-            arguments = {}
-        if not isinstance(arguments, dict):
+        given = params.get("arguments")
+        if given is None:
+            given = {}
+        if not isinstance(given, dict):
             raise invalid_params("tools/call arguments must be an object")
+        arguments: dict[str, Any] = given
         tool = self.registry.tools.get(name)
         if tool is None:
             raise invalid_params(f"Unknown tool: {name}", {"name": name})
@@ -75,7 +79,7 @@ class UserCalls:
                 record.finish("error", error=ValueError(problem))
                 return error_result(problem)
             context = self._context(params, session, request_id) if tool.injected else None
-            injected = {Context: context} if context is not None else {}
+            injected: dict[type, Any] = {Context: context} if context is not None else {}
             # Without a Context, user code says nothing on this request's stream: the
             # response may leave from the kernel thread (see .early).
             early = offered.get() if context is None else None
@@ -106,7 +110,8 @@ class UserCalls:
 
             outcome = confirm_then_run()
         try:
-            return await outcome
+            reply: dict[str, Any] = await outcome
+            return reply
         except Declined as declined:
             record.finish("denied", error=declined)
             return error_result(str(declined))
@@ -122,8 +127,8 @@ class UserCalls:
             return _recorded(record, _tool_outcome(False, exc))
 
     # -- 2026-07-28: calls that pause for client input ---------------------------------
-    def _context(self, params: dict, session: Session, request_id: Any) -> Context:
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+    def _context(self, params: dict[str, Any], session: Session, request_id: Any) -> Context:
+        meta = given if isinstance(given := params.get("_meta"), dict) else {}
         return Context(session, asyncio.get_running_loop(), request_id, meta.get("progressToken"))
 
     async def _start(
@@ -133,7 +138,7 @@ class UserCalls:
         session: Session,
         context: Context | None,
         target: str,
-        params: dict,
+        params: dict[str, Any],
         then: Then | None = None,
     ) -> Any:
         """Run user code; on 2026-07-28 a Context turns client requests into input requests."""
@@ -143,14 +148,14 @@ class UserCalls:
         run = asyncio.ensure_future(self.executor.run(work, record, then))
         return await self._outcome(Suspended(run, context.asker, target, context, record), session)
 
-    def _input_responses(self, params: dict) -> dict[str, Any]:
+    def _input_responses(self, params: dict[str, Any]) -> dict[str, Any]:
         responses = params.get("inputResponses")
         if responses is not None and not isinstance(responses, dict):
             raise invalid_params("inputResponses must be an object")
         return responses or {}
 
     def _resumed(
-        self, params: dict, session: Session, request_id: Any, target: str
+        self, params: dict[str, Any], session: Session, request_id: Any, target: str
     ) -> Suspended | None:
         """The suspended call a retry's ``requestState`` continues, with its answers given."""
         state = params.get("requestState") if session.era == "modern" else None
@@ -158,7 +163,7 @@ class UserCalls:
             return None
         call = self.continuations.resume(state, target)
         context = call.context
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        meta = given if isinstance(given := params.get("_meta"), dict) else {}
         # The paused code now reports to the retry: its stream, its progress token.
         context.session, context.request_id = session, request_id
         context.progress_token = meta.get("progressToken")
@@ -194,7 +199,9 @@ class UserCalls:
             raise
         return run.result()
 
-    async def _resources_read(self, params: dict, session: Session, _: Any) -> dict:
+    async def _resources_read(
+        self, params: dict[str, Any], session: Session, _: Any
+    ) -> dict[str, Any]:
         uri = _required_str(params, "uri")
         component, values = self._find_resource(uri, session.era)
         record = self.calls.add(
@@ -204,11 +211,13 @@ class UserCalls:
         def work() -> dict[str, Any]:
             if isinstance(component, ResourceTemplate):
                 return component.read(uri, values or {})
-            return component.read()
+            read: dict[str, Any] = component.read()
+            return read
 
-        return await self._run_user(record, work, "reading resource " + uri)
+        result: dict[str, Any] = await self._run_user(record, work, "reading resource " + uri)
+        return result
 
-    def _find_resource(self, uri: str, era: str = "handshake") -> tuple[Any, dict | None]:
+    def _find_resource(self, uri: str, era: Era = "handshake") -> tuple[Any, dict[str, Any] | None]:
         found = self.registry.find_resource(uri)
         if found is None:
             # 2026-07-28 moved "not found" to Invalid Params; the URI is in data either way.
@@ -216,17 +225,21 @@ class UserCalls:
             raise RpcError(code, f"Resource not found: {uri}", {"uri": uri})
         return found
 
-    async def _subscribe(self, params: dict, session: Session, _: Any) -> dict[str, Any]:
+    async def _subscribe(self, params: dict[str, Any], session: Session, _: Any) -> dict[str, Any]:
         uri = _required_str(params, "uri")
         self._find_resource(uri)
         session.subscriptions.add(uri)
         return {}
 
-    async def _unsubscribe(self, params: dict, session: Session, _: Any) -> dict[str, Any]:
+    async def _unsubscribe(
+        self, params: dict[str, Any], session: Session, _: Any
+    ) -> dict[str, Any]:
         session.subscriptions.discard(_required_str(params, "uri"))
         return {}
 
-    async def _prompts_get(self, params: dict, session: Session, request_id: Any) -> dict:
+    async def _prompts_get(
+        self, params: dict[str, Any], session: Session, request_id: Any
+    ) -> dict[str, Any]:
         name = _required_str(params, "name")
         prompt = self.registry.prompts.get(name)
         if prompt is None:
@@ -251,24 +264,25 @@ class UserCalls:
                 CallRecord("prompts/get", name, arguments, session.client_label)
             )
             context = self._context(params, session, request_id) if prompt.injected else None
-            injected = {Context: context} if context is not None else {}
+            injected: dict[type, Any] = {Context: context} if context is not None else {}
 
             def work() -> Any:
                 return _then(prompt.render(arguments, injected), prompt.result)
 
             outcome = self._start(work, record, session, context, f"prompts/get {name}", params)
-        result = await self._run_user(record, outcome, f"rendering prompt '{name}'")
+        result: dict[str, Any] = await self._run_user(record, outcome, f"rendering prompt '{name}'")
         return result
 
-    async def _complete(self, params: dict, session: Session, _: Any) -> dict[str, Any]:
+    async def _complete(self, params: dict[str, Any], session: Session, _: Any) -> dict[str, Any]:
         ref, argument = params.get("ref"), params.get("argument")
         if not isinstance(ref, dict) or not isinstance(argument, dict):
             raise invalid_params("completion/complete needs ref and argument objects")
         name, value = argument.get("name"), argument.get("value", "")
         if not isinstance(name, str) or not isinstance(value, str):
             raise invalid_params("argument.name and argument.value must be strings")
-        context = params.get("context") if isinstance(params.get("context"), dict) else {}
-        known = context.get("arguments") if isinstance(context.get("arguments"), dict) else {}
+        context = given if isinstance(given := params.get("context"), dict) else {}
+        known = given if isinstance(given := context.get("arguments"), dict) else {}
+        target: Prompt | ResourceTemplate | None
         if ref.get("type") == "ref/prompt":
             target = self.registry.prompts.get(_required_str(ref, "name", "ref."))
             if target is None:
@@ -327,7 +341,7 @@ class UserCalls:
         return result
 
 
-Outcome = tuple[dict[str, Any], str | None, BaseException | None]
+Outcome = tuple[dict[str, Any], FinalStatus | None, BaseException | None]
 
 
 def _tool_outcome(ok: bool, value: Any) -> Outcome:

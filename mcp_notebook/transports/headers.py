@@ -36,7 +36,7 @@ def mismatch(
     sent = headers.get(METHOD_HEADER)
     if sent is None or sent.strip() != method:
         return f"{METHOD_HEADER} header {sent!r} does not match the method {method!r}"
-    params = message.get("params") if isinstance(message.get("params"), dict) else {}
+    params = given if isinstance(given := message.get("params"), dict) else {}
     key = NAME_PARAMS.get(method)
     if key is not None and serves(method):
         sent = headers.get(NAME_HEADER)
@@ -53,7 +53,7 @@ def mismatch(
 
 def mirrored_parameters(schema: dict[str, Any]) -> dict[str, str]:
     """Argument name -> header suffix, for arguments annotated with ``x-mcp-header``."""
-    properties = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    properties = given if isinstance(given := schema.get("properties"), dict) else {}
     return {
         name: spec[HEADER_ANNOTATION]
         for name, spec in properties.items()

@@ -25,6 +25,7 @@ def argument_problem(schema: dict[str, Any], arguments: Any, mcp_id: str) -> str
                 name = _path([*error.path, missing[0]])
                 return f"Missing required property: '{name}' in arguments {tool}"
     error = shortened(best_match(errors))
+    assert error is not None  # best_match of a non-empty list is one of its errors
     if error.path:
         return f"Invalid property: '{_path(error.path)}' in arguments {tool}: {error.message}"
     return f"Invalid arguments {tool}: {error.message}"
@@ -35,7 +36,10 @@ def output_problem(schema: dict[str, Any], output: Any) -> str | None:
     checker = validator(schema)
     if checker.is_valid(output):
         return None
-    return shortened(best_match(checker.iter_errors(output))).message
+    error = shortened(best_match(checker.iter_errors(output)))
+    assert error is not None  # the output is invalid: there is an error to match
+    message: str = error.message
+    return message
 
 
 def validator(schema: dict[str, Any]) -> Any:

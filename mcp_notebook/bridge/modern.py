@@ -14,6 +14,7 @@ import itertools
 import json
 import logging
 import threading
+import weakref
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -40,6 +41,7 @@ class ModernRelay:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         self.used = False  # the client sent a 2026-07-28 request
+        self._listens: weakref.WeakSet[Abort] = weakref.WeakSet()  # open until cancelled
 
     # -- entry points: admit and cancel on the stdin thread, handle on a worker ----------
     def admit(self, message: Message) -> Abort:
@@ -48,6 +50,8 @@ class ModernRelay:
         with self._lock:
             self.used = True
             self._flights[_key(message["id"])] = abort
+            if message.get("method") == "subscriptions/listen":
+                self._listens.add(abort)
         return abort
 
     def handle(self, message: Message, abort: Abort) -> None:
@@ -74,6 +78,13 @@ class ModernRelay:
         if abort is not None:
             abort.cancel()
         return known
+
+    def end_listens(self) -> None:
+        """Close the listen streams: they never end by themselves (stdin closed)."""
+        with self._lock:
+            listens = list(self._listens)
+        for abort in listens:
+            abort.cancel()
 
     def close(self) -> None:
         """Close every open response (subscriptions end with the client)."""

@@ -46,22 +46,26 @@ class Relay(Protocol):
     workers: Workers
 
     def feed(self, message: Any) -> None: ...
+    def end_streams(self) -> None: ...
     def close(self) -> None: ...
 
 
 class Bridge:
-    def __init__(self, target: Target, output: BinaryIO) -> None:
+    def __init__(self, target: Target, output: BinaryIO, eof_grace: float = EOF_GRACE) -> None:
         self.target = target
         self.channel = Channel(output)
         self.relay: Relay | None = None
+        self.eof_grace = eof_grace
 
     def run(self, stdin: BinaryIO) -> None:
         """Relay until stdin closes; then answer what is in flight, for a moment."""
         try:
             self.channel.pump(stdin, self.feed)
-            # A client that wrote its requests and closed stdin still reads the replies;
-            # one shutting down does not wait for them. A slow call is not waited for.
-            self.settle(EOF_GRACE)
+            # A client that wrote its requests and closed stdin still reads the replies,
+            # for a moment; listen streams never end by themselves: they end now.
+            if self.relay is not None:
+                self.relay.end_streams()
+            self.settle(self.eof_grace)
         finally:
             self.close()
 
@@ -152,6 +156,9 @@ class StandardRelay:
         # A new session on a restarted kernel: whatever the client listed may have changed.
         for kind in REFRESH:
             self.channel.write({"jsonrpc": "2.0", "method": f"notifications/{kind}/list_changed"})
+
+    def end_streams(self) -> None:
+        self.modern.end_listens()
 
     def close(self) -> None:
         self.modern.close()

@@ -126,6 +126,9 @@ class SeedRelay:
         self.loop.call_soon_threadsafe(self.session.standard_reconnected)
 
     # -- EOF -----------------------------------------------------------------------------
+    def end_streams(self) -> None:
+        """Nothing stays open on its own in this dialect: subscriptions end with close."""
+
     def close(self) -> None:
         async def stop() -> None:
             self.session.close()  # cancels its background work

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import io
 import json
 import threading
 import time
@@ -24,6 +25,8 @@ import pytest
 from mcp.client import Client
 from mcp.client.subscriptions import SubscriptionLost, ToolsListChanged
 from mcp.shared.exceptions import MCPError
+
+from mcp_notebook.bridge import Bridge, Target
 
 from ..kernels import Kernel, until_exists
 from ..schema import validate
@@ -544,3 +547,29 @@ def test_handshake_requests_name_the_negotiated_version():
         raw.close()
     finally:
         notebook.close()
+
+
+def test_stdin_closing_ends_open_listens_at_once(fake):
+    """A listen stream never ends by itself: once stdin closed, the bridge closes it rather
+    than wait out its grace for requests in flight (here an hour: it must not matter)."""
+    notebook, script = fake
+
+    def listen(seen: Seen) -> tuple[Any, ...]:
+        def pieces() -> Iterator[bytes]:
+            for _ in range(6000):  # until the bridge hangs up (the write then fails)
+                time.sleep(0.05)
+                yield b": keep-alive\n\n"
+
+        return 200, "text/event-stream", pieces()
+
+    script.calls["subscriptions/listen"] = listen
+    listen_request = request("listen-1", "subscriptions/listen")
+    listen_request["params"]["notifications"] = {"toolsListChanged": True}
+    stdin = io.BytesIO(json.dumps(listen_request).encode() + b"\n")
+    output = io.BytesIO()
+    bridge = Bridge(Target(url=notebook.url, token="t0k"), output, eof_grace=3600)
+    running = threading.Thread(target=bridge.run, args=(stdin,), daemon=True)
+    running.start()
+    running.join(60)
+    assert not running.is_alive(), "the bridge waited for a listen stream to end"
+    assert output.getvalue() == b""  # a listen ended by the client gets no reply

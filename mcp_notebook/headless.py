@@ -35,14 +35,15 @@ HURRIED_SHUTDOWN = 2.0
 SETTLE_TIMEOUT = 10.0  # seconds for requests in flight to be answered when the kernel dies
 
 # Run first in the fresh kernel: pin serve's options (they win over the notebook's own
-# `%mcp start` arguments), then load the extension, which sees the kernel is headless. The
-# notebook's own `%load_ext mcp_notebook` is then a no-op for IPython, and the pin stays.
+# `%mcp start` arguments). The extension, whenever it loads, sees the kernel is headless.
 _SETUP = """\
 __import__("mcp_notebook").mcp.serve_headless(**{options!r})
-get_ipython().run_line_magic("load_ext", "mcp_notebook")
 """
-# Run last: serve if the notebook did not start the server itself.
+# Run last: load the extension if the notebook did not (IPython would say "already
+# loaded" otherwise), and serve if the notebook did not start the server itself.
 _START = """\
+if "mcp_notebook" not in get_ipython().extension_manager.loaded:
+    get_ipython().run_line_magic("load_ext", "mcp_notebook")
 if not __import__("mcp_notebook").mcp.running:
     __import__("mcp_notebook").mcp.start()
 """

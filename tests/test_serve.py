@@ -58,6 +58,8 @@ def test_prints_url_and_token_on_stderr_and_nothing_on_stdout(quickstart):
     process, served = quickstart
     text = "".join(process.stderr)
     assert served.url in text and "Token: s3cret" in text
+    # The notebook loads the extension itself: serve does not load it a second time first.
+    assert "already loaded" not in text
 
 
 def test_ctrl_c_shuts_the_kernel_down():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -59,6 +60,7 @@ class Server(UserCalls):
         self.continuations = Continuations()
         # Observers of every message in and out (add_tap); empty, they cost one truth test.
         self.taps: list[Tap] = []
+        self._taps_lock = threading.Lock()
         self._methods = self._method_tables()
         self._notifications: dict[str, Callable[[dict[str, Any], Session], None]] = {
             "notifications/initialized": self._initialized,
@@ -111,10 +113,12 @@ class Server(UserCalls):
         for what :meth:`handle` receives, "out" for the replies it returns and for what
         sessions send (notifications, requests to the client). Any thread may add one;
         taps run on the server's thread and must return quickly without raising."""
-        self.taps[:] = [*self.taps, tap]  # one step: a message is shown to it or not
+        with self._taps_lock:  # writers in turn; a slice assignment is one step for readers
+            self.taps[:] = [*self.taps, tap]
 
     def remove_tap(self, tap: Tap) -> None:
-        self.taps[:] = [t for t in self.taps if t != tap]  # != : bound methods are new each time
+        with self._taps_lock:  # != : bound methods are new each time
+            self.taps[:] = [t for t in self.taps if t != tap]
 
     # -- sessions (all on the server's loop) ---------------------------------------------
     def open_session(self, session: Session) -> Session:

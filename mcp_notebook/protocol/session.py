@@ -12,6 +12,7 @@ import itertools
 import logging
 import secrets
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -149,11 +150,24 @@ class Session:
             task.cancel()
 
 
+_failed_taps: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
 def tell_taps(taps: Sequence[Tap], direction: str, session: Session, message: Message) -> None:
     """Show ``message`` to each tap. A tap only watches: one that fails is logged, and the
     message goes on as if nobody had looked."""
-    for tap in taps:
+    for tap in tuple(taps):  # a snapshot: another thread may add or remove a tap meanwhile
         try:
             tap(direction, session, message)
         except Exception:
-            logger.exception("a message tap failed")
+            # Once with its traceback: a tap that always fails would otherwise log at the
+            # rate of the traffic.
+            try:
+                repeated = tap in _failed_taps
+                _failed_taps.add(tap)
+            except TypeError:  # a callable that takes no weak reference: always in full
+                repeated = False
+            if repeated:
+                logger.debug("a message tap failed again", exc_info=True)
+            else:
+                logger.exception("a message tap failed (further failures: debug level)")

@@ -186,3 +186,74 @@ async def test_a_call_cancelled_while_it_runs_sends_nothing(
     await kernel_thread_done(kernel_loop)
     assert early.armed_on and early.sent == []
     assert server.calls[-1].status == "cancelled"
+
+
+async def test_a_cancel_stops_the_reply_before_the_server_loop_turns(
+    server: Server, kernel_loop: asyncio.AbstractEventLoop
+) -> None:
+    """The cancel notification closes the request's reply at once, on the server's thread:
+    a tool that ends right after it, before the server's loop delivers the cancellation
+    to the waiting task, must not answer from the kernel thread."""
+    session = await session_of(server)
+    early = RecordingEarly(server)
+    hold.clear()
+    started.clear()
+    pending = asyncio.ensure_future(server.handle(call("held", 7), session, early))
+    assert await asyncio.to_thread(started.wait, 10)
+    cancel = {"method": "notifications/cancelled", "params": {"requestId": 7}}
+    await server.handle({"jsonrpc": "2.0", **cancel}, session)  # does not yield
+    # Still without yielding to this loop: the tool ends and the kernel thread finishes it.
+    finished = threading.Event()
+    hold.set()
+    kernel_loop.call_soon_threadsafe(finished.set)  # runs after the tool's callback
+    assert finished.wait(10)
+    assert early.sent == []
+    assert await asyncio.wait_for(pending, 5) is None
+    assert server.calls[-1].status == "cancelled"
+
+
+def test_a_request_is_replied_to_once_whoever_races() -> None:
+    """reply() from two threads at once: exactly one reaches the channel."""
+    from mcp_notebook.protocol import RequestContext
+
+    for _ in range(200):
+        early = RecordingEarly(None)  # type: ignore[arg-type]
+        request = RequestContext(Session(), early)
+        request.method = "tools/call"
+        assert request.offer_channel()
+        go = threading.Barrier(2)
+
+        def answer(n: int, request: RequestContext = request, go: threading.Barrier = go) -> None:
+            go.wait()
+            request.reply({"jsonrpc": "2.0", "id": 1, "result": {"n": n}})
+
+        threads = [threading.Thread(target=answer, args=(n,)) for n in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(early.sent) == 1
+        assert request.reply({"jsonrpc": "2.0", "id": 1, "result": {}}) is False
+        assert len(early.sent) == 1
+
+
+def test_no_reply_leaves_after_a_cancel() -> None:
+    from mcp_notebook.protocol import RequestContext
+
+    early = RecordingEarly(None)  # type: ignore[arg-type]
+    request = RequestContext(Session(), early)
+    request.method = "tools/call"
+    assert request.offer_channel()
+    request.cancel(by_client=True)
+    assert request.reply({"jsonrpc": "2.0", "id": 1, "result": {}}) is False
+    assert early.sent == [] and request.cancelled and request.by_client
+
+
+def test_only_tools_call_is_offered_the_channel() -> None:
+    from mcp_notebook.protocol import RequestContext
+
+    for method in ("resources/read", "prompts/get", "ping"):
+        early = RecordingEarly(None)  # type: ignore[arg-type]
+        request = RequestContext(Session(), early)
+        request.method = method
+        assert not request.offer_channel() and early.armed_on == []

@@ -43,7 +43,7 @@ from typing import Any
 
 from ..protocol import CallRecord, LoopExecutor
 from ..protocol.calls import Interrupted
-from ..protocol.executor import Then, settle
+from ..protocol.executor import settle
 
 try:  # the C module under `signal`: 15 times faster, without enum conversions per call
     import _signal as _signals
@@ -162,12 +162,9 @@ class CapturingExecutor(LoopExecutor):
         with contextlib.suppress(RuntimeError):  # a closed loop: no calls will run
             loop.call_soon_threadsafe(_interrupts.install)
 
-    async def run(
-        self, work: Callable[[], Any], record: CallRecord | None = None, then: Then | None = None
-    ) -> Any:
-        if record is None:
-            return await super().run(work, record, then)
-        return await super().run(partial(_in_own_context, work, record), record, then)
+    @staticmethod
+    def prepare(work: Callable[[], Any], record: CallRecord) -> Callable[[], Any]:
+        return partial(_in_own_context, work, record)
 
 
 def _in_own_context(work: Callable[[], Any], record: CallRecord) -> Any:

@@ -3,6 +3,7 @@
 from .calls import CallLog, CallRecord
 from .executor import Executor, InlineExecutor, LoopExecutor
 from .jsonrpc import RpcError
+from .request import ReplyChannel, RequestContext
 from .server import Server
 from .session import Session
 
@@ -12,6 +13,8 @@ __all__ = [
     "Executor",
     "InlineExecutor",
     "LoopExecutor",
+    "ReplyChannel",
+    "RequestContext",
     "RpcError",
     "Server",
     "Session",

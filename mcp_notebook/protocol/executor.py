@@ -4,10 +4,10 @@ The server never calls a tool, reader or prompt function itself: it hands a zero
 ``work`` callable to an executor. ``work()`` returns a value or an awaitable. In a kernel
 the executor is the kernel's own loop (see DESIGN.md §3); elsewhere, the caller's loop.
 
-An optional ``then(ok, value)`` runs right where the work ran, as soon as it ended (with
-its value, or the exception it raised; not when it was cancelled), and its return value is
-the outcome. The server uses it to finish a call, and even answer the client, on the
-kernel thread without waiting for another thread to wake up.
+``prepare(work, record)`` gives user code as it must run there (in a kernel: in the
+call's own context, where an interrupt ends it as ``Interrupted``); ``run`` runs what it
+is given. What must happen where the work ran, as soon as it ended (a tool call's reply
+and record), the server composes around the prepared work with :func:`finishing`.
 """
 
 from __future__ import annotations
@@ -20,13 +20,15 @@ from typing import Any, Protocol
 
 from .calls import CallRecord
 
-Then = Callable[[bool, Any], Any]
+Finish = Callable[[bool, Any], Any]
 
 
 class Executor(Protocol):
-    async def run(
-        self, work: Callable[[], Any], record: CallRecord | None = None, then: Then | None = None
-    ) -> Any:
+    def prepare(self, work: Callable[[], Any], record: CallRecord) -> Callable[[], Any]:
+        """``work`` (user code serving ``record``) as it must run on this executor."""
+        ...
+
+    async def run(self, work: Callable[[], Any], record: CallRecord | None = None) -> Any:
         """Run ``work`` where user code belongs; ``record`` is the call it serves, if any."""
         ...
 
@@ -38,41 +40,54 @@ async def settle(value: Any) -> Any:
     return value
 
 
-async def run_here(work: Callable[[], Any], then: Then | None) -> Any:
-    """Run ``work`` on the current loop, then ``then``."""
+def finishing(work: Callable[[], Any], finish: Finish) -> Callable[[], Any]:
+    """``work`` followed, right where it ran, by ``finish(ok, value)``: with its value, or
+    the exception it raised (not when it was cancelled). ``finish`` gives the outcome."""
+
+    def run() -> Any:
+        try:
+            value = work()
+        except BaseException as exc:  # SystemExit or KeyboardInterrupt in a tool included
+            return finish(False, exc)
+        if inspect.isawaitable(value):
+            return _finish_later(value, finish)
+        return finish(True, value)
+
+    return run
+
+
+async def _finish_later(awaitable: Any, finish: Finish) -> Any:
     try:
-        value = await settle(work())
+        value = await settle(awaitable)
     except asyncio.CancelledError:
         raise
     except BaseException as exc:
-        if then is None:
-            raise
-        return then(False, exc)
-    return value if then is None else then(True, value)
+        return finish(False, exc)
+    return finish(True, value)
+
+
+def unchanged(work: Callable[[], Any], record: CallRecord) -> Callable[[], Any]:
+    return work
 
 
 class InlineExecutor:
     """Runs user code on the loop that handles the request (tests, plain scripts)."""
 
-    async def run(
-        self, work: Callable[[], Any], record: CallRecord | None = None, then: Then | None = None
-    ) -> Any:
+    prepare = staticmethod(unchanged)
+
+    async def run(self, work: Callable[[], Any], record: CallRecord | None = None) -> Any:
         if record is not None:
             record.set_status("running")
-        return await run_here(work, then)
+        return await settle(work())
 
 
 class _Handoff:
     """One call's journey to the kernel loop and back; settled exactly once."""
 
     def __init__(
-        self,
-        caller: asyncio.AbstractEventLoop,
-        work: Callable[[], Any],
-        record: CallRecord | None,
-        then: Then | None,
+        self, caller: asyncio.AbstractEventLoop, work: Callable[[], Any], record: CallRecord | None
     ) -> None:
-        self.caller, self.work, self.record, self.then = caller, work, record, then
+        self.caller, self.work, self.record = caller, work, record
         self.outcome: asyncio.Future[Any] = caller.create_future()
         self.cancelled = False
         self.task: asyncio.Future[Any] | None = None
@@ -90,27 +105,17 @@ class _Handoff:
                 self.task.add_done_callback(self._task_done)
                 return
         except BaseException as exc:  # SystemExit or KeyboardInterrupt in a tool included
-            self._conclude(False, exc)
+            self._report(False, exc)
             return
-        self._conclude(True, value)
+        self._report(True, value)
 
     def _task_done(self, task: asyncio.Future[Any]) -> None:
         if task.cancelled():
             self._report(False, asyncio.CancelledError())
         elif task.exception() is not None:
-            self._conclude(False, task.exception())
+            self._report(False, task.exception())
         else:
-            self._conclude(True, task.result())
-
-    def _conclude(self, ok: bool, value: Any) -> None:
-        # A call the client cancelled meanwhile gets no answer: ``then`` would send one.
-        cancelled = self.cancelled or isinstance(value, asyncio.CancelledError)
-        if self.then is not None and not cancelled:
-            try:
-                ok, value = True, self.then(ok, value)
-            except BaseException as exc:
-                ok, value = False, exc
-        self._report(ok, value)
+            self._report(True, task.result())
 
     def _report(self, ok: bool, value: Any) -> None:
         # RuntimeError: the server's loop is closed (it stopped), so nobody waits for this.
@@ -133,20 +138,20 @@ class LoopExecutor:
     running async tool at its next ``await``.
     """
 
+    prepare = staticmethod(unchanged)
+
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
 
-    async def run(
-        self, work: Callable[[], Any], record: CallRecord | None = None, then: Then | None = None
-    ) -> Any:
+    async def run(self, work: Callable[[], Any], record: CallRecord | None = None) -> Any:
         caller = asyncio.get_running_loop()
         if caller is self.loop:
             if record is not None:
                 record.set_status("running")
-            return await run_here(work, then)
+            return await settle(work())
         if self.loop.is_closed() or not self.loop.is_running():
             raise RuntimeError("the kernel's event loop is not running")
-        handoff = _Handoff(caller, work, record, then)
+        handoff = _Handoff(caller, work, record)
         self.loop.call_soon_threadsafe(handoff.start)
         try:
             return await handoff.outcome

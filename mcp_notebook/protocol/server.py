@@ -1,9 +1,11 @@
 """The MCP methods over a Registry, sans-IO: ``await server.handle(message, session)``.
 
 Transports decode bytes into messages, pick the session, and send back what ``handle``
-returns (``None`` for notifications, responses and cancelled requests). Classification,
+returns (``None`` for notifications, responses and cancelled requests), unless the
+reply channel they offered already delivered it (:mod:`.request`). Classification,
 routing and turning exceptions into JSON-RPC errors happen in :mod:`.dispatch`; this
-module gives it one method table per era.
+module gives it one method table per era. Every handler takes one
+:class:`~.request.RequestContext`.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from ..registry import Registry
 from . import jsonrpc, modern
 from .calls import CallLog
 from .dispatch import NO_REPLY, Dispatcher, Request
-from .early import EarlyReply, offered
 from .executor import Executor, InlineExecutor
 from .jsonrpc import Message, RpcError, invalid_params
 from .kinds import Era
@@ -27,13 +28,14 @@ from .mrtr import Continuations
 from .names import META_SERVER_INFO
 from .names import META_SUBSCRIPTION_ID as SUBSCRIPTION_ID
 from .paging import page
+from .request import RUN_USER_CODE, ReplyChannel, RequestContext
 from .session import LOG_LEVELS, Session, Tap, tell_taps
-from .usercalls import CANCELLABLE, Confirm, UserCalls
+from .usercalls import Confirm, UserCalls
 from .versions import ALL_VERSIONS, negotiate
 
 logger = logging.getLogger(__name__)
 
-Handler = Callable[[dict[str, Any], Session, Any], Awaitable[dict[str, Any]]]
+Handler = Callable[[RequestContext], Awaitable[dict[str, Any]]]
 
 
 class Server(UserCalls):
@@ -62,11 +64,11 @@ class Server(UserCalls):
         self.taps: list[Tap] = []
         self._taps_lock = threading.Lock()
         self._methods = self._method_tables()
-        self._notifications: dict[str, Callable[[dict[str, Any], Session], None]] = {
+        self._notifications: dict[str, Callable[[dict[str, Any], RequestContext], None]] = {
             "notifications/initialized": self._initialized,
             "notifications/cancelled": self._cancelled,
         }
-        self._dispatcher: Dispatcher[Session, Handler] = Dispatcher(
+        self._dispatcher: Dispatcher[RequestContext, Handler] = Dispatcher(
             self._table,
             self._invoke,
             notified=self._notification,
@@ -157,85 +159,82 @@ class Server(UserCalls):
 
     # -- entry point -------------------------------------------------------------------
     async def handle(
-        self, message: Any, session: Session, early: EarlyReply | None = None
+        self, message: Any, session: Session, channel: ReplyChannel | None = None
     ) -> Message | None:
         """The reply to ``message`` (None for notifications, responses and cancelled calls).
 
-        ``early``, if given, may deliver the reply of a call into user code before this
-        returns it (see :mod:`.early`); the taps see the reply when this returns it.
+        ``channel``, if given, may deliver the reply of a ``tools/call`` from the thread
+        that ran the tool, before this returns it (see :mod:`.request`); the taps see the
+        reply when this returns it.
         """
+        request = RequestContext(session, channel)
         if self.taps:
-            return await self._handle_tapped(message, session, early)
-        if early is None or not _runs_user_code(message):
-            return await self._dispatcher.dispatch(message, session)
-        token = offered.set(early)
-        try:
-            return await self._dispatcher.dispatch(message, session)
-        finally:
-            offered.reset(token)
-
-    async def _handle_tapped(
-        self, message: Any, session: Session, early: EarlyReply | None
-    ) -> Message | None:
-        """:meth:`handle`, shown to the taps (kept apart: untapped, it costs nothing)."""
-        session.taps = self.taps  # a 2026-07-28 request's session is never opened
-        tell_taps(self.taps, "in", session, message)
-        if early is None or not _runs_user_code(message):
-            reply = await self._dispatcher.dispatch(message, session)
-        else:
-            token = offered.set(early)
-            try:
-                reply = await self._dispatcher.dispatch(message, session)
-            finally:
-                offered.reset(token)
-        if reply is not None and self.taps:
-            tell_taps(self.taps, "out", session, reply)
+            return await self._handle_tapped(message, request)
+        reply = await self._dispatcher.dispatch(message, request)
+        if reply is not None and request.armed:
+            request.reply(reply)  # the channel's, unless a reply left already
         return reply
 
-    def _table(self, session: Session) -> dict[str, Handler]:
-        return self._methods[session.era]
+    async def _handle_tapped(self, message: Any, request: RequestContext) -> Message | None:
+        """:meth:`handle`, shown to the taps (kept apart: untapped, it costs nothing)."""
+        session = request.session
+        session.taps = self.taps  # a 2026-07-28 request's session is never opened
+        tell_taps(self.taps, "in", session, message)
+        reply = await self._dispatcher.dispatch(message, request)
+        if reply is not None:
+            if request.armed:
+                request.reply(reply)
+            if self.taps:
+                tell_taps(self.taps, "out", session, reply)
+        return reply
 
-    def _invoke(self, handler: Handler, request: Request, session: Session) -> Awaitable[Any]:
+    def _table(self, request: RequestContext) -> dict[str, Handler]:
+        return self._methods[request.session.era]
+
+    def _invoke(
+        self, handler: Handler, request: Request, context: RequestContext
+    ) -> Awaitable[Any]:
+        context.id, context.method, context.params = request.id, request.method, request.params
         # Returns the handler's awaitable itself: no extra coroutine on the request path.
-        if request.method in CANCELLABLE:
-            return self._cancellable(handler, request.params, session, request.id)
-        return handler(request.params, session, request.id)
+        if request.method in RUN_USER_CODE:
+            return self._cancellable(handler, context)
+        return handler(context)
 
     @staticmethod
-    def _shape(request: Request, result: dict[str, Any], session: Session) -> dict[str, Any]:
-        return modern.shape(request.method, result) if session.era == "modern" else result
+    def _shape(request: Request, result: dict[str, Any], context: RequestContext) -> dict[str, Any]:
+        if context.session.era == "modern":
+            return modern.shape(request.method, result)
+        return result
 
-    def _response(
-        self, method: str, request_id: Any, result: dict[str, Any], session: Session
-    ) -> Message:
-        """The reply :meth:`handle` would give (the early path of usercalls builds it)."""
-        request = Request(request_id, method, {})
-        return jsonrpc.response(request_id, self._shape(request, result, session))
+    def _response(self, request: RequestContext, result: dict[str, Any]) -> Message:
+        """The reply :meth:`handle` would give (a call that replies early builds it)."""
+        if request.session.era == "modern":
+            result = modern.shape(request.method, result)
+        return jsonrpc.response(request.id, result)
 
-    async def _cancellable(
-        self, handler: Handler, params: dict[str, Any], session: Session, request_id: Any
-    ) -> Any:
+    async def _cancellable(self, handler: Handler, request: RequestContext) -> Any:
         # The request runs in the caller's task (no extra task on the hot path); a client's
         # cancel cancels that task, and only that cancel is turned into "no response"
         # (NO_REPLY).
         task = asyncio.current_task()
         assert task is not None
-        session.in_flight[request_id] = task
+        request.task = task
+        in_flight = request.session.in_flight
+        in_flight[request.id] = request
         try:
-            return await handler(params, session, request_id)
+            return await handler(request)
         except asyncio.CancelledError:
-            if request_id not in session.cancelled:
+            if not request.by_client:
                 raise
-            session.cancelled.discard(request_id)
             uncancel = getattr(task, "uncancel", None)  # Python >= 3.11 counts cancels
             if uncancel is not None:
                 uncancel()
             return NO_REPLY
         finally:
-            if session.in_flight.get(request_id) is task:
-                del session.in_flight[request_id]
+            if in_flight.get(request.id) is request:
+                del in_flight[request.id]
 
-    async def _discover(self, params: dict[str, Any], session: Session, _: Any) -> dict[str, Any]:
+    async def _discover(self, request: RequestContext) -> dict[str, Any]:
         result: dict[str, Any] = {
             "supportedVersions": list(ALL_VERSIONS),
             "capabilities": self.capabilities(),
@@ -245,11 +244,10 @@ class Server(UserCalls):
             result["instructions"] = self.instructions
         return result
 
-    async def _listen(
-        self, params: dict[str, Any], session: Session, request_id: Any
-    ) -> dict[str, Any]:
+    async def _listen(self, request: RequestContext) -> dict[str, Any]:
         """A stream of the change notifications the client opted into, until it hangs up."""
-        wanted = params.get("notifications")
+        session, request_id = request.session, request.id
+        wanted = request.params.get("notifications")
         if not isinstance(wanted, dict):
             raise invalid_params("subscriptions/listen needs a notifications filter object")
         honored: dict[str, Any] = {
@@ -293,30 +291,31 @@ class Server(UserCalls):
         return None
 
     @staticmethod
-    def _answered(message: Message, session: Session) -> None:
-        session.resolve(message)  # a client's response to one of our requests
+    def _answered(message: Message, request: RequestContext) -> None:
+        request.session.resolve(message)  # a client's response to one of our requests
 
-    def _notification(self, message: Message, session: Session) -> None:
+    def _notification(self, message: Message, request: RequestContext) -> None:
         # Notifications have their own small table; others (e.g. roots/list_changed, which
         # we never ask about) are ignored, as JSON-RPC lets a receiver do.
         react = self._notifications.get(message["method"])
         if react is not None:
-            react(message.get("params") or {}, session)
+            react(message.get("params") or {}, request)
 
     @staticmethod
-    def _initialized(params: dict[str, Any], session: Session) -> None:
-        session.initialized = True
+    def _initialized(params: dict[str, Any], request: RequestContext) -> None:
+        request.session.initialized = True
 
     @staticmethod
-    def _cancelled(params: dict[str, Any], session: Session) -> None:
+    def _cancelled(params: dict[str, Any], request: RequestContext) -> None:
         request_id = params.get("requestId")
         if not jsonrpc.valid_id(request_id):
             return  # not an id any request can have: there is nothing to cancel
-        task = session.in_flight.get(request_id)
-        if task is not None:
+        in_flight = request.session.in_flight.get(request_id)
+        if in_flight is not None:
             logger.info("client cancelled request %r", request_id)
-            session.cancelled.add(request_id)
-            task.cancel()
+            # At once, on this thread: from now on the call's reply cannot leave, even
+            # from the kernel thread that may be finishing it right now.
+            in_flight.cancel(by_client=True)
 
     # -- lifecycle ---------------------------------------------------------------------
     def capabilities(self) -> dict[str, Any]:
@@ -328,7 +327,8 @@ class Server(UserCalls):
             "completions": {},
         }
 
-    async def _initialize(self, params: dict[str, Any], session: Session, _: Any) -> dict[str, Any]:
+    async def _initialize(self, request: RequestContext) -> dict[str, Any]:
+        params, session = request.params, request.session
         requested = params.get("protocolVersion")
         if not isinstance(requested, str):
             raise invalid_params("initialize needs a protocolVersion string")
@@ -346,43 +346,32 @@ class Server(UserCalls):
             result["instructions"] = self.instructions
         return result
 
-    async def _ping(self, params: dict[str, Any], session: Session, _: Any) -> dict[str, Any]:
+    async def _ping(self, request: RequestContext) -> dict[str, Any]:
         return {}
 
-    async def _set_level(self, params: dict[str, Any], session: Session, _: Any) -> dict[str, Any]:
-        level = params.get("level")
+    async def _set_level(self, request: RequestContext) -> dict[str, Any]:
+        level = request.params.get("level")
         if level not in LOG_LEVELS:
             raise invalid_params(
                 f"Invalid log level {level!r}: use one of {', '.join(LOG_LEVELS)}",
                 {"level": level},
             )
-        session.log_level = level
+        request.session.log_level = level
         return {}
 
     # -- listing -----------------------------------------------------------------------
-    async def _tools_list(self, params: dict[str, Any], session: Session, _: Any) -> dict[str, Any]:
+    async def _tools_list(self, request: RequestContext) -> dict[str, Any]:
         items = [t.definition for t in self.registry.tools.values()]
-        return page("tools", items, params, self.page_size)
+        return page("tools", items, request.params, self.page_size)
 
-    async def _resources_list(
-        self, params: dict[str, Any], session: Session, _: Any
-    ) -> dict[str, Any]:
+    async def _resources_list(self, request: RequestContext) -> dict[str, Any]:
         items = [r.definition for r in self.registry.resources.values()]
-        return page("resources", items, params, self.page_size)
+        return page("resources", items, request.params, self.page_size)
 
-    async def _templates_list(
-        self, params: dict[str, Any], session: Session, _: Any
-    ) -> dict[str, Any]:
+    async def _templates_list(self, request: RequestContext) -> dict[str, Any]:
         items = [t.definition for t in self.registry.templates.values()]
-        return page("resourceTemplates", items, params, self.page_size)
+        return page("resourceTemplates", items, request.params, self.page_size)
 
-    async def _prompts_list(
-        self, params: dict[str, Any], session: Session, _: Any
-    ) -> dict[str, Any]:
+    async def _prompts_list(self, request: RequestContext) -> dict[str, Any]:
         items = [p.definition for p in self.registry.prompts.values()]
-        return page("prompts", items, params, self.page_size)
-
-
-def _runs_user_code(message: Any) -> bool:
-    # Only those calls may answer early (see .early); a transport offers it to no other.
-    return isinstance(message, dict) and message.get("method") in CANCELLABLE
+        return page("prompts", items, request.params, self.page_size)

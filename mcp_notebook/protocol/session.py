@@ -15,7 +15,7 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import McpNotebookError
 from .jsonrpc import INTERNAL_ERROR, Message, RpcError
@@ -28,6 +28,14 @@ logger = logging.getLogger(__name__)
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 Outbound = Callable[[Message, Any], bool]
+
+
+class Cancellable(Protocol):
+    """A request in flight (``protocol.request.RequestContext``)."""
+
+    def cancel(self, by_client: bool = False) -> None: ...
+
+
 # An observer of the messages a server receives ("in") and sends ("out"): see Server.taps.
 Tap = Callable[[str, "Session", Message], None]
 
@@ -66,8 +74,8 @@ class Session:
     # The server's taps, shared (Server.open_session): they see every message sent here.
     taps: Sequence[Tap] = ()
     pending: dict[Any, asyncio.Future[Any]] = field(default_factory=dict)
-    in_flight: dict[Any, asyncio.Future[Any]] = field(default_factory=dict)
-    cancelled: set[Any] = field(default_factory=set)  # requests the client cancelled
+    # Requests that run user code, by id, while they run: the client may cancel them.
+    in_flight: dict[Any, Cancellable] = field(default_factory=dict)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     @property
@@ -146,8 +154,8 @@ class Session:
         for future in self.pending.values():
             if not future.done():
                 future.set_exception(ClientUnavailable("the client's session ended"))
-        for task in list(self.in_flight.values()):
-            task.cancel()
+        for request in list(self.in_flight.values()):
+            request.cancel()
 
 
 _failed_taps: weakref.WeakSet[Any] = weakref.WeakSet()

@@ -19,11 +19,11 @@ from ..registry.redact import redact
 from . import jsonrpc
 from .calls import CallLog, CallRecord
 from .context import Context
-from .early import RUN_USER_CODE, offered
-from .executor import Executor, Then, settle
+from .executor import Executor, finishing, settle
 from .jsonrpc import RESOURCE_NOT_FOUND, RpcError, invalid_params
 from .kinds import Era, FinalStatus
 from .mrtr import SETTLE_SECONDS, Asker, Continuations, Suspended
+from .request import RequestContext
 from .session import Session
 
 # confirm(tool, arguments, session, record, request_id) -> the arguments to run with, or
@@ -35,8 +35,6 @@ class Declined(McpNotebookError):
     """The user (or the confirmation policy) did not let a tool run; the message says why."""
 
 
-# Methods that run user code: the client may cancel them (notifications/cancelled).
-CANCELLABLE = RUN_USER_CODE
 MAX_COMPLETIONS = 100
 
 
@@ -50,65 +48,28 @@ class UserCalls:
         confirm: Confirm | None
         continuations: Continuations
 
-        def _response(
-            self, method: str, request_id: Any, result: dict[str, Any], session: Session
-        ) -> jsonrpc.Message: ...
+        def _response(self, request: RequestContext, result: dict[str, Any]) -> jsonrpc.Message: ...
 
     # -- calls into user code ----------------------------------------------------------
-    async def _tools_call(
-        self, params: dict[str, Any], session: Session, request_id: Any
-    ) -> dict[str, Any]:
+    async def _tools_call(self, request: RequestContext) -> dict[str, Any]:
+        params, session = request.params, request.session
         name = _required_str(params, "name")
-        given = params.get("arguments")
-        if given is None:
-            given = {}
-        if not isinstance(given, dict):
-            raise invalid_params("tools/call arguments must be an object")
-        arguments: dict[str, Any] = given
+        arguments = _tool_arguments(params)
         tool = self.registry.tools.get(name)
         if tool is None:
             raise invalid_params(f"Unknown tool: {name}", {"name": name})
-        resumed = self._resumed(params, session, request_id, f"tools/call {name}")
+        resumed = self._resumed(request, f"tools/call {name}")
         if resumed is not None:
             record, context = resumed.record, resumed.context
-            outcome = self._outcome(resumed, session)
+            outcome = self._outcome(resumed)
         else:
             record = self.calls.add(CallRecord("tools/call", name, arguments, session.client_label))
             problem = tool.argument_error(arguments)
             if problem is not None:
                 record.finish("error", error=ValueError(problem))
                 return error_result(problem)
-            context = self._context(params, session, request_id) if tool.injected else None
-            injected: dict[type, Any] = {Context: context} if context is not None else {}
-            # Without a Context, user code says nothing on this request's stream: the
-            # response may leave from the kernel thread (see .early).
-            early = offered.get() if context is None else None
-            armed = False
-
-            def work() -> Any:
-                return _then(tool.invoke(arguments, injected), tool.result)
-
-            def conclude(ok: bool, value: Any) -> dict[str, Any]:
-                outcome = _tool_outcome(ok, value)
-                if armed and early is not None:
-                    # The answer first. Recording is bookkeeping, done before this thread
-                    # runs anything else (a cell that reads mcp.calls, for one).
-                    early.send(self._response("tools/call", request_id, outcome[0], session))
-                return _recorded(record, outcome)
-
-            async def confirm_then_run() -> Any:
-                nonlocal arguments, armed
-                if self.confirm is not None:
-                    arguments = await self.confirm(tool, arguments, session, record, request_id)
-                    problem = tool.argument_error(arguments)  # the user may have edited them
-                    if problem is not None:
-                        raise Declined(problem)
-                armed = early is not None and early.arm()
-                return await self._start(
-                    work, record, session, context, f"tools/call {name}", params, conclude
-                )
-
-            outcome = confirm_then_run()
+            context = self._context(request) if tool.injected else None
+            outcome = self._run_tool(tool, arguments, record, context, request)
         try:
             reply: dict[str, Any] = await outcome
             return reply
@@ -126,27 +87,63 @@ class UserCalls:
         except BaseException as exc:  # e.g. a confirmation that failed
             return _recorded(record, _tool_outcome(False, exc))
 
+    async def _run_tool(
+        self,
+        tool: Any,
+        arguments: dict[str, Any],
+        record: CallRecord,
+        context: Context | None,
+        request: RequestContext,
+    ) -> dict[str, Any]:
+        """Confirm, then run the tool; its result is recorded where it ran."""
+        if self.confirm is not None:
+            arguments = await self.confirm(tool, arguments, request.session, record, request.id)
+            problem = tool.argument_error(arguments)  # the user may have edited them
+            if problem is not None:
+                raise Declined(problem)
+        injected: dict[type, Any] = {Context: context} if context is not None else {}
+        # Without a Context, user code says nothing on this request's stream: the reply
+        # may leave from the thread that ran it (see .request).
+        early = context is None and request.offer_channel()
+
+        def finish(ok: bool, value: Any) -> dict[str, Any]:
+            outcome = _tool_outcome(ok, value)
+            if request.cancelled:
+                return outcome[0]  # the server's thread records it as cancelled
+            if early:
+                # The reply first. Recording is bookkeeping, done before this thread runs
+                # anything else (a cell that reads mcp.calls, for one).
+                request.reply(self._response(request, outcome[0]))
+            return _recorded(record, outcome)
+
+        user_code = self.executor.prepare(
+            lambda: _then(tool.invoke(arguments, injected), tool.result), record
+        )
+        work = finishing(user_code, finish)
+        result: dict[str, Any] = await self._start(
+            work, record, context, f"tools/call {tool.name}", request
+        )
+        return result
+
     # -- 2026-07-28: calls that pause for client input ---------------------------------
-    def _context(self, params: dict[str, Any], session: Session, request_id: Any) -> Context:
-        meta = given if isinstance(given := params.get("_meta"), dict) else {}
-        return Context(session, asyncio.get_running_loop(), request_id, meta.get("progressToken"))
+    def _context(self, request: RequestContext) -> Context:
+        loop = asyncio.get_running_loop()
+        return Context(request.session, loop, request.id, request.progress_token)
 
     async def _start(
         self,
         work: Callable[[], Any],
         record: CallRecord,
-        session: Session,
         context: Context | None,
         target: str,
-        params: dict[str, Any],
-        then: Then | None = None,
+        request: RequestContext,
     ) -> Any:
         """Run user code; on 2026-07-28 a Context turns client requests into input requests."""
-        if session.era != "modern" or context is None:
-            return await self.executor.run(work, record, then)
-        context.asker = Asker(self._input_responses(params))
-        run = asyncio.ensure_future(self.executor.run(work, record, then))
-        return await self._outcome(Suspended(run, context.asker, target, context, record), session)
+        if request.session.era != "modern" or context is None:
+            return await self.executor.run(work, record)
+        context.asker = Asker(self._input_responses(request.params))
+        run = asyncio.ensure_future(self.executor.run(work, record))
+        return await self._outcome(Suspended(run, context.asker, target, context, record))
 
     def _input_responses(self, params: dict[str, Any]) -> dict[str, Any]:
         responses = params.get("inputResponses")
@@ -154,19 +151,17 @@ class UserCalls:
             raise invalid_params("inputResponses must be an object")
         return responses or {}
 
-    def _resumed(
-        self, params: dict[str, Any], session: Session, request_id: Any, target: str
-    ) -> Suspended | None:
+    def _resumed(self, request: RequestContext, target: str) -> Suspended | None:
         """The suspended call a retry's ``requestState`` continues, with its answers given."""
-        state = params.get("requestState") if session.era == "modern" else None
+        params = request.params
+        state = params.get("requestState") if request.session.era == "modern" else None
         if state is None:
             return None
         call = self.continuations.resume(state, target)
         context = call.context
-        meta = given if isinstance(given := params.get("_meta"), dict) else {}
         # The paused code now reports to the retry: its stream, its progress token.
-        context.session, context.request_id = session, request_id
-        context.progress_token = meta.get("progressToken")
+        context.session, context.request_id = request.session, request.id
+        context.progress_token = request.progress_token
         try:
             call.asker.supply(self._input_responses(params))
         except RpcError:
@@ -174,7 +169,7 @@ class UserCalls:
             raise
         return call
 
-    async def _outcome(self, call: Suspended, session: Session) -> Any:
+    async def _outcome(self, call: Suspended) -> Any:
         """The call's result, or an InputRequiredResult while it waits for client input."""
         run, asker = call.run, call.asker
         try:
@@ -199,13 +194,11 @@ class UserCalls:
             raise
         return run.result()
 
-    async def _resources_read(
-        self, params: dict[str, Any], session: Session, _: Any
-    ) -> dict[str, Any]:
-        uri = _required_str(params, "uri")
-        component, values = self._find_resource(uri, session.era)
+    async def _resources_read(self, request: RequestContext) -> dict[str, Any]:
+        uri = _required_str(request.params, "uri")
+        component, values = self._find_resource(uri, request.era)
         record = self.calls.add(
-            CallRecord("resources/read", uri, values or {}, session.client_label)
+            CallRecord("resources/read", uri, values or {}, request.session.client_label)
         )
 
         def work() -> dict[str, Any]:
@@ -225,21 +218,18 @@ class UserCalls:
             raise RpcError(code, f"Resource not found: {uri}", {"uri": uri})
         return found
 
-    async def _subscribe(self, params: dict[str, Any], session: Session, _: Any) -> dict[str, Any]:
-        uri = _required_str(params, "uri")
+    async def _subscribe(self, request: RequestContext) -> dict[str, Any]:
+        uri = _required_str(request.params, "uri")
         self._find_resource(uri)
-        session.subscriptions.add(uri)
+        request.session.subscriptions.add(uri)
         return {}
 
-    async def _unsubscribe(
-        self, params: dict[str, Any], session: Session, _: Any
-    ) -> dict[str, Any]:
-        session.subscriptions.discard(_required_str(params, "uri"))
+    async def _unsubscribe(self, request: RequestContext) -> dict[str, Any]:
+        request.session.subscriptions.discard(_required_str(request.params, "uri"))
         return {}
 
-    async def _prompts_get(
-        self, params: dict[str, Any], session: Session, request_id: Any
-    ) -> dict[str, Any]:
+    async def _prompts_get(self, request: RequestContext) -> dict[str, Any]:
+        params, session = request.params, request.session
         name = _required_str(params, "name")
         prompt = self.registry.prompts.get(name)
         if prompt is None:
@@ -255,25 +245,27 @@ class UserCalls:
                 f"Missing required argument(s) for prompt '{name}': {', '.join(missing)}",
                 {"missing": missing},
             )
-        resumed = self._resumed(params, session, request_id, f"prompts/get {name}")
+        resumed = self._resumed(request, f"prompts/get {name}")
         if resumed is not None:
             record = resumed.record
-            outcome = self._outcome(resumed, session)
+            outcome = self._outcome(resumed)
         else:
             record = self.calls.add(
                 CallRecord("prompts/get", name, arguments, session.client_label)
             )
-            context = self._context(params, session, request_id) if prompt.injected else None
+            context = self._context(request) if prompt.injected else None
             injected: dict[type, Any] = {Context: context} if context is not None else {}
 
-            def work() -> Any:
+            def render() -> Any:
                 return _then(prompt.render(arguments, injected), prompt.result)
 
-            outcome = self._start(work, record, session, context, f"prompts/get {name}", params)
+            work = self.executor.prepare(render, record)
+            outcome = self._start(work, record, context, f"prompts/get {name}", request)
         result: dict[str, Any] = await self._run_user(record, outcome, f"rendering prompt '{name}'")
         return result
 
-    async def _complete(self, params: dict[str, Any], session: Session, _: Any) -> dict[str, Any]:
+    async def _complete(self, request: RequestContext) -> dict[str, Any]:
+        params, session = request.params, request.session
         ref, argument = params.get("ref"), params.get("argument")
         if not isinstance(ref, dict) or not isinstance(argument, dict):
             raise invalid_params("completion/complete needs ref and argument objects")
@@ -319,7 +311,7 @@ class UserCalls:
         """Run a reader/renderer/completer; its failures are request errors."""
         try:
             if callable(work):
-                result = await self.executor.run(work, record)
+                result = await self.executor.run(self.executor.prepare(work, record), record)
             else:
                 result = await work
         except RpcError as error:
@@ -381,6 +373,15 @@ def _then(value: Any, convert: Callable[[Any], Any]) -> Any:
 
 async def _convert_later(awaitable: Any, convert: Callable[[Any], Any]) -> Any:
     return convert(await settle(awaitable))
+
+
+def _tool_arguments(params: dict[str, Any]) -> dict[str, Any]:
+    given = params.get("arguments")
+    if given is None:
+        return {}
+    if not isinstance(given, dict):
+        raise invalid_params("tools/call arguments must be an object")
+    return given
 
 
 def _required_str(params: dict[str, Any], key: str, within: str = "") -> str:

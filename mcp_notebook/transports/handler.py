@@ -20,9 +20,9 @@ import tornado.routing
 import tornado.web
 
 from ..protocol import Session, jsonrpc
-from ..protocol.early import ANSWERED_EARLY, RUN_USER_CODE
 from ..protocol.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND, RpcError
 from ..protocol.names import SESSION_HEADER, VERSION_HEADER
+from ..protocol.request import ANSWERED_EARLY, RUN_USER_CODE
 from ..protocol.versions import HANDSHAKE_VERSIONS
 from . import seed_http
 from .direct import DirectReply, always_ok, http_date

@@ -12,7 +12,6 @@ import itertools
 from typing import Any
 
 from ..protocol import modern
-from ..protocol.early import ANSWERED_EARLY
 from ..protocol.jsonrpc import (
     HEADER_MISMATCH,
     METHOD_NOT_FOUND,
@@ -21,6 +20,7 @@ from ..protocol.jsonrpc import (
     RpcError,
 )
 from ..protocol.names import SESSION_HEADER, VERSION_HEADER
+from ..protocol.request import ANSWERED_EARLY
 from ..protocol.versions import HANDSHAKE_VERSIONS
 from . import headers
 from .sse import SseStream

@@ -1,7 +1,7 @@
-"""Replies sent from the thread where user code ran (protocol/early.py), sans-IO.
+"""Replies sent from the thread where user code ran (protocol/request.py), sans-IO.
 
 A "kernel" thread runs its own loop, as the kernel's main thread does; the server runs on
-the test's loop and hands user code to the kernel loop. An offered EarlyReply must get the
+the test's loop and hands user code to the kernel loop. An offered ReplyChannel must get the
 exact reply ``handle`` returns, from the kernel thread, once; and only when nothing else
 can be said on the request's stream.
 """
@@ -23,7 +23,7 @@ from .schema import validate_reply
 
 
 class RecordingEarly:
-    """An EarlyReply that remembers where and what it was asked."""
+    """A ReplyChannel that remembers where and what it was asked."""
 
     def __init__(self, server: Server, accept: bool = True) -> None:
         self.server, self.accept = server, accept

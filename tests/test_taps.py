@@ -49,7 +49,7 @@ class Seen:
 
 
 class Early:
-    """An EarlyReply that takes the reply the kernel thread would write."""
+    """A ReplyChannel that takes the reply the kernel thread would write."""
 
     def __init__(self) -> None:
         self.sent: list[dict[str, Any]] = []

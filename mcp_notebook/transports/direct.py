@@ -1,6 +1,6 @@
 """A call's JSON response written from the kernel thread, straight to the client's socket.
 
-Why: see :mod:`mcp_notebook.protocol.early`. Tornado owns a connection on the server's
+Why: see :mod:`mcp_notebook.protocol.request`. Tornado owns a connection on the server's
 thread, so before user code runs the handler detaches it (``RequestHandler.detach``, as
 websockets do) and nobody else writes to it. The kernel thread sends the whole HTTP
 response on a duplicate of the socket. Back on the server's thread, :meth:`finish` writes
@@ -94,7 +94,7 @@ def duplicate_socket(sock: socket.socket, family: int) -> socket.socket:
 
 
 class DirectReply:
-    """One POST whose response may be sent from another thread (an EarlyReply)."""
+    """One POST whose response may be sent from another thread (a ReplyChannel)."""
 
     def __init__(
         self,

@@ -24,9 +24,10 @@ from .jsonrpc import Message
 from .kinds import Era
 from .session import Session
 
-# The methods whose reply may leave from the kernel thread: a transport need not offer
-# a channel to others.
-ANSWERED_EARLY = frozenset({"tools/call"})
+# The methods whose reply may leave from the kernel thread (when the function takes no
+# Context: nothing else is said on the request's stream); a transport need not offer a
+# channel to others.
+ANSWERED_EARLY = frozenset({"tools/call", "resources/read", "prompts/get"})
 # Methods that run user code, the only ones with anything to stream before their reply
 # (progress, logs, elicitations) and the ones a client may cancel.
 RUN_USER_CODE = frozenset({"tools/call", "resources/read", "prompts/get", "completion/complete"})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..errors import McpNotebookError
@@ -207,7 +208,8 @@ class UserCalls:
             read: dict[str, Any] = component.read()
             return read
 
-        result: dict[str, Any] = await self._run_user(record, work, "reading resource " + uri)
+        what = "reading resource " + uri
+        result: dict[str, Any] = await self._run_user(record, work, what, request)
         return result
 
     def _find_resource(self, uri: str, era: Era = "handshake") -> tuple[Any, dict[str, Any] | None]:
@@ -246,6 +248,8 @@ class UserCalls:
                 {"missing": missing},
             )
         resumed = self._resumed(request, f"prompts/get {name}")
+        outcome: Callable[[], Any] | Awaitable[Any]
+        early: RequestContext | None = None  # the reply may leave where the code ran
         if resumed is not None:
             record = resumed.record
             outcome = self._outcome(resumed)
@@ -259,9 +263,13 @@ class UserCalls:
             def render() -> Any:
                 return _then(prompt.render(arguments, injected), prompt.result)
 
-            work = self.executor.prepare(render, record)
-            outcome = self._start(work, record, context, f"prompts/get {name}", request)
-        result: dict[str, Any] = await self._run_user(record, outcome, f"rendering prompt '{name}'")
+            if context is None:  # nothing to stream: the reply may leave where it ran
+                outcome, early = render, request
+            else:
+                work = self.executor.prepare(render, record)
+                outcome = self._start(work, record, context, f"prompts/get {name}", request)
+        what = f"rendering prompt '{name}'"
+        result: dict[str, Any] = await self._run_user(record, outcome, what, early)
         return result
 
     async def _complete(self, request: RequestContext) -> dict[str, Any]:
@@ -306,31 +314,46 @@ class UserCalls:
         }
 
     async def _run_user(
-        self, record: CallRecord, work: Callable[[], Any] | Awaitable[Any], what: str
+        self,
+        record: CallRecord,
+        work: Callable[[], Any] | Awaitable[Any],
+        what: str,
+        request: RequestContext | None = None,
     ) -> Any:
-        """Run a reader/renderer/completer; its failures are request errors."""
+        """Run a reader/renderer/completer; its failures are request errors. Given the
+        ``request``, its reply may leave from the thread that ran the code."""
         try:
             if callable(work):
-                result = await self.executor.run(self.executor.prepare(work, record), record)
+                prepared = self.executor.prepare(work, record)
+                if request is not None and request.offer_channel():
+                    prepared = finishing(prepared, partial(self._answer, request, record, what))
+                result = await self.executor.run(prepared, record)
             else:
                 result = await work
-        except RpcError as error:
-            record.finish("error", error=error)
-            raise
-        except ArgumentError as exc:
-            record.finish("error", error=exc)
-            raise invalid_params(str(exc)) from exc
         except asyncio.CancelledError:
             record.finish("cancelled")
             raise
         except BaseException as exc:  # a SystemExit in user code must not end the server
-            record.finish("error", error=exc)
-            raise RpcError(
-                jsonrpc.INTERNAL_ERROR, redact(f"Error {what}: {type(exc).__name__}: {exc}")
-            ) from exc
+            record.finish("error", error=exc)  # no change if it was recorded where it ran
+            raise _request_error(exc, what) from exc
         if not (isinstance(result, dict) and result.get("resultType") == "input_required"):
             record.finish("done", result=result)
         return result
+
+    def _answer(
+        self, request: RequestContext, record: CallRecord, what: str, ok: bool, value: Any
+    ) -> Any:
+        """Where a reader or renderer ran: its reply (result or error) now, then its record."""
+        if not ok:
+            error = _request_error(value, what)
+            if not request.cancelled:
+                request.reply(jsonrpc.error_response(request.id, error))
+                record.finish("error", error=value)
+            raise error
+        if not request.cancelled:
+            request.reply(self._response(request, value))
+            record.finish("done", result=value)
+        return value
 
 
 Outcome = tuple[dict[str, Any], FinalStatus | None, BaseException | None]
@@ -373,6 +396,16 @@ def _then(value: Any, convert: Callable[[Any], Any]) -> Any:
 
 async def _convert_later(awaitable: Any, convert: Callable[[Any], Any]) -> Any:
     return convert(await settle(awaitable))
+
+
+def _request_error(exc: BaseException, what: str) -> RpcError:
+    """The JSON-RPC error of a reader, renderer or completer that raised ``exc``."""
+    if isinstance(exc, RpcError):
+        return exc
+    if isinstance(exc, ArgumentError):
+        return invalid_params(str(exc))
+    # The traceback stays in the notebook (``mcp.calls``); the client gets the message.
+    return RpcError(jsonrpc.INTERNAL_ERROR, redact(f"Error {what}: {type(exc).__name__}: {exc}"))
 
 
 def _tool_arguments(params: dict[str, Any]) -> dict[str, Any]:

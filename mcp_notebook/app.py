@@ -138,18 +138,7 @@ class NotebookMCP(Registrations):
             new_token = (token or self._token or secrets.token_urlsafe(24)) if auth else None
             server = self._new_server(name or self.name, executor)
             if old is not None and port == old.port:
-                # One port cannot listen twice: stop, rebind, and put the old one back if
-                # the bind fails. A bad new address fails here, before anything stops (a
-                # put-back server starts without the old one's sessions).
-                if host != old.host:
-                    check_address(host)
-                previous = (old.host, old.port, old.max_body, self._token, self._server)
-                self._stop_locked(handing_over=True)
-                try:
-                    transport = self._bind(server, host, port, max_body, new_token)
-                except BaseException:  # a bad address, a port taken in between
-                    self._restore(*previous)
-                    raise
+                transport = self._rebind(old, server, host, max_body, new_token)
             else:
                 transport = self._bind(server, host, port, max_body, new_token)  # may raise
                 if old is not None:
@@ -215,6 +204,26 @@ class NotebookMCP(Registrations):
             logger.warning("could not write the discovery file: %s", exc)
         if previous is not None and previous != self._discovery_file:
             discovery.unregister(previous)  # renamed (--name): the old name is gone
+
+    def _rebind(
+        self, old: HttpTransport, server: Server, host: str, max_body: int, token: str | None
+    ) -> HttpTransport:
+        """Serve ``server`` on the port ``old`` listens on (lock held).
+
+        One port cannot listen twice: stop, rebind, and put the old one back if the bind
+        fails. A bad new address fails here, before anything stops (a put-back server
+        starts without the old one's sessions)."""
+        port = old.port
+        assert port is not None  # it is listening: start() bound it
+        if host != old.host:
+            check_address(host)
+        previous = (old.host, port, old.max_body, self._token, self._server)
+        self._stop_locked(handing_over=True)
+        try:
+            return self._bind(server, host, port, max_body, token)
+        except BaseException:  # a bad address, a port taken in between
+            self._restore(*previous)
+            raise
 
     def _restore(
         self, host: str, port: int, max_body: int, token: str | None, old: Server | None

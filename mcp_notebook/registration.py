@@ -30,7 +30,21 @@ class Registrations:
     @overload
     def tool(self, fn: F, /) -> F: ...
     @overload
-    def tool(self, fn: None = None, /, **options: Any) -> Callable[[F], F]: ...
+    def tool(
+        self,
+        fn: None = None,
+        /,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        input_schema: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
+        confirm: bool = False,
+        meta: dict[str, Any] | None = None,
+        icons: list[dict[str, Any]] | None = None,
+    ) -> Callable[[F], F]: ...
 
     def tool(
         self,
@@ -117,28 +131,47 @@ class Registrations:
         if var is not None:
             if obj is not _MISSING:
                 raise TypeError("mcp.resource() takes a value or var=, not both")
-            options["name"] = name or var
-            reader = self._variable_reader(var)
-            if format is not None or dataframes.is_frame((self.namespace or {}).get(var)):
-                self.watched[var] = self._serve_frame(reader, None, **options)
-                return None
-            self.resource(reader, **options)
-            self.watched[var] = self.registry.resources_by_name(options["name"])
+            self._serve_variable(var, options)
             return None
         if obj is _MISSING:
             return lambda value: self.resource(value, **options)
         if dataframes.is_frame(obj):
             self._serve_frame(lambda: obj, obj, **options)
             return obj
+        self._serve_value(obj, **options)
+        return obj
+
+    def _serve_variable(self, var: str, options: dict[str, Any]) -> None:
+        """Serve what ``var`` holds when read; remember the URI that serves it."""
+        options["name"] = options["name"] or var
+        reader = self._variable_reader(var)
+        namespace = self.namespace or {}
+        if options["format"] is not None or dataframes.is_frame(namespace.get(var)):
+            self.watched[var] = self._serve_frame(reader, None, **options)
+            return
+        self.resource(reader, **options)
+        self.watched[var] = self.registry.resources_by_name(options["name"])
+
+    def _serve_value(
+        self,
+        obj: Any,
+        *,
+        name: str | None,
+        uri: str | None,
+        mime_type: str | None,
+        title: str | None,
+        description: str | None,
+        annotations: dict[str, Any] | None,
+        size: int | None,
+        meta: dict[str, Any] | None,
+        format: str | None,
+    ) -> None:
+        """Register a str, bytes or zero-argument callable (not a frame) as a resource."""
         if format is not None:
             raise TypeError("format= is for DataFrames (a function's result: give mime_type=)")
         if callable(obj):
             reader = obj
-            function_name = getattr(obj, "__name__", None)
-            if not name and function_name and function_name.isidentifier():
-                name = function_name  # not "<lambda>": that is no name to serve by
-            if description is None and getattr(obj, "__doc__", None):
-                description = obj.__doc__.strip().split("\n\n")[0]
+            name, description = _named_by_function(obj, name, description)
         elif isinstance(obj, (str, bytes, bytearray)):
             reader = lambda: obj  # noqa: E731 - the value itself, read on each request
         else:
@@ -146,14 +179,7 @@ class Registrations:
                 "mcp.resource() serves str, bytes, a DataFrame or a zero-argument callable, "
                 f"not {type(obj).__name__}"
             )
-        if not name and uri:
-            name = uri
-        if not name:
-            raise ValueError("mcp.resource() needs name= (or uri=) for a value")
-        if uri is None:
-            uri = f"resource://{name}"
-        if not URI.match(uri):
-            raise ValueError(f"Invalid resource URI {uri!r}: it needs a scheme, e.g. data://x")
+        name, uri = _name_and_uri(name, uri, "resource", "a value")
         if size is None and isinstance(obj, str):
             size = len(obj.encode())
         elif size is None and isinstance(obj, (bytes, bytearray)):
@@ -173,7 +199,6 @@ class Registrations:
                 meta=meta,
             )
         )
-        return obj
 
     def _serve_frame(
         self,
@@ -187,13 +212,8 @@ class Registrations:
         **options: Any,
     ) -> str:
         """Register a frame's resource, page and schema templates; return the resource URI."""
-        if not name and uri:
-            name = uri
-        if not name:
-            raise ValueError("mcp.resource() needs name= (or uri=) for a DataFrame")
-        uri = uri or f"df://{name}"
-        if not URI.match(uri):
-            raise ValueError(f"Invalid resource URI {uri!r}: it needs a scheme, e.g. data://x")
+        # An empty uri= means the default here (a value's resource refuses it).
+        name, uri = _name_and_uri(name, uri or None, "df", "a DataFrame")
         fmt = dataframes.format_for(format, mime_type)
         resource, *templates = dataframes.frame_components(
             reader, name=name, uri=uri, fmt=fmt, current=current, **options
@@ -310,3 +330,29 @@ class Registrations:
                 self.registry.resource_updated(uri)
                 return
         self.registry.resource_updated(name_or_uri)  # e.g. a URI served by a template
+
+
+def _named_by_function(
+    fn: Callable[..., Any], name: str | None, description: str | None
+) -> tuple[str | None, str | None]:
+    """A function's resource is named and described by the function unless told otherwise."""
+    function_name = getattr(fn, "__name__", None)
+    if not name and function_name and function_name.isidentifier():
+        name = function_name  # not "<lambda>": that is no name to serve by
+    doc = getattr(fn, "__doc__", None)
+    if description is None and doc:
+        description = doc.strip().split("\n\n")[0]
+    return name, description
+
+
+def _name_and_uri(name: str | None, uri: str | None, scheme: str, what: str) -> tuple[str, str]:
+    """The name (else the URI) and the URI (else ``scheme://name``) a resource is served by."""
+    if not name and uri:
+        name = uri
+    if not name:
+        raise ValueError(f"mcp.resource() needs name= (or uri=) for {what}")
+    if uri is None:
+        uri = f"{scheme}://{name}"
+    if not URI.match(uri):
+        raise ValueError(f"Invalid resource URI {uri!r}: it needs a scheme, e.g. data://x")
+    return name, uri

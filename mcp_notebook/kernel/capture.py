@@ -39,16 +39,19 @@ import threading
 import weakref
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..protocol import CallRecord, LoopExecutor
 from ..protocol.calls import Interrupted
 from ..protocol.executor import settle
 
-try:  # the C module under `signal`: 15 times faster, without enum conversions per call
-    import _signal as _signals
-except ImportError:  # pragma: no cover - other Pythons
-    _signals = signal  # type: ignore[assignment]
+if TYPE_CHECKING:  # typeshed has no stub for _signal; it has the functions of `signal`
+    _signals = signal
+else:
+    try:  # the C module under `signal`: 15 times faster, without enum conversions per call
+        import _signal as _signals
+    except ImportError:  # pragma: no cover - other Pythons
+        _signals = signal
 _SIGINT = int(signal.SIGINT)
 
 _CALL: contextvars.ContextVar[CallRecord | None] = contextvars.ContextVar(

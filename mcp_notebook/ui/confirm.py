@@ -102,6 +102,8 @@ class PromptArea(widgets.VBox):
     """Shown (empty) under the cell that starts the server; holds prompts while no monitor
     is open. An empty box takes no room."""
 
+    children: tuple[Any, ...]  # VBox's trait (ipywidgets has no types): for mypy only
+
     def __init__(self) -> None:
         super().__init__([])
         self.add_class("mcp-prompts")

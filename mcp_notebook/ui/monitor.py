@@ -89,8 +89,8 @@ class Monitor(widgets.VBox):
             with self.table.hold_sync():
                 self.table.options = options
                 self._ids = [r.id for r in records]
-                keep = self._selected in self._ids
-                self.table.index = self._ids.index(self._selected) if keep else None
+                selected = self._selected
+                self.table.index = self._ids.index(selected) if selected in self._ids else None
         finally:
             self._quiet = False
 

@@ -249,11 +249,104 @@ def test_no_reply_leaves_after_a_cancel() -> None:
     assert early.sent == [] and request.cancelled and request.by_client
 
 
-def test_only_tools_call_is_offered_the_channel() -> None:
+def test_methods_without_user_code_are_not_offered_the_channel() -> None:
     from mcp_notebook.protocol import RequestContext
 
-    for method in ("resources/read", "prompts/get", "ping"):
+    for method in ("completion/complete", "ping", "tools/list", "initialize"):
         early = RecordingEarly(None)  # type: ignore[arg-type]
         request = RequestContext(Session(), early)
         request.method = method
         assert not request.offer_channel() and early.armed_on == []
+
+
+@mcp_under_test.resource(uri="memo://note")
+def note() -> str:
+    return "a note"
+
+
+@mcp_under_test.resource(uri="memo://broken")
+def broken_note() -> str:
+    raise RuntimeError("unreadable")
+
+
+@mcp_under_test.resource(uri="memo://later")
+async def later_note() -> str:
+    await asyncio.sleep(0)
+    return "later"
+
+
+@mcp_under_test.prompt
+def greet(name: str) -> str:
+    return f"Hello {name}"
+
+
+@mcp_under_test.prompt
+def greet_chatty(name: str, ctx: Context) -> str:
+    return f"Hi {name}"
+
+
+def read(uri: str, request_id: int = 1) -> dict[str, Any]:
+    params = {"uri": uri}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "resources/read", "params": params}
+
+
+def get_prompt(prompt: str, request_id: int = 1, **arguments: str) -> dict[str, Any]:
+    params = {"name": prompt, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "prompts/get", "params": params}
+
+
+@pytest.mark.parametrize(
+    ("message", "status"),
+    [
+        (read("memo://note"), "done"),
+        (read("memo://later"), "done"),
+        (read("memo://broken"), "error"),
+        (get_prompt("greet", name="Ada"), "done"),
+    ],
+    ids=["resource", "async resource", "failing resource", "prompt"],
+)
+async def test_reads_and_prompts_leave_from_the_kernel_thread_once(
+    server: Server, message: dict[str, Any], status: str
+) -> None:
+    session = await session_of(server)
+    early = RecordingEarly(server)
+    reply = await server.handle(message, session, early)
+    validate_reply(message["method"], reply)
+    assert early.sent == [("kernel-main", reply)]
+    assert server.calls[-1].status == status
+    if status == "error":
+        assert reply["error"]["code"] == -32603 and "unreadable" in reply["error"]["message"]
+        assert isinstance(server.calls[-1].error, RuntimeError)  # the original, for %debug
+
+
+async def test_a_prompt_that_may_stream_is_answered_the_usual_way(server: Server) -> None:
+    session = await session_of(server)
+    early = RecordingEarly(server)
+    reply = await server.handle(get_prompt("greet_chatty", name="Ada"), session, early)
+    assert "Hi Ada" in str(reply["result"])
+    assert early.armed_on == [] and early.sent == []
+
+
+async def test_unknown_resources_and_bad_prompt_arguments_never_arm(server: Server) -> None:
+    session = await session_of(server)
+    early = RecordingEarly(server)
+    missing = await server.handle(read("nothing://none"), session, early)
+    assert missing["error"]["code"] == -32002
+    unnamed = await server.handle(get_prompt("greet"), session, early)
+    assert unnamed["error"]["code"] == -32602
+    assert early.armed_on == [] and early.sent == []
+
+
+@mcp_under_test.resource_template("memo://{day}")
+async def memo_of(day: str) -> str:
+    await asyncio.sleep(0)
+    return f"memo of {day}"
+
+
+@pytest.mark.parametrize(
+    ("uri", "text"), [("memo://later", "later"), ("memo://mon", "memo of mon")]
+)
+async def test_async_readers_are_awaited(server: Server, uri: str, text: str) -> None:
+    session = await session_of(server)
+    reply = await server.handle(read(uri), session)
+    assert reply["result"]["contents"][0]["text"] == text

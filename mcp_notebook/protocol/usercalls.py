@@ -202,11 +202,10 @@ class UserCalls:
             CallRecord("resources/read", uri, values or {}, request.session.client_label)
         )
 
-        def work() -> dict[str, Any]:
+        def work() -> Any:  # the result, or an awaitable of it (an async reader)
             if isinstance(component, ResourceTemplate):
                 return component.read(uri, values or {})
-            read: dict[str, Any] = component.read()
-            return read
+            return component.read()
 
         what = "reading resource " + uri
         result: dict[str, Any] = await self._run_user(record, work, what, request)

@@ -129,8 +129,9 @@ class Resource:
             }
         )
 
-    def read(self) -> dict[str, Any]:
-        return {"contents": [resource_contents(self.uri, self.reader(), self.mime_type)]}
+    def read(self) -> Any:
+        """The ``resources/read`` result, or an awaitable of it for an async reader."""
+        return _read_result(self.uri, self.reader(), self.mime_type)
 
 
 @dataclass(eq=False)
@@ -170,9 +171,19 @@ class ResourceTemplate:
     def match(self, uri: str) -> dict[str, str] | None:
         return self.template.match(uri)
 
-    def read(self, uri: str, values: dict[str, str]) -> dict[str, Any]:
-        value = self.fn(**self.signature.convert(values))
-        return {"contents": [resource_contents(uri, value, self.mime_type)]}
+    def read(self, uri: str, values: dict[str, str]) -> Any:
+        """The ``resources/read`` result, or an awaitable of it for an async function."""
+        return _read_result(uri, self.fn(**self.signature.convert(values)), self.mime_type)
+
+
+def _read_result(uri: str, value: Any, mime_type: str | None) -> Any:
+    if inspect.isawaitable(value):
+        return _read_later(uri, value, mime_type)
+    return {"contents": [resource_contents(uri, value, mime_type)]}
+
+
+async def _read_later(uri: str, value: Any, mime_type: str | None) -> dict[str, Any]:
+    return {"contents": [resource_contents(uri, await value, mime_type)]}
 
 
 @dataclass(eq=False)

@@ -14,6 +14,8 @@ from ._version import __version__
 from .clients import CLIENTS
 from .exposure import ALLOW_FLAG, UnsafeBind, check
 
+logger = logging.getLogger(__name__)
+
 
 def _default_notebook() -> Path:
     """The quickstart notebook: the checkout's copy if here, else the one in the package."""
@@ -125,11 +127,23 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _bridge(args: argparse.Namespace) -> int:
+    from . import stopping
     from .bridge import Bridge, Target, protocol_stdout
 
     output = protocol_stdout()
     token = args.token or os.environ.get("MCP_NOTEBOOK_TOKEN") or None
-    Bridge(Target(name=args.name, url=args.url, token=token), output).run(sys.stdin.buffer)
+    bridge = Bridge(Target(name=args.name, url=args.url, token=token), output)
+    # An MCP client closes stdin, then sends SIGTERM (the Python SDK after 2 s) while the
+    # bridge may still wait for replies in flight: stop waiting, but end the session.
+    stopper = stopping.install(bridge.close, repeat_ends=True)
+    try:
+        try:
+            bridge.relay_stdin(sys.stdin.buffer)
+            stopper.ignore_further()  # closing anyway: a SIGTERM now must not cut it short
+        finally:
+            bridge.close()
+    except KeyboardInterrupt:
+        logger.info("stopped on request; the session with the notebook is ended")
     return 0
 
 

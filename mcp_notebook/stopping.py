@@ -1,4 +1,5 @@
-"""Every way the platform asks ``mcp-notebook serve`` to stop, routed to one clean stop.
+"""Every way the platform asks ``mcp-notebook serve`` (or ``bridge``) to stop, routed to one
+clean stop.
 
 POSIX sends SIGINT (Ctrl-C) or SIGTERM. Windows never delivers SIGTERM; it has Ctrl-C
 (SIGINT), Ctrl+Break (SIGBREAK), and the console control event of a closed console window,
@@ -34,21 +35,33 @@ CLOSING_EVENTS = frozenset({CTRL_CLOSE_EVENT, CTRL_LOGOFF_EVENT, CTRL_SHUTDOWN_E
 
 class Stopper:
     """Turns the first stop request into ``KeyboardInterrupt`` in the main thread, where
-    ``serve`` unwinds and shuts its kernel down; later requests cannot cut that short."""
+    ``serve`` unwinds and shuts its kernel down; later requests cannot cut that short.
 
-    def __init__(self, cleanup: Callable[[], None]) -> None:
-        self._cleanup = cleanup  # shuts the kernel down; safe twice and from any thread
+    With ``repeat_ends`` (the bridge, whose cleanup is a courtesy to the notebook, not a
+    kernel to save) a request after the first ends the process at once: the platform's
+    default action is back from the first one on.
+    """
+
+    def __init__(self, cleanup: Callable[[], None], repeat_ends: bool = False) -> None:
+        # serve: shuts the kernel down; bridge: ends the session. Safe twice, any thread.
+        self._cleanup = cleanup
+        self._repeat_ends = repeat_ends
         self._received: list[int] = []
+        self.signals: list[int] = []  # the signals routed here (by install)
         self.console_handler: Any = None  # kept referenced: ctypes must not free it
 
     def on_signal(self, signum: int, frame: Any) -> None:
-        if not self._received:
-            self._received.append(signum)
+        first = not self._received
+        self._received.append(signum)
+        if self._repeat_ends:
+            for routed in self.signals:  # (a handler runs on the main thread: it may)
+                signal.signal(routed, signal.SIG_DFL)
+        if first:
             raise KeyboardInterrupt
 
     def ignore_further(self) -> None:
-        """``serve`` is stopping anyway (stdin closed, the kernel died): signals from now
-        on must not interrupt the kernel's shutdown."""
+        """Stopping anyway (stdin closed, the kernel died): the next signal must not
+        interrupt the cleanup (with ``repeat_ends``, the one after it ends the process)."""
         self._received.append(0)
 
     def on_console_event(self, event: int) -> bool:
@@ -63,13 +76,15 @@ class Stopper:
         return True
 
 
-def install(cleanup: Callable[[], None]) -> Stopper:
+def install(cleanup: Callable[[], None], repeat_ends: bool = False) -> Stopper:
     """Route this platform's stop requests to a clean stop (from the main thread)."""
-    stopper = Stopper(cleanup)
-    signal.signal(signal.SIGINT, stopper.on_signal)
-    signal.signal(signal.SIGTERM, stopper.on_signal)
+    stopper = Stopper(cleanup, repeat_ends)
+    stopper.signals = [signal.SIGINT, signal.SIGTERM]
     if sys.platform == "win32":
-        signal.signal(getattr(signal, "SIGBREAK", SIGBREAK), stopper.on_signal)
+        stopper.signals.append(getattr(signal, "SIGBREAK", SIGBREAK))
+    for signum in stopper.signals:
+        signal.signal(signum, stopper.on_signal)
+    if sys.platform == "win32":
         stopper.console_handler = _add_console_handler(stopper.on_console_event)
     return stopper
 

@@ -37,14 +37,18 @@ def module_params(*args: str) -> StdioServerParameters:
 
 
 class RawStdio:
-    """Speak newline-delimited JSON-RPC to a subprocess and keep every stdout line."""
+    """Speak newline-delimited JSON-RPC to a subprocess and keep every stdout line.
 
-    def __init__(self, *args: str) -> None:
+    ``popen``: more Popen arguments (``portable.spawn_options()`` to stop it as a client does).
+    """
+
+    def __init__(self, *args: str, **popen: Any) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "mcp_notebook", *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
+            **popen,
         )
         self.lines: list[bytes] = []
         self.stderr: list[bytes] = []
@@ -130,13 +134,17 @@ class FakeNotebook:
     ``answer`` returns (status, content type, body): ``bytes`` are sent with a
     Content-Length; an iterable of pieces is sent chunked, each piece flushed at once (a
     generator can wait between pieces). A client that hangs up mid-body lands in
-    ``disconnected``.
+    ``disconnected``. DELETEs land in ``deleted`` and are answered 200 while
+    ``answer_deletes`` is set (clear it to hold them unanswered).
     """
 
     def __init__(self, answer: Callable[[Seen], Answer]) -> None:
         self.answer = answer
         self.seen: list[Seen] = []
         self.disconnected: list[Seen] = []
+        self.deleted: list[Seen] = []
+        self.answer_deletes = threading.Event()
+        self.answer_deletes.set()
         self.hung_up = threading.Event()
         fake = self
 
@@ -150,6 +158,10 @@ class FakeNotebook:
                 self._reply(405, "application/json", b"")
 
             def do_DELETE(self) -> None:
+                fake.deleted.append(
+                    Seen("DELETE", {k.lower(): v for k, v in self.headers.items()}, None)
+                )
+                fake.answer_deletes.wait(60)
                 self._reply(200, "application/json", b"")
 
             def do_POST(self) -> None:

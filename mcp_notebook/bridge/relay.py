@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any, BinaryIO, Protocol
 
@@ -56,18 +57,26 @@ class Bridge:
         self.channel = Channel(output)
         self.relay: Relay | None = None
         self.eof_grace = eof_grace
+        self._closing = threading.Lock()
+        self._closed = False
 
     def run(self, stdin: BinaryIO) -> None:
-        """Relay until stdin closes; then answer what is in flight, for a moment."""
+        """Relay until stdin closes; answer what is in flight, for a moment; end the session."""
         try:
-            self.channel.pump(stdin, self.feed)
-            # A client that wrote its requests and closed stdin still reads the replies,
-            # for a moment; listen streams never end by themselves: they end now.
-            if self.relay is not None:
-                self.relay.end_streams()
-            self.settle(self.eof_grace)
+            self.relay_stdin(stdin)
         finally:
             self.close()
+
+    def relay_stdin(self, stdin: BinaryIO) -> None:
+        """Relay until stdin closes; then answer what is in flight, for a moment. The
+        session stays: :meth:`close` ends it."""
+        self.channel.pump(stdin, self.feed)
+        # A client that wrote its requests and closed stdin still reads the replies,
+        # for a moment; listen streams never end by themselves: they end now.
+        logger.debug("stdin closed; up to %g s for the replies in flight", self.eof_grace)
+        if self.relay is not None:
+            self.relay.end_streams()
+        self.settle(self.eof_grace)
 
     def feed(self, message: Any) -> None:
         if self.relay is None:
@@ -86,8 +95,14 @@ class Bridge:
         return self.relay is None or self.relay.workers.settle(timeout)
 
     def close(self) -> None:
-        if self.relay is not None:
-            self.relay.close()
+        """End the session with the notebook; once, whoever calls it first (the main thread,
+        or a console handler on Windows, which returns only when the session is ended)."""
+        with self._closing:
+            if self._closed:
+                return
+            self._closed = True
+            if self.relay is not None:
+                self.relay.close()
 
 
 class StandardRelay:

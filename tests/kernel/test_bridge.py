@@ -7,15 +7,18 @@ import json
 
 import pytest
 from mcp.client import Client
+from mcp.client.stdio import FORCE_KILL_TIMEOUT
 from mcp.shared.exceptions import MCPError
 
+from .. import portable
 from ..conftest import MODES
 from ..kernels import Kernel, until_exists
 from ..schema import validate, validate_notification, validate_reply
 from ..stdio import INITIALIZE, RawStdio, module_params
-from ..waiting import OPEN_GET_STREAMS, until
+from ..waiting import OPEN_GET_STREAMS, until, wait_until
 
 SETUP = '''
+import os
 import time
 
 @mcp.tool
@@ -24,10 +27,13 @@ def add(a: int, b: int = 1) -> int:
     return a + b
 
 @mcp.tool
-def nap(seconds: float, marker: str = "") -> str:
+def nap(seconds: float, marker: str = "", release: str = "") -> str:
     if marker:
         open(marker, "w").close()  # tells a test the call is running
-    time.sleep(seconds)
+    # A test ends the nap by creating ``release``; ``seconds`` bounds it if the test fails.
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not (release and os.path.exists(release)):
+        time.sleep(0.02)
     return "rested"
 
 notes = "first draft"
@@ -206,3 +212,70 @@ def test_stdout_holds_only_protocol_and_stdin_eof_ends_the_bridge(bridged):
     for message in messages:
         if message.get("method"):
             validate_notification(message)
+
+
+# -- stopped by the client (SIGTERM; Ctrl+Break on Windows) ------------------------------------
+
+SESSIONS = "sorted(mcp._transport.sessions)"  # the notebook's handshake-era sessions, by id
+
+
+def bridge_with_a_session(kernel: Kernel) -> tuple[RawStdio, str]:
+    """A bridge started as a client can stop it, after the handshake; and its session's id
+    on the notebook."""
+    before = set(kernel.eval(SESSIONS))
+    raw = RawStdio("-v", "bridge", "bridged", **portable.spawn_options())
+    raw.send(INITIALIZE)
+    raw.reply_to(1)
+    raw.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    (session,) = set(kernel.eval(SESSIONS)) - before
+    return raw, session
+
+
+def stopped(raw: RawStdio) -> int:
+    """Stop the bridge as the Python SDK's stdio client does; its exit code, if it ended
+    before the SDK would kill it."""
+    portable.stop(raw.process)
+    try:
+        return raw.process.wait(FORCE_KILL_TIMEOUT)
+    finally:
+        if raw.process.poll() is None:
+            raw.process.kill()
+
+
+def only_protocol_on_stdout(raw: RawStdio) -> None:
+    raw.process.wait(10)  # its stdout has ended too
+    assert all(message.get("jsonrpc") == "2.0" for message in raw.messages())
+
+
+def test_sigterm_with_a_call_in_flight_still_ends_the_notebook_session(bridged, tmp_path):
+    """The SDK's stdio client closes stdin with a call in flight, and sends SIGTERM 2 s
+    later: the bridge is then waiting for that call's reply (up to 5 s). It stops waiting
+    and ends its session on the notebook, which would otherwise keep it until the idle
+    timeout."""
+    running, release = tmp_path / "running", tmp_path / "release"
+    raw, session = bridge_with_a_session(bridged)
+    try:
+        nap = {"name": "nap", "arguments": {"seconds": 60, "marker": str(running)}}
+        nap["arguments"]["release"] = str(release)
+        raw.send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": nap})
+        wait_until(running.exists, "the call running in the kernel")
+        raw.process.stdin.close()
+        wait_until(
+            lambda: any(b"stdin closed" in line for line in raw.stderr),
+            "the bridge waiting for the reply in flight",
+        )
+        code = stopped(raw)
+    finally:
+        release.touch()  # the kernel answers again (the reply has nowhere to go)
+    assert session not in bridged.eval(SESSIONS)
+    assert code == 0
+    only_protocol_on_stdout(raw)
+
+
+def test_sigterm_with_nothing_in_flight_ends_the_bridge_and_its_session(bridged):
+    raw, session = bridge_with_a_session(bridged)
+    raw.send({"jsonrpc": "2.0", "id": 2, "method": "ping"})
+    raw.reply_to(2)
+    assert stopped(raw) == 0
+    assert session not in bridged.eval(SESSIONS)
+    only_protocol_on_stdout(raw)

@@ -1,6 +1,7 @@
 """Start-up stays light: importing the package, loading the extension and registering
 tools load no HTTP server (tornado) until a server starts."""
 
+import json
 import os
 import subprocess
 import sys
@@ -58,3 +59,48 @@ shell.run_line_magic("mcp", "stop")
     lines = python(code).splitlines()
     loaded = [line.split(": ")[1] for line in lines if line.startswith("tornado loaded:")]
     assert loaded == ["False", "True"], lines
+
+
+def test_jsonschema_is_imported_only_for_a_call_that_does_not_fit():
+    """``import jsonschema`` costs over a second (its format checkers, rfc3987_syntax):
+    valid calls are checked by jsonschema-rs alone; the first invalid one imports it and
+    gets the same precise message as always."""
+    code = """\
+import asyncio, json, sys
+from mcp_notebook import NotebookMCP
+from mcp_notebook.protocol import Server, Session
+
+app = NotebookMCP()
+
+@app.tool
+def add(a: int, b: int) -> int:
+    return a + b
+
+@app.tool
+def scale(factor: float, values: list[float]) -> list[float]:
+    return [factor * v for v in values]
+
+def call(request_id, name, arguments):
+    params = {"name": name, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+
+async def main():
+    server, session = Server(app.registry), Session()
+    init = {"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}
+    await server.handle({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init},
+                        session)
+    good = await server.handle(call(1, "add", {"a": 1, "b": 2}), session)
+    scaled = await server.handle(call(2, "scale", {"factor": 2, "values": [1.5]}), session)
+    print(json.dumps([good["result"]["structuredContent"], scaled["result"]["structuredContent"],
+                      "jsonschema" in sys.modules]))
+    bad = await server.handle(call(3, "add", {"a": "one", "b": 2}), session)
+    print(json.dumps([bad["result"]["content"][0]["text"], "jsonschema" in sys.modules]))
+
+asyncio.run(main())
+"""
+    first, second = (json.loads(line) for line in python(code).splitlines())
+    assert first == [{"result": 3}, {"result": [3.0]}, False]
+    text, loaded = second
+    assert loaded is True
+    assert "'one' is not of type 'integer'" in text, text

@@ -13,13 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import jsonschema
-
 from .blocks import BLOCK_TYPES
 from .content import resource_contents, text_block, to_json_value, tool_result
 from .signature import SignatureModel, injected_parameters, output_schema
 from .uri_template import UriTemplate
-from .validation import SchemaCheck
+from .validation import SchemaCheck, check_schema
 
 
 def _drop_none(values: dict[str, Any]) -> dict[str, Any]:
@@ -44,14 +42,15 @@ class Tool:
 
     def __post_init__(self) -> None:
         self.injected = injected_parameters(self.fn)
-        if self.input_schema is None:
+        if self.input_schema is not None:
+            check_schema(self.input_schema)  # the user's own: a clear error at registration
+        else:
             self.signature = SignatureModel(self.fn, frozenset(self.injected))
             self.input_schema = self.signature.input_schema()
             if self.description is None:
                 self.description = self.signature.description or None
         if self.output_schema is None:
             self.output_schema, self.wrap_output = output_schema(self.fn)
-        jsonschema.Draft202012Validator.check_schema(self.input_schema)
         self._arguments = SchemaCheck(self.input_schema)
         self._output = SchemaCheck(self.output_schema) if self.output_schema else None
         self.definition = _drop_none(

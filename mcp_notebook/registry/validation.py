@@ -4,7 +4,9 @@ r"""JSON Schema checks of tool arguments and results, on every call.
 takes about 10 µs for even a two-integer object, on the path of every call, so the
 compiled ``jsonschema-rs`` answers the common question first ("is it valid?", about
 0.1 µs). Only a "no" (or anything it cannot handle) goes to ``jsonschema``, which then
-decides and names the problem.
+decides and names the problem. ``jsonschema`` is imported then, not before: importing it
+costs more than a second (its format checkers), which a start should not pay when every
+call so far was valid.
 
 The two agree except where their arithmetic or regular expressions differ: a fractional
 ``multipleOf`` (0.3 is a multiple of 0.1 for one, not for the other) and ``pattern``s
@@ -14,10 +16,10 @@ The two agree except where their arithmetic or regular expressions differ: a fra
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-from jsonschema.exceptions import ValidationError, best_match
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
 
 try:
     import jsonschema_rs
@@ -34,8 +36,17 @@ class SchemaCheck:
     """Validates instances against one Draft 2020-12 schema."""
 
     def __init__(self, schema: dict[str, Any]) -> None:
-        self.reference = jsonschema.Draft202012Validator(schema)
+        self.schema = schema
+        self._reference: Any = None  # jsonschema's validator, made when first needed
         self.fast = _compile(schema)
+
+    @property
+    def reference(self) -> Any:
+        if self._reference is None:
+            import jsonschema
+
+            self._reference = jsonschema.Draft202012Validator(self.schema)
+        return self._reference
 
     def error(self, instance: Any) -> ValidationError | None:
         """The most relevant problem with ``instance``, or None when it fits the schema."""
@@ -45,7 +56,16 @@ class SchemaCheck:
                     return None
             except Exception:  # e.g. an integer beyond 64 bits: the reference decides
                 pass
+        from jsonschema.exceptions import best_match
+
         return shortened(best_match(self.reference.iter_errors(instance)))
+
+
+def check_schema(schema: dict[str, Any]) -> None:
+    """Raise ``jsonschema.SchemaError`` if ``schema`` is not a Draft 2020-12 schema."""
+    import jsonschema
+
+    jsonschema.Draft202012Validator.check_schema(schema)
 
 
 def shortened(error: ValidationError | None) -> ValidationError | None:

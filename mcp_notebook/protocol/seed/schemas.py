@@ -1,13 +1,14 @@
-"""JSON Schema for the dialect: checking arguments with the document's sentences."""
+"""JSON Schema for the dialect: checking arguments with the document's sentences.
+
+``jsonschema`` is imported when a seed-dialect client first needs a check: importing it
+costs more than a second (its format checkers), which no other start should pay.
+"""
 
 from __future__ import annotations
 
 import functools
 import json
 from typing import Any
-
-import jsonschema
-from jsonschema.exceptions import best_match
 
 from ...registry.validation import shortened
 
@@ -24,6 +25,8 @@ def argument_problem(schema: dict[str, Any], arguments: Any, mcp_id: str) -> str
             if missing:
                 name = _path([*error.path, missing[0]])
                 return f"Missing required property: '{name}' in arguments {tool}"
+    from jsonschema.exceptions import best_match
+
     error = shortened(best_match(errors))
     assert error is not None  # best_match of a non-empty list is one of its errors
     if error.path:
@@ -36,6 +39,8 @@ def output_problem(schema: dict[str, Any], output: Any) -> str | None:
     checker = validator(schema)
     if checker.is_valid(output):
         return None
+    from jsonschema.exceptions import best_match
+
     error = shortened(best_match(checker.iter_errors(output)))
     assert error is not None  # the output is invalid: there is an error to match
     message: str = error.message
@@ -61,6 +66,8 @@ def _path(parts: Any) -> str:
 def _compiled(schema_json: str) -> Any:
     """A validator for a schema (None if it is not valid JSON Schema), cached: listing and
     every execution see the same few schemas again."""
+    import jsonschema
+
     schema = json.loads(schema_json)
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:

@@ -66,6 +66,7 @@ class ServeOptions:
     name: str | None = None
     startup_timeout: float = 600.0
     allow_remote_no_auth: bool = False  # --no-auth on a non-loopback host, on purpose
+    dispatcher: bool = False  # every client gets the dispatcher's tools
 
 
 class NotebookKernel:
@@ -120,6 +121,7 @@ class NotebookKernel:
             "auth": self.options.auth,
             "name": self.name,
             "allow_remote_no_auth": self.options.allow_remote_no_auth,
+            "dispatcher": self.options.dispatcher,
         }
         if self.options.port is not None:
             options["port"] = self.options.port
@@ -211,6 +213,7 @@ def serve_stdio(path: Path, options: ServeOptions) -> int:
         token=secrets.token_urlsafe(24),
         name=options.name,
         startup_timeout=options.startup_timeout,
+        dispatcher=options.dispatcher,
     )
     kernel = NotebookKernel(path, private)
     stopped = threading.Event()

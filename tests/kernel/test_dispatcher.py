@@ -10,10 +10,12 @@ else). Results are checked against the official schema of the version in use.
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import os
 import subprocess
 import sys
+from urllib.parse import urlsplit
 
 import mcp_types as types
 import pytest
@@ -21,10 +23,10 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
-from mcp_notebook.protocol.dispatcher_tools import CALL_TOOL, LIST_TOOL
+from mcp_notebook.protocol.dispatcher_tools import CALL_TOOL, CAPABILITY, LIST_TOOL
 
 from ..conftest import MODES, connect, start_server
-from ..schema import validate
+from ..schema import validate, validate_reply
 from ..stdio import module_params
 from .frontend import Frontend
 
@@ -189,3 +191,51 @@ async def test_the_config_snippet_with_dispatcher_turns_it_on_when_pasted(served
     ).stdout
     assert line.strip().endswith(f"bridge {NAME} --dispatcher")
     assert "--transport http" not in line
+
+
+def post_modern(served, params: dict, name: str) -> tuple[int, dict]:
+    """One 2026-07-28 tools/call over raw HTTP, its ``Mcp-Name`` header set to ``name``."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        # Asking for the dispatcher on this request alone: the capability in its _meta.
+        "io.modelcontextprotocol/clientCapabilities": {"experimental": {CAPABILITY: {}}},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+    }
+    message = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {**params, "_meta": meta},
+    }
+    parts = urlsplit(served.url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    try:
+        connection.request(
+            "POST",
+            parts.path,
+            json.dumps(message),
+            {
+                **served.headers,
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+                "MCP-Protocol-Version": "2026-07-28",
+                "Mcp-Method": "tools/call",
+                "Mcp-Name": name,
+            },
+        )
+        response = connection.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        connection.close()
+
+
+def test_on_2026_mcp_name_names_the_dispatchers_tool_not_the_one_it_calls(served):
+    params = {"name": CALL_TOOL, "arguments": {"name": "add", "arguments": {"a": 1, "b": 2}}}
+    status, reply = post_modern(served, params, CALL_TOOL)
+    assert status == 200
+    validate_reply("tools/call", reply, "2026-07-28")
+    assert reply["result"]["content"][0]["text"] == "3"
+    assert reply["result"]["resultType"] == "complete"
+    # The header mirrors params.name, as for any call: the called tool's name is refused.
+    status, reply = post_modern(served, params, "add")
+    assert status == 400 and reply["error"]["code"] == -32020

@@ -35,6 +35,7 @@ logger = logging.getLogger(__name__)
 
 QUIET_MS = 300  # saves closer together than this are one change
 MAX_WAIT_MS = 2000  # ... unless they keep coming for this long
+ARMED_MS = 250  # the watch says it is armed (and looks at its stop event) this often
 _KERNEL = '__import__("mcp_notebook.kernel.reloading").kernel.reloading.reloads'
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -48,6 +49,7 @@ class Watcher:
         self.cells: list[CodeCell] = list(kernel.cells)  # the last good run
         self._text: str | None = None  # the text last read (None: compare the cells)
         self._changed = threading.Event()
+        self.ready = threading.Event()  # the file system watch is armed
         self._stopping = threading.Event()
         self._threads = [
             threading.Thread(target=self._watch, name="watch-notebook", daemon=True),
@@ -55,7 +57,6 @@ class Watcher:
         ]
 
     def start(self) -> None:
-        self._changed.set()  # a save while the notebook started counts too
         for thread in self._threads:
             thread.start()
 
@@ -75,19 +76,25 @@ class Watcher:
             return Path(path).name == name
 
         try:
-            for _ in watch(
+            for changes in watch(
                 self.path.parent,
                 watch_filter=ours,
                 recursive=False,
                 step=QUIET_MS,
                 debounce=MAX_WAIT_MS,
-                rust_timeout=1000,  # how often it looks at the stop event
+                rust_timeout=ARMED_MS,  # also how often it looks at the stop event
+                yield_on_timeout=True,
                 stop_event=self._stopping,
                 raise_interrupt=False,
             ):
-                self._changed.set()  # nothing else here: events keep coming while we reload
+                # Nothing slow here: events keep coming while we reload. The first pass,
+                # once armed, catches a save made while the notebook was starting.
+                if changes or not self.ready.is_set():
+                    self._changed.set()
+                self.ready.set()
         except Exception:
             logger.exception("serve --watch: watching %s failed; no more reloads", self.path)
+            self.ready.set()  # nothing to wait for
 
     def _reload_loop(self) -> None:
         while True:
@@ -149,7 +156,11 @@ def watch(kernel: NotebookKernel) -> Callable[[], None]:
     """Start watching ``kernel``'s notebook (serve's ``on_ready``); returns what stops it."""
     watcher = Watcher(kernel)
     watcher.start()
-    _say(f"Watching {kernel.path} for changes")
+    # Serving starts once a save cannot be missed any more.
+    if watcher.ready.wait(timeout=10):
+        _say(f"Watching {kernel.path} for changes")
+    else:
+        _say(f"Not watching {kernel.path} yet: the file system watch is slow to start")
     return watcher.stop
 
 

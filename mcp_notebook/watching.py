@@ -48,8 +48,10 @@ class Watcher:
         self.path = kernel.path
         self.cells: list[CodeCell] = list(kernel.cells)  # the last good run
         self._text: str | None = None  # the text last read (None: compare the cells)
+        self._failed_from: int | None = None  # the first cell of a failed run, until one works
         self._changed = threading.Event()
-        self.ready = threading.Event()  # the file system watch is armed
+        self.ready = threading.Event()  # the file system watch is armed (or broken)
+        self.broken = False
         self._stopping = threading.Event()
         self._threads = [
             threading.Thread(target=self._watch, name="watch-notebook", daemon=True),
@@ -94,6 +96,7 @@ class Watcher:
                 self.ready.set()
         except Exception:
             logger.exception("serve --watch: watching %s failed; no more reloads", self.path)
+            self.broken = True
             self.ready.set()  # nothing to wait for
 
     def _reload_loop(self) -> None:
@@ -113,8 +116,10 @@ class Watcher:
     def reload(self) -> bool:
         """Run what changed since the last good run; whether the kernel ran anything."""
         text = _read_text(self.path)
-        if text is None or text == self._text:
-            return False  # gone for a moment (a replace in progress), or only touched
+        if text is None:
+            return False  # gone for a moment: a replace in progress, the next event follows
+        if text == self._text and self._failed_from is None:
+            return False  # only touched
         try:
             cells = code_cells(self.path)
         except (UnreadableNotebook, FileNotFoundError) as exc:
@@ -123,29 +128,37 @@ class Watcher:
             self._tell_clients("warning", str(exc))
             return False
         self._text = text
-        first = first_change(self.cells, cells)
-        if first is None:
+        changed = [
+            i for i in (first_change(self.cells, cells), self._failed_from) if i is not None
+        ]
+        if not changed:
             return False
+        # After a failed run the namespace holds what its first cells did: run them again
+        # even if the file went back to the last good code.
+        first = min(*changed, len(cells))
         numbers = [c.number for c in cells[first:]]
-        which = f"cells {numbers[0]}-{numbers[-1]}" if numbers else "no cells"
+        which = f"cells {numbers[0]}-{numbers[-1]}" if numbers else "no cell (cells removed)"
         _say(f"{self.path.name} changed: running {which} again")
         self.kernel.run_own(f"{_KERNEL}.begin({first})")
         try:
             for index in range(first, len(cells)):
                 self.kernel.run_cell(index, cells[index], stop_on_error=False)
         except NotebookError as exc:
-            message = f"{exc}\nStill serving what the notebook registered before this change."
-            _say(message)
-            self.kernel.run_own(f"{_KERNEL}.abort({_ANSI.sub('', message)!r})")
-            self._text = None  # the same text again (e.g. an undo of a fix) must run again
+            self._failed(first, f"{exc}\nStill serving what was registered before this change.")
             return True
         # ";": the list it returns is read below, not printed as the cell's result
         reply = self.kernel.run_own(f"{_KERNEL}.commit();", {"announced": f"{_KERNEL}.announced"})
-        self.cells = cells
-        self.kernel.cells = cells
+        self.cells = self.kernel.cells = cells
+        self._failed_from = None
         told = reply["content"]["user_expressions"]["announced"]["data"]["text/plain"]
         _say(f"{self.path.name} reloaded; clients told: {told}")
         return True
+
+    def _failed(self, first: int, message: str) -> None:
+        _say(message)
+        self.kernel.run_own(f"{_KERNEL}.abort({_ANSI.sub('', message)!r})")
+        failed = self._failed_from
+        self._failed_from = first if failed is None else min(first, failed)
 
     def _tell_clients(self, level: str, message: str) -> None:
         code = f"{_KERNEL}.app.log({level!r}, {message!r}, 'mcp-notebook.watch')"
@@ -157,7 +170,7 @@ def watch(kernel: NotebookKernel) -> Callable[[], None]:
     watcher = Watcher(kernel)
     watcher.start()
     # Serving starts once a save cannot be missed any more.
-    if watcher.ready.wait(timeout=10):
+    if watcher.ready.wait(timeout=10) and not watcher.broken:
         _say(f"Watching {kernel.path} for changes")
     else:
         _say(f"Not watching {kernel.path} yet: the file system watch is slow to start")

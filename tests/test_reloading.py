@@ -4,14 +4,21 @@ clients are told. The real processes are in tests/test_serve_watch.py."""
 from __future__ import annotations
 
 import json
+import os
+import threading
 from collections.abc import Callable
+from pathlib import Path
 
 import nbformat
 import pytest
 
 from mcp_notebook import NotebookMCP
+from mcp_notebook.headless import NotebookError
 from mcp_notebook.kernel.reloading import Reloads
 from mcp_notebook.notebookfile import CodeCell, UnreadableNotebook, code_cells, first_change
+from mcp_notebook.watching import Watcher
+
+from .waiting import wait_until
 
 # -- which cells run again ---------------------------------------------------------------
 
@@ -228,3 +235,96 @@ def test_a_failure_is_sent_to_clients_as_an_error_log(monkeypatch):
     assert logged == [("error", "failed: nope", "mcp-notebook.watch")]
     with pytest.raises(ValueError, match="unknown log level"):
         NotebookMCP().log("loud", "x")
+
+
+# -- the serve side: when to run what (watching.py), against a stand-in kernel -----------
+
+
+class StandInKernel:
+    """What watching.py asks of NotebookKernel, recorded; a cell with FAIL in it fails."""
+
+    def __init__(self, path: Path, sources: list[str]) -> None:
+        self.path = path
+        self.cells = cells(*sources)
+        self.ran: list[str] = []  # cell sources and our own calls, in order
+        self.running = threading.Event()
+        self.release = threading.Event()
+        self.release.set()
+
+    def run_own(self, code: str, expressions: dict[str, str] | None = None) -> dict:
+        self.ran.append(code.split(".reloads.", 1)[-1])  # begin(1), commit();, abort('...')
+        values = {
+            name: {"status": "ok", "data": {"text/plain": "[]"}} for name in expressions or {}
+        }
+        return {"content": {"status": "ok", "user_expressions": values}}
+
+    def run_cell(self, index: int, cell: CodeCell, *, stop_on_error: bool = True) -> None:
+        self.running.set()
+        self.release.wait(30)
+        self.ran.append(cell.source)
+        if "FAIL" in cell.source:
+            raise NotebookError(f"cell {cell.number} failed:\nFAIL")
+
+
+def percent(*sources: str) -> str:
+    return "".join(f"# %%\n{source}\n\n" for source in sources)
+
+
+@pytest.fixture
+def stand_in(tmp_path):
+    path = tmp_path / "n.py"
+    path.write_text(percent("a", "b", "c"))
+    return StandInKernel(path, ["a", "b", "c"])
+
+
+def test_a_save_without_a_code_change_runs_nothing(stand_in):
+    watcher = Watcher(stand_in)
+    stand_in.path.write_text("# %% [markdown]\n# notes\n\n" + percent("a", "b", "c"))
+    assert watcher.reload() is False and stand_in.ran == []
+
+
+def test_a_change_runs_from_the_first_changed_cell(stand_in):
+    watcher = Watcher(stand_in)
+    stand_in.path.write_text(percent("a", "B", "c"))
+    assert watcher.reload() is True
+    assert stand_in.ran == ["begin(1)", "B", "c", "commit();"]
+    assert [c.source for c in stand_in.cells] == ["a", "B", "c"]
+
+
+def test_after_a_failure_the_failed_run_runs_again_even_if_the_file_goes_back(stand_in):
+    watcher = Watcher(stand_in)
+    stand_in.path.write_text(percent("a", "B", "FAIL"))
+    watcher.reload()
+    assert stand_in.ran[:3] == ["begin(1)", "B", "FAIL"] and stand_in.ran[3].startswith("abort(")
+    assert "cell 3 failed" in stand_in.ran[3]
+    assert [c.source for c in stand_in.cells] == ["a", "b", "c"]  # the last good run
+    stand_in.ran.clear()
+    stand_in.path.write_text(percent("a", "b", "c"))  # back to the last good code
+    watcher.reload()
+    # The namespace holds what "B" did: cell 2 on runs again.
+    assert stand_in.ran == ["begin(1)", "b", "c", "commit();"]
+
+
+def test_an_unreadable_save_warns_clients_and_runs_nothing(tmp_path):
+    path = tmp_path / "n.ipynb"
+    path.write_text("{")  # half a save
+    kernel = StandInKernel(path, ["a"])
+    assert Watcher(kernel).reload() is False
+    assert len(kernel.ran) == 1 and kernel.ran[0].startswith("app.log('warning'")
+
+
+def test_a_save_while_a_reload_runs_is_run_after_it(stand_in):
+    watcher = Watcher(stand_in)
+    watcher.start()
+    try:
+        assert watcher.ready.wait(10)
+        stand_in.release.clear()  # the next cell blocks until released
+        stand_in.path.write_text(percent("a", "B", "c"))
+        assert stand_in.running.wait(30), "the first reload did not start"
+        replacement = stand_in.path.with_name("n.py.tmp")
+        replacement.write_text(percent("a", "B", "C"))
+        os.replace(replacement, stand_in.path)  # an editor's atomic save, mid-reload
+        stand_in.release.set()
+        wait_until(lambda: [c.source for c in stand_in.cells] == ["a", "B", "C"], "the second save")
+    finally:
+        watcher.stop()

@@ -17,6 +17,7 @@ from typing import Any
 import nbformat
 import pytest
 from mcp.client import Client
+from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
 
 from .conftest import Served, connect
 from .serving import ServeProcess
@@ -231,3 +232,52 @@ async def test_stdio_percent_py_edits_reach_the_client(percent_notebook):
         assert await names(client) == ["open_streams", "greet"]
         assert await text_of(client, "greet", {"name": "ada"}) == "hi ada"
         assert heard.tools_changed() == 2
+
+
+def notes(text: str) -> str:
+    return f"mcp.resource({text!r}, name='notes')"
+
+
+async def test_http_both_eras_hear_exactly_what_changed(tmp_path):
+    path = tmp_path / "notes.ipynb"
+    same_greet = greet("hello ", "Greets.")
+    save(path, ipynb(STREAMS, notes("first"), same_greet, START))
+    served = ServeProcess(str(path), "--port", "0", "--no-auth", "--watch")
+    endpoint = Served(kernel=None, url=served.wait_for_url(), token=None)
+    heard = Heard()
+    try:
+        async with (
+            connect(endpoint, "legacy", message_handler=heard.on_message) as legacy,
+            connect(endpoint, "auto") as modern,  # 2026-07-28: a subscriptions/listen stream
+        ):
+            await streams_open(legacy)
+            await legacy.subscribe_resource("resource://notes")
+            async with modern.listen(
+                tools_list_changed=True,
+                resources_list_changed=True,
+                resource_subscriptions=["resource://notes"],
+            ) as events:
+                # The resource's cell changes its content, not its listing (same name, same
+                # size); the tool after it is registered again the same way.
+                save(path, ipynb(STREAMS, notes("later"), same_greet, START))
+                assert await asyncio.wait_for(events.__anext__(), DEADLINE) == ResourceUpdated(
+                    uri="resource://notes"
+                )
+                await until(
+                    lambda: "notifications/resources/updated" in heard.methods, "resources/updated"
+                )
+                notes_now = await legacy.read_resource("resource://notes")
+                assert notes_now.contents[0].text == "later"
+
+                # The tool's cell changes the tools list; the resource's cell does not run.
+                save(path, ipynb(STREAMS, notes("later"), greet("hi ", "Greets, briefly."), START))
+                assert await asyncio.wait_for(events.__anext__(), DEADLINE) == ToolsListChanged()
+                await heard.next_tools_change(0)
+                assert await text_of(modern, "greet", {"name": "ada"}) == "hi ada"
+        changes = [m for m in heard.methods if m.startswith("notifications/")]
+        assert changes == [
+            "notifications/resources/updated",
+            "notifications/tools/list_changed",
+        ]
+    finally:
+        served.stop()

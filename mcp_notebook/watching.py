@@ -128,9 +128,7 @@ class Watcher:
             self._tell_clients("warning", str(exc))
             return False
         self._text = text
-        changed = [
-            i for i in (first_change(self.cells, cells), self._failed_from) if i is not None
-        ]
+        changed = [i for i in (first_change(self.cells, cells), self._failed_from) if i is not None]
         if not changed:
             return False
         # After a failed run the namespace holds what its first cells did: run them again

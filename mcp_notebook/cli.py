@@ -11,7 +11,7 @@ from importlib import resources
 from pathlib import Path
 
 from ._version import __version__
-from .clients import CLIENTS
+from .clients import BRIDGE_DISPATCHER_HELP, CLIENTS, DISPATCHER_FLAG, DISPATCHER_HELP
 from .exposure import ALLOW_FLAG, UnsafeBind, check
 
 logger = logging.getLogger(__name__)
@@ -59,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --no-auth on a non-loopback --host: let every host that reaches it in",
     )
+    serve.add_argument(DISPATCHER_FLAG, action="store_true", help=DISPATCHER_HELP)
 
     bridge = commands.add_parser("bridge", help="MCP on stdio, relayed to a running notebook")
     bridge.add_argument("name", nargs="?", help="the server's name (default: the only one)")
@@ -66,12 +67,14 @@ def _parser() -> argparse.ArgumentParser:
     bridge.add_argument(
         "--token", default=None, help="bearer token (default: $MCP_NOTEBOOK_TOKEN or discovery)"
     )
+    bridge.add_argument(DISPATCHER_FLAG, action="store_true", help=BRIDGE_DISPATCHER_HELP)
 
     commands.add_parser("list", help="list the notebook servers running on this machine")
 
     config = commands.add_parser("config", help="print the configuration for an MCP client")
     config.add_argument("client", choices=CLIENTS)
     config.add_argument("name", nargs="?", help="the server's name (default: the only one)")
+    config.add_argument(DISPATCHER_FLAG, action="store_true", help=BRIDGE_DISPATCHER_HELP)
     return parser
 
 
@@ -132,6 +135,7 @@ def _serve(args: argparse.Namespace) -> int:
         name=args.name,
         allow_remote_no_auth=args.allow_remote_no_auth,
         watch=args.watch,
+        dispatcher=args.dispatcher,
     )
     on_ready = None
     if args.watch:
@@ -160,7 +164,9 @@ def _bridge(args: argparse.Namespace) -> int:
 
     output = protocol_stdout()
     token = args.token or os.environ.get("MCP_NOTEBOOK_TOKEN") or None
-    bridge = Bridge(Target(name=args.name, url=args.url, token=token), output)
+    bridge = Bridge(
+        Target(name=args.name, url=args.url, token=token), output, dispatcher=args.dispatcher
+    )
     # An MCP client closes stdin, then sends SIGTERM (the Python SDK after 2 s) while the
     # bridge may still wait for replies in flight: stop waiting, but end the session.
     stopper = stopping.install(bridge.close, repeat_ends=True)
@@ -201,7 +207,7 @@ def _config(args: argparse.Namespace) -> int:
             print(f"mcp-notebook: {exc}", file=sys.stderr)
             return 1
         name, url, token = args.name, None, None  # the bridge finds it once it runs
-    found = snippet(args.client, name, url, token)
+    found = snippet(args.client, name, url, token, dispatcher=args.dispatcher)
     print(found.where, file=sys.stderr)
     print(found.text)
     if not _shows(found.text):

@@ -70,6 +70,7 @@ class ServeOptions:
     startup_timeout: float = 600.0
     allow_remote_no_auth: bool = False  # --no-auth on a non-loopback host, on purpose
     watch: bool = False  # re-run what changes on disk (watching.py)
+    dispatcher: bool = False  # every client gets the dispatcher's tools
 
 
 class NotebookKernel:
@@ -125,6 +126,7 @@ class NotebookKernel:
             "auth": self.options.auth,
             "name": self.name,
             "allow_remote_no_auth": self.options.allow_remote_no_auth,
+            "dispatcher": self.options.dispatcher,
         }
         if self.options.port is not None:
             options["port"] = self.options.port
@@ -232,6 +234,7 @@ def serve_stdio(path: Path, options: ServeOptions, on_ready: OnReady | None = No
         name=options.name,
         startup_timeout=options.startup_timeout,
         watch=options.watch,
+        dispatcher=options.dispatcher,
     )
     kernel = NotebookKernel(path, private)
     stopped = threading.Event()

@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, BinaryIO, Protocol
 
-from ..protocol import jsonrpc
+from ..protocol import dispatcher_tools, jsonrpc
 from ..protocol.seed import is_seed_message
 from ..protocol.versions import modern_version
 from .channel import Channel, error_reply, readable_id
@@ -52,8 +52,16 @@ class Relay(Protocol):
 
 
 class Bridge:
-    def __init__(self, target: Target, output: BinaryIO, eof_grace: float = EOF_GRACE) -> None:
+    def __init__(
+        self,
+        target: Target,
+        output: BinaryIO,
+        eof_grace: float = EOF_GRACE,
+        *,
+        dispatcher: bool = False,
+    ) -> None:
         self.target = target
+        self.dispatcher = dispatcher  # ask the notebook for the dispatcher's tools
         self.channel = Channel(output)
         self.relay: Relay | None = None
         self.eof_grace = eof_grace
@@ -86,7 +94,7 @@ class Bridge:
                 logger.info("the client speaks the MCP v1.0 dialect (seed 000)")
                 self.relay = SeedRelay(self.target, self.channel)
             else:
-                self.relay = StandardRelay(self.target, self.channel)
+                self.relay = StandardRelay(self.target, self.channel, self.dispatcher)
         self.relay.feed(message)
 
     def settle(self, timeout: float) -> bool:
@@ -108,8 +116,9 @@ class Bridge:
 class StandardRelay:
     """Standard MCP, message for message."""
 
-    def __init__(self, target: Target, channel: Channel) -> None:
+    def __init__(self, target: Target, channel: Channel, dispatcher: bool = False) -> None:
         self.channel = channel
+        self.dispatcher = dispatcher
         self.upstream = Upstream(target, deliver=channel.write, reconnected=self._refresh)
         self.modern = ModernRelay(self.upstream, channel.write)
         self.workers = Workers("bridge-call")
@@ -125,6 +134,8 @@ class StandardRelay:
             return
         method = message.get("method")
         if kind == "request":
+            if self.dispatcher:  # as a client that asks for it: in initialize and each _meta
+                message = dispatcher_tools.asking(message)
             if modern_version(message):
                 handle = functools.partial(self.modern.handle, abort=self.modern.admit(message))
                 self.workers.submit(self._guarded, handle, message)

@@ -84,6 +84,8 @@ class CallRecord:
     # Which of arguments, result, output, error the history keeps only abbreviated.
     abbreviated: frozenset[str] = frozenset()
     size: int = 0  # bytes the history counts for this call (an estimate)
+    # The dispatcher tool the client called to reach this one (protocol/dispatcher_tools.py).
+    via: str | None = None
     _arguments_size: int = field(default=0, repr=False)
 
     def set_status(self, status: CallStatus) -> None:
@@ -125,7 +127,8 @@ class CallRecord:
 
     def __repr__(self) -> str:
         cut = f" (abbreviated: {', '.join(sorted(self.abbreviated))})" if self.abbreviated else ""
-        return f"<Call #{self.id} {self.method} {self.target} {self.status}{cut}>"
+        via = f" via {self.via}" if self.via else ""
+        return f"<Call #{self.id} {self.method} {self.target}{via} {self.status}{cut}>"
 
 
 class CallLog:

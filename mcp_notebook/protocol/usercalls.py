@@ -17,7 +17,7 @@ from ..errors import McpNotebookError
 from ..registry import ArgumentError, Prompt, Registry, ResourceTemplate
 from ..registry.content import error_result
 from ..registry.redact import redact
-from . import jsonrpc
+from . import dispatcher_tools, jsonrpc
 from .calls import CallLog, CallRecord
 from .context import Context
 from .executor import Executor, finishing, settle
@@ -50,11 +50,14 @@ class UserCalls:
         continuations: Continuations
 
         def _response(self, request: RequestContext, result: dict[str, Any]) -> jsonrpc.Message: ...
+        def offers_dispatcher(self, request: RequestContext) -> bool: ...
 
     # -- calls into user code ----------------------------------------------------------
     async def _tools_call(self, request: RequestContext) -> dict[str, Any]:
         params, session = request.params, request.session
         name = _required_str(params, "name")
+        if name in dispatcher_tools.NAMES and self.offers_dispatcher(request):
+            return await dispatcher_tools.answer(self, request, name)
         arguments = _tool_arguments(params)
         tool = self.registry.tools.get(name)
         if tool is None:
@@ -64,7 +67,9 @@ class UserCalls:
             record, context = resumed.record, resumed.context
             outcome = self._outcome(resumed)
         else:
-            record = self.calls.add(CallRecord("tools/call", name, arguments, session.client_label))
+            record = self.calls.add(
+                CallRecord("tools/call", name, arguments, session.client_label, via=request.via)
+            )
             problem = tool.argument_error(arguments)
             if problem is not None:
                 record.finish("error", error=ValueError(problem))

@@ -72,7 +72,7 @@ def row(record: CallRecord) -> str:
         time.strftime("%H:%M:%S", time.localtime(record.started)),
         record.client,
         record.method,
-        record.target,
+        record.target + (" (dispatched)" if record.via else ""),
         compact(shown(record.arguments, ROW_BYTES)),
     )
     padded = [cut(c, w).ljust(w) for c, (_, w) in zip(cells, COLUMNS, strict=True)]
@@ -165,7 +165,7 @@ def detail(record: CallRecord) -> str:
     parts = [
         f"<b>#{record.id} {html.escape(record.method)} {html.escape(record.target)}</b>"
         f" — {html.escape(record.status)} · {took(record)} · {html.escape(record.client)}"
-        f" · {when}",
+        f" · {when}" + (f" · dispatched through {html.escape(record.via)}" if record.via else ""),
     ]
     if record.status == "interrupted":
         parts.append(

@@ -116,8 +116,10 @@ class Watcher:
     def reload(self) -> bool:
         """Run what changed since the last good run; whether the kernel ran anything."""
         text = _read_text(self.path)
-        if text is None:
-            return False  # gone for a moment: a replace in progress, the next event follows
+        if text is None or not text.strip():
+            # Gone for a moment (a replace in progress) or empty (an in-place save between
+            # truncating and writing): the rest of the save brings another event.
+            return False
         if text == self._text and self._failed_from is None:
             return False  # only touched
         try:

@@ -305,6 +305,12 @@ def test_after_a_failure_the_failed_run_runs_again_even_if_the_file_goes_back(st
     assert stand_in.ran == ["begin(1)", "b", "c", "commit();"]
 
 
+def test_an_emptied_file_is_a_save_in_progress_and_runs_nothing(stand_in):
+    watcher = Watcher(stand_in)
+    stand_in.path.write_text("")  # truncated, not yet written
+    assert watcher.reload() is False and stand_in.ran == []
+
+
 def test_an_unreadable_save_warns_clients_and_runs_nothing(tmp_path):
     path = tmp_path / "n.ipynb"
     path.write_text("{")  # half a save
@@ -326,5 +332,19 @@ def test_a_save_while_a_reload_runs_is_run_after_it(stand_in):
         os.replace(replacement, stand_in.path)  # an editor's atomic save, mid-reload
         stand_in.release.set()
         wait_until(lambda: [c.source for c in stand_in.cells] == ["a", "B", "C"], "the second save")
+    finally:
+        watcher.stop()
+
+
+def test_a_burst_of_saves_is_run_as_few_reloads_ending_with_the_last(stand_in):
+    watcher = Watcher(stand_in)
+    watcher.start()
+    try:
+        assert watcher.ready.wait(10)
+        for n in range(10):  # an editor saving on every keystroke
+            stand_in.path.write_text(percent("a", "b", f"c = {n}"))
+        wait_until(lambda: stand_in.cells[-1:] == [CodeCell(3, "c = 9")], "the last save")
+        reloads = stand_in.ran.count("begin(2)")
+        assert 1 <= reloads < 10  # grouped while saves come closer than QUIET_MS apart
     finally:
         watcher.stop()

@@ -14,6 +14,7 @@ import pytest
 
 from mcp_notebook import NotebookMCP
 from mcp_notebook.headless import NotebookError
+from mcp_notebook.kernel.live import VariableWatcher
 from mcp_notebook.kernel.reloading import Reloads
 from mcp_notebook.notebookfile import CodeCell, UnreadableNotebook, code_cells, first_change
 from mcp_notebook.watching import Watcher
@@ -206,6 +207,29 @@ def test_resources_whose_cell_ran_again_are_updated_and_the_others_are_not():
     announced = notebook.reload(1, resources)
     # Same listing (same size, same text length): no list_changed, but its content is new.
     assert announced == ["updated:resource://notes"]
+    assert notebook.heard == [("updated", "resource://notes")]
+
+
+def test_a_variable_a_re_run_cell_re_binds_is_announced_as_updated_at_the_end():
+    namespace: dict = {}
+
+    def serves(mcp: NotebookMCP) -> None:
+        mcp.namespace = namespace
+        mcp.resource(var="notes")
+
+    def binds(text: str) -> Callable[[NotebookMCP], None]:
+        def cell(mcp: NotebookMCP) -> None:
+            namespace["notes"] = text
+            watcher(mcp)  # IPython's post_run_cell hook, as the extension installs it
+
+        return cell
+
+    notebook = Notebook(serves, lambda mcp: None)
+    watcher = VariableWatcher(notebook.mcp, namespace)
+    binds("v1")(notebook.mcp)
+    notebook.heard.clear()
+    # Registered by the unchanged first cell; re-bound by the changed second one.
+    assert notebook.reload(1, binds("v2")) == ["updated:resource://notes"]
     assert notebook.heard == [("updated", "resource://notes")]
 
 

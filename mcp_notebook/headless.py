@@ -14,17 +14,18 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import nbformat
 from jupyter_client.manager import KernelManager
 
 from . import stopping
 from .errors import McpNotebookError
 from .exposure import who_can_reach
+from .notebookfile import CodeCell, code_cells
 from .openfiles import raise_open_file_limit
 
 logger = logging.getLogger(__name__)
@@ -47,6 +48,8 @@ if "mcp_notebook" not in get_ipython().extension_manager.loaded:
 if not __import__("mcp_notebook").mcp.running:
     __import__("mcp_notebook").mcp.start()
 """
+# With --watch, before each code cell: remember what was registered (kernel/reloading.py).
+_MARK = '__import__("mcp_notebook.kernel.reloading").kernel.reloading.reloads.mark({index})'
 _ADDRESS = {
     "url": '__import__("mcp_notebook").mcp.url',
     "token": '__import__("mcp_notebook").mcp.token',
@@ -66,6 +69,7 @@ class ServeOptions:
     name: str | None = None
     startup_timeout: float = 600.0
     allow_remote_no_auth: bool = False  # --no-auth on a non-loopback host, on purpose
+    watch: bool = False  # re-run what changes on disk (watching.py)
     dispatcher: bool = False  # every client gets the dispatcher's tools
 
 
@@ -80,6 +84,7 @@ class NotebookKernel:
         self.token: str | None = None
         self.manager: KernelManager | None = None
         self.client: Any = None
+        self.cells: list[CodeCell] = []  # the code cells as they last ran to the end
         # Shutdown may come from a console handler's thread while the main thread polls.
         self._lock = threading.Lock()
 
@@ -90,7 +95,7 @@ class NotebookKernel:
             self._start()
 
     def _start(self) -> None:
-        notebook = nbformat.read(self.path, as_version=4)
+        cells = code_cells(self.path)
         env = {**os.environ, "JPY_SESSION_NAME": str(self.path)}
         raise_open_file_limit()  # before the launch: the kernel (and its server) inherits it
         self.manager = KernelManager(kernel_name="python3")
@@ -106,9 +111,9 @@ class NotebookKernel:
         self.client.wait_for_ready(timeout=60)
         # Not in the kernel's history: the code names the token.
         self._execute(_SETUP.format(options=self.pinned()), "setup", store_history=False)
-        for index, cell in enumerate(notebook.cells):
-            if cell.cell_type == "code" and cell.source.strip():
-                self._execute(cell.source, f"cell {index + 1}")
+        for index, cell in enumerate(cells):
+            self.run_cell(index, cell)
+        self.cells = cells
         reply = self._execute(_START, "start", _ADDRESS, store_history=False)
         values = reply["content"]["user_expressions"]
         self.url = _literal(values["url"])
@@ -129,6 +134,16 @@ class NotebookKernel:
             options["token"] = self.options.token
         return options
 
+    def run_cell(self, index: int, cell: CodeCell, *, stop_on_error: bool = True) -> None:
+        """Execute code cell ``index`` of the notebook (``NotebookError`` if it fails)."""
+        if self.options.watch:
+            self.run_own(_MARK.format(index=index))
+        self._execute(cell.source, f"cell {cell.number}", stop_on_error=stop_on_error)
+
+    def run_own(self, code: str, expressions: dict[str, str] | None = None) -> dict[str, Any]:
+        """Run code of ours, not the notebook's: kept out of the kernel's history."""
+        return self._execute(code, "mcp-notebook", expressions, store_history=False)
+
     def _execute(
         self,
         code: str,
@@ -136,6 +151,7 @@ class NotebookKernel:
         expressions: dict[str, str] | None = None,
         *,
         store_history: bool = True,
+        stop_on_error: bool = True,
     ) -> dict[str, Any]:
         reply = self.client.execute_interactive(
             code,
@@ -143,7 +159,7 @@ class NotebookKernel:
             user_expressions=expressions or {},
             output_hook=_relay_output,
             timeout=self.options.startup_timeout,
-            stop_on_error=True,
+            stop_on_error=stop_on_error,
         )
         content = reply["content"]
         if content["status"] != "ok":
@@ -201,7 +217,11 @@ def _relay_output(message: dict[str, Any]) -> None:
             sys.stderr.write(text + "\n")
 
 
-def serve_stdio(path: Path, options: ServeOptions) -> int:
+# Called once the notebook has run; returns what stops it (watching.watch for --watch).
+OnReady = Callable[["NotebookKernel"], Callable[[], None]]
+
+
+def serve_stdio(path: Path, options: ServeOptions, on_ready: OnReady | None = None) -> int:
     """Serve MCP on this process's stdin/stdout: the notebook's kernel behind the bridge."""
     from .bridge import Bridge, Target, protocol_stdout
 
@@ -213,13 +233,16 @@ def serve_stdio(path: Path, options: ServeOptions) -> int:
         token=secrets.token_urlsafe(24),
         name=options.name,
         startup_timeout=options.startup_timeout,
+        watch=options.watch,
         dispatcher=options.dispatcher,
     )
     kernel = NotebookKernel(path, private)
     stopped = threading.Event()
     stopper = _stop_on_request(kernel, stopped)
+    stop_ready = None
     try:
         kernel.start()
+        stop_ready = on_ready(kernel) if on_ready else None
         print(f"Serving {path} over MCP stdio", file=sys.stderr, flush=True)
         bridge = Bridge(Target(name=kernel.name, url=kernel.url, token=kernel.token), output)
         threading.Thread(
@@ -233,6 +256,8 @@ def serve_stdio(path: Path, options: ServeOptions) -> int:
     except KeyboardInterrupt:
         return 0
     finally:
+        if stop_ready is not None:
+            stop_ready()
         _shut_down(kernel, stopped, stopper)
 
 
@@ -247,12 +272,14 @@ def _exit_with_kernel(kernel: NotebookKernel, stopped: threading.Event, bridge: 
     os._exit(1)
 
 
-def serve_http(path: Path, options: ServeOptions) -> int:
+def serve_http(path: Path, options: ServeOptions, on_ready: OnReady | None = None) -> int:
     kernel = NotebookKernel(path, options)
     stopped = threading.Event()
     stopper = _stop_on_request(kernel, stopped)
+    stop_ready = None
     try:
         kernel.start()
+        stop_ready = on_ready(kernel) if on_ready else None
         print(f"Serving {path} over MCP Streamable HTTP at {kernel.url}", file=sys.stderr)
         if kernel.token:
             print(f"Token: {kernel.token}", file=sys.stderr)
@@ -274,6 +301,8 @@ def serve_http(path: Path, options: ServeOptions) -> int:
         print("Shutting down the kernel.", file=sys.stderr)
         return 0
     finally:
+        if stop_ready is not None:
+            stop_ready()
         _shut_down(kernel, stopped, stopper)
 
 

@@ -160,6 +160,15 @@ class Server(UserCalls):
             lambda s: any(u == uri or u.startswith(uri + "?") for u in s.subscriptions),
         )
 
+    def log(self, level: str, data: Any, logger_name: str | None = None) -> None:
+        """Send ``notifications/message`` to every session that listens at ``level``."""
+        if level not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {level!r}: use one of {', '.join(LOG_LEVELS)}")
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger_name is not None:
+            params["logger"] = logger_name
+        self.broadcast("notifications/message", params, lambda s: s.wants_log(level))
+
     # -- entry point -------------------------------------------------------------------
     async def handle(
         self, message: Any, session: Session, channel: ReplyChannel | None = None

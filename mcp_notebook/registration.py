@@ -44,6 +44,8 @@ class Registrations:
         confirm: bool = False,
         meta: dict[str, Any] | None = None,
         icons: list[dict[str, Any]] | None = None,
+        app: Any = None,
+        visibility: list[str] | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -60,8 +62,16 @@ class Registrations:
         confirm: bool = False,
         meta: dict[str, Any] | None = None,
         icons: list[dict[str, Any]] | None = None,
+        app: Any = None,
+        visibility: list[str] | None = None,
     ) -> Any:
-        """Register a function as a tool: ``@mcp.tool`` or ``@mcp.tool(name=..., ...)``."""
+        """Register a function as a tool: ``@mcp.tool`` or ``@mcp.tool(name=..., ...)``.
+
+        ``app=`` gives it an MCP Apps view: anything the notebook can display, a function
+        of the tool's result returning one, a view from ``mcp.app``, or a ``ui://`` URI.
+        ``visibility=["app"]`` makes it a tool only app views call (hosts hide it from
+        the model).
+        """
 
         def register(func: F) -> F:
             if not callable(func):
@@ -71,6 +81,7 @@ class Registrations:
                 raise ValueError(
                     f"Invalid tool name {tool_name!r}: use 1-128 letters, digits, '_', '-' or '.'"
                 )
+            view = self._app_view(app, tool_name, title) if app is not None else None
             self.registry.add_tool(
                 Tool(
                     func,
@@ -83,11 +94,96 @@ class Registrations:
                     confirm=confirm,
                     meta=meta,
                     icons=icons,
+                    view_uri=view if isinstance(view, str) else view.uri if view else None,
+                    visibility=visibility,
+                    view_meta=None if view is None or isinstance(view, str) else view.result_meta,
                 )
             )
             return func
 
         return register(fn) if fn is not None else register
+
+    # -- MCP Apps views ----------------------------------------------------------------
+    def app(
+        self,
+        name: str,
+        view: Any,
+        /,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        csp: dict[str, Any] | None = None,
+        prefers_border: bool | None = None,
+        annotations: dict[str, Any] | None = None,
+        confirm: bool = False,
+        visibility: list[str] | None = None,
+    ) -> Any:
+        """A tool ``name`` whose result is shown as an MCP App view.
+
+        ``view`` is anything the notebook can display (a DataFrame or Styler, a figure,
+        an ``IPython.display`` object, an ipywidgets tree), served as it is when a host
+        reads it; or a function whose parameters are the tool's arguments and which
+        returns one per call. ``csp=`` adds origins the view's scripts reach that its
+        markup does not show (e.g. ``{"connectDomains": ["https://api.example.com"]}``).
+        Returns the view, to give other tools as ``app=``.
+        """
+        from .apps import AppView, is_view_function
+
+        if not _TOOL_NAME.match(name):
+            raise ValueError(
+                f"Invalid tool name {name!r}: use 1-128 letters, digits, '_', '-' or '.'"
+            )
+        per_call = is_view_function(view)
+        app_view = AppView(
+            None if per_call else view,
+            name,
+            per_call=per_call,
+            title=title,
+            description=description,
+            csp=csp,
+            prefers_border=prefers_border,
+        )
+        self._serve_view(app_view)
+        if per_call:
+            fn = view
+        else:
+
+            def fn() -> Any:
+                return app_view.summary()
+
+            fn.__name__ = name
+            fn.__doc__ = description or f"Show {title or name} as an interactive view."
+        self.registry.add_tool(
+            Tool(
+                fn,
+                name,
+                title=title,
+                description=description,
+                annotations=annotations,
+                confirm=confirm,
+                view_uri=app_view.uri,
+                visibility=visibility,
+                view_meta=app_view.result_meta,
+            )
+        )
+        return app_view
+
+    def _app_view(self, app: Any, tool_name: str, title: str | None) -> Any:
+        """The view a tool's ``app=`` names: a ``ui://`` URI, a view, or a new view."""
+        from .apps import AppView
+
+        if isinstance(app, str) and app.startswith("ui://"):
+            return app
+        if isinstance(app, AppView):
+            return app
+        view = AppView(app, tool_name, title=title)
+        self._serve_view(view)
+        return view
+
+    def _serve_view(self, view: Any) -> None:
+        self.registry.add_resource(view.resource())
+        for tool in view.companion_tools():  # e.g. the widgets' `<name>.set`
+            self.registry.add_tool(tool)
 
     # -- resources ---------------------------------------------------------------------
     def resource(
@@ -320,8 +416,13 @@ class Registrations:
 
     def remove(self, name: str) -> None:
         """Remove the tool, prompt or resource (by name or URI) called ``name``."""
+        tool = self.registry.tools.get(name)
         if not self.registry.remove(name):
             raise KeyError(f"nothing registered as {name!r}")
+        view_uri = getattr(tool, "view_uri", None)
+        if view_uri == f"ui://notebook/{name}":
+            self.registry.remove(view_uri)  # the view made for it goes with it
+            self.registry.remove(f"{name}.set")  # and its widgets' tool, if any
 
     def resource_updated(self, name_or_uri: str) -> None:
         """Tell subscribed clients that a resource's content changed."""

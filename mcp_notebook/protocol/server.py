@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..registry import Registry
+from ..registry import Registry, views
 from . import dispatcher_tools, jsonrpc, modern
 from .calls import CallLog
 from .dispatch import NO_REPLY, Dispatcher, Request
@@ -337,6 +337,8 @@ class Server(UserCalls):
             "prompts": {"listChanged": True},
             "logging": {},
             "completions": {},
+            # MCP Apps: tools may come with ui:// views (registry/views.py).
+            "extensions": {views.EXTENSION: {}},
         }
 
     async def _initialize(self, request: RequestContext) -> dict[str, Any]:
@@ -373,7 +375,8 @@ class Server(UserCalls):
 
     # -- listing -----------------------------------------------------------------------
     async def _tools_list(self, request: RequestContext) -> dict[str, Any]:
-        items = [t.definition for t in self.registry.tools.values()]
+        ui = views.supports_ui(request.client_capabilities)
+        items = views.tools_for((t.definition for t in self.registry.tools.values()), ui)
         if self.offers_dispatcher(request):
             items = dispatcher_tools.listing(items)
         return page("tools", items, request.params, self.page_size)
@@ -383,7 +386,8 @@ class Server(UserCalls):
         return dispatcher_tools.offered(self.dispatcher, request.client_capabilities)
 
     async def _resources_list(self, request: RequestContext) -> dict[str, Any]:
-        items = [r.definition for r in self.registry.resources.values()]
+        ui = views.supports_ui(request.client_capabilities)
+        items = views.resources_for((r.definition for r in self.registry.resources.values()), ui)
         return page("resources", items, request.params, self.page_size)
 
     async def _templates_list(self, request: RequestContext) -> dict[str, Any]:

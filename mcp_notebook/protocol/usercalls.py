@@ -14,7 +14,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..errors import McpNotebookError
-from ..registry import ArgumentError, Prompt, Registry, ResourceTemplate
+from ..registry import ArgumentError, Prompt, Registry, ResourceTemplate, views
 from ..registry.content import error_result
 from ..registry.redact import redact
 from . import dispatcher_tools, jsonrpc
@@ -60,7 +60,8 @@ class UserCalls:
             return await dispatcher_tools.answer(self, request, name)
         arguments = _tool_arguments(params)
         tool = self.registry.tools.get(name)
-        if tool is None:
+        if tool is None or (tool.app_only and not views.supports_ui(request.client_capabilities)):
+            # An app-only tool is not listed to a client without MCP Apps: nor is it there.
             raise invalid_params(f"Unknown tool: {name}", {"name": name})
         resumed = self._resumed(request, f"tools/call {name}")
         if resumed is not None:

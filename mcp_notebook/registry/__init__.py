@@ -1,5 +1,6 @@
 """Tools, resources and prompts registered from notebook cells."""
 
+from . import views
 from .components import Prompt, Resource, ResourceTemplate, Tool
 from .registry import Kind, Registry, RegistryState
 from .signature import ArgumentError
@@ -13,4 +14,5 @@ __all__ = [
     "Resource",
     "ResourceTemplate",
     "Tool",
+    "views",
 ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 import re
 import string
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +19,7 @@ from .content import resource_contents, text_block, to_json_value, tool_result
 from .signature import SignatureModel, injected_parameters, output_schema
 from .uri_template import UriTemplate
 from .validation import SchemaCheck, argument_problem, check_schema
+from .views import check_visibility, tool_meta
 
 
 def _drop_none(values: dict[str, Any]) -> dict[str, Any]:
@@ -38,10 +39,17 @@ class Tool:
     meta: dict[str, Any] | None = None
     icons: list[dict[str, Any]] | None = None
     wrap_output: bool = False
+    # MCP Apps: the ui:// resource that shows this tool's results, who may call it
+    # ("model", "app"), and what each result carries for the view (per-call renderings).
+    view_uri: str | None = None
+    visibility: Sequence[str] | None = None
+    view_meta: Callable[[Any], dict[str, Any] | None] | None = field(default=None, repr=False)
     signature: SignatureModel | None = field(default=None, repr=False)
     definition: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
+        self.visibility = check_visibility(self.visibility)
+        self.meta = tool_meta(self.meta, self.view_uri, self.visibility)
         self.injected = injected_parameters(self.fn)
         if self.input_schema is not None:
             check_schema(self.input_schema)  # the user's own: a clear error at registration
@@ -68,6 +76,11 @@ class Tool:
                 "_meta": self.meta,
             }
         )
+
+    @property
+    def app_only(self) -> bool:
+        """Only app views may call it (MCP Apps visibility without "model")."""
+        return self.visibility is not None and "model" not in self.visibility
 
     def argument_error(self, arguments: dict[str, Any]) -> str | None:
         """A message naming the offending field, or None when the arguments fit the schema."""
@@ -96,6 +109,21 @@ class Tool:
                     f"Tool '{self.name}' returned a result that does not match its "
                     f"output schema: {error.message}"
                 )
+        if self.view_uri is not None:
+            result = self._for_view(result, value)
+        return result
+
+    def _for_view(self, result: dict[str, Any], value: Any) -> dict[str, Any]:
+        """An app tool's result: text for the model and text-only hosts, always, and
+        what the view needs from this call in ``_meta``."""
+        if not any(block.get("type") == "text" for block in result.get("content", [])):
+            shown = (
+                f"{self.title or self.name}: the result is shown in the app view {self.view_uri}."
+            )
+            result = {**result, "content": [text_block(shown), *result.get("content", [])]}
+        extra = self.view_meta(value) if self.view_meta is not None else None
+        if extra:
+            result = {**result, "_meta": {**(result.get("_meta") or {}), **extra}}
         return result
 
 

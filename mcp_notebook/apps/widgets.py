@@ -1,0 +1,116 @@
+"""ipywidgets views: a widget tree embedded with its state, and the tool that brings the
+controls a user moves in the host back to the kernel.
+
+The fragment is ipywidgets' own embedding (``ipywidgets.embed``: the manager state of the
+tree and a view spec per root), which the bundled HTML manager renders. When a control
+changes in the host, the view calls ``<name>.set`` (app-only) through the host with the
+model id and the changed traits; it runs on the kernel thread like any call (monitor,
+confirmation, history), sets the traits as a notebook front end would (so ``observe``
+callbacks run and the notebook's own copy moves too), and returns the tree's new state,
+which the view applies.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..registry import Tool
+from ..registry.views import RESULT_VIEW_KEY
+
+STATE_MIME = "application/vnd.jupyter.widget-state+json"
+VIEW_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+def _script(mime: str, value: Any) -> str:
+    text = json.dumps(value).replace("</", "<\\/")
+    return f'<script type="{mime}">{text}</script>'
+
+
+def manager_state(widget: Any) -> dict[str, Any]:
+    """The embeddable state of every model ``widget`` depends on (children, layouts...)."""
+    from ipywidgets.embed import embed_data
+
+    data: dict[str, Any] = embed_data(views=[widget])
+    state: dict[str, Any] = data["manager_state"]
+    return state
+
+
+def widget_fragment(widget: Any) -> str:
+    from ipywidgets.embed import embed_data
+
+    data = embed_data(views=[widget])
+    views = "".join(_script(VIEW_MIME, spec) for spec in data["view_specs"])
+    return _script(STATE_MIME, data["manager_state"]) + views
+
+
+def _widgets_by_id(root: Any) -> dict[str, Any]:
+    """The widgets of the tree, by model id (what the view may set, and nothing else)."""
+    from ipywidgets import Widget
+
+    found: dict[str, Any] = {}
+    stack = [root]
+    while stack:
+        widget = stack.pop()
+        if not isinstance(widget, Widget) or widget.model_id in found:
+            continue
+        found[widget.model_id] = widget
+        for key in widget.keys:
+            value = getattr(widget, key, None)
+            items = value if isinstance(value, (list, tuple)) else [value]
+            stack.extend(v for v in items if isinstance(v, Widget))
+    return found
+
+
+def describe(root: Any) -> str:
+    """One line per control with a value: what the model (or a text-only host) reads."""
+    lines = []
+    for widget in _widgets_by_id(root).values():
+        if "value" not in widget.keys:
+            continue
+        label = getattr(widget, "description", "") or type(widget).__name__
+        value = widget.value
+        if isinstance(value, str) and len(value) > 200:
+            value = value[:199] + "…"
+        lines.append(f"{label}: {value!r}")
+    return "\n".join(lines)
+
+
+def set_tool(view: Any) -> Tool:
+    """``<name>.set``: apply controls changed in the host to the notebook's widgets
+    (``view`` is the :class:`~.view.AppView`, untyped here: view.py imports this module)."""
+    root = view.source
+
+    def set_widgets(model_id: str, state: dict[str, Any]) -> str:
+        """Set traits of a widget of this view, as the user changed them in the host.
+
+        Args:
+            model_id: the widget's model id in the view
+            state: the changed traits and their new values
+        """
+        widgets = _widgets_by_id(root)
+        widget = widgets.get(model_id)
+        if widget is None:
+            raise ValueError(f"no widget {model_id!r} in the view {view.uri}")
+        settable = {
+            key
+            for key in widget.keys
+            if not key.startswith("_") and not widget.trait_metadata(key, "read_only")
+        }
+        unknown = sorted(set(state) - settable)
+        if unknown:
+            raise ValueError(f"{type(widget).__name__} has no settable trait {', '.join(unknown)}")
+        widget.set_state(state)  # as a front end's update: observers run here, now
+        return describe(root)
+
+    def result_meta(value: Any) -> dict[str, Any]:
+        return {RESULT_VIEW_KEY: {"widgets": manager_state(root)}}
+
+    return Tool(
+        set_widgets,
+        f"{view.name}.set",
+        title=f"{view.title}: set a control",
+        visibility=("app",),
+        view_uri=view.uri,
+        view_meta=result_meta,
+    )

@@ -50,16 +50,21 @@ function send(modelId, api) {
 
 async function update(managerState) {
   if (!manager) return;
-  applying += 1;
-  try {
-    for (const [id, entry] of Object.entries(managerState.state || {})) {
-      if (!manager.has_model(id)) continue;
-      const model = await manager.get_model(id);
-      const state = await model.constructor._deserialize_state(entry.state, manager);
+  for (const [id, entry] of Object.entries(managerState.state || {})) {
+    if (!manager.has_model(id)) continue;
+    const model = await manager.get_model(id);
+    const state = await model.constructor._deserialize_state(entry.state, manager);
+    // A trait the user changed since (not sent yet) keeps the user's value: the kernel
+    // hears it next, and answers with what follows from it.
+    for (const key of Object.keys(pending.get(id)?.changes || {})) delete state[key];
+    // Only what the kernel sent is "not the user's": the flag spans no await, so a
+    // control moved meanwhile is still heard.
+    applying += 1;
+    try {
       model.set_state(state);
+    } finally {
+      applying -= 1;
     }
-  } finally {
-    applying -= 1;
   }
 }
 

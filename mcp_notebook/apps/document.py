@@ -44,6 +44,21 @@ def asset(name: str) -> str:
     return (resources.files(__package__) / "static" / name).read_text(encoding="utf-8")
 
 
+# ipywidgets' own variables, after its style sheet: the controls take the host's colours.
+_WIDGET_STYLE = """
+html:root {
+  --jp-widgets-color: var(--color-text-primary, CanvasText);
+  --jp-widgets-label-color: var(--color-text-primary, CanvasText);
+  --jp-widgets-readout-color: var(--color-text-primary, CanvasText);
+  --jp-ui-font-color1: var(--color-text-primary, CanvasText);
+  --jp-content-font-color1: var(--color-text-primary, CanvasText);
+  --jp-widgets-font-family: var(--font-sans, system-ui, sans-serif);
+  --jp-widgets-input-color: var(--color-text-primary, CanvasText);
+  --jp-widgets-input-background-color: var(--color-background-secondary, Canvas);
+}
+"""
+
+
 def _inline_script(source: str) -> str:
     # "</script" inside the code would end the element early; "<\/" means the same in JS.
     return "<script>" + source.replace("</script", "<\\/script") + "</script>"
@@ -67,6 +82,7 @@ def document(fragment: Fragment, *, title: str, config: dict[str, Any]) -> str:
         head.append(
             "<style>" + asset("widgets.min.css").replace("</style", "<\\/style") + "</style>"
         )
+        head.append(f"<style>{_WIDGET_STYLE}</style>")
         scripts.append(_inline_script(asset("widgets.min.js")))
     scripts.append(_inline_script(asset("view.min.js")))
     return (

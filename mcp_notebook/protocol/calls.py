@@ -86,6 +86,8 @@ class CallRecord:
     size: int = 0  # bytes the history counts for this call (an estimate)
     # The dispatcher tool the client called to reach this one (protocol/dispatcher_tools.py).
     via: str | None = None
+    # The MCP Apps view (its ui:// URI) this call came from, through the host.
+    view: str | None = None
     _arguments_size: int = field(default=0, repr=False)
 
     def set_status(self, status: CallStatus) -> None:
@@ -128,6 +130,7 @@ class CallRecord:
     def __repr__(self) -> str:
         cut = f" (abbreviated: {', '.join(sorted(self.abbreviated))})" if self.abbreviated else ""
         via = f" via {self.via}" if self.via else ""
+        via += f" from {self.view}" if self.view else ""
         return f"<Call #{self.id} {self.method} {self.target}{via} {self.status}{cut}>"
 
 

@@ -69,7 +69,14 @@ class UserCalls:
             outcome = self._outcome(resumed)
         else:
             record = self.calls.add(
-                CallRecord("tools/call", name, arguments, session.client_label, via=request.via)
+                CallRecord(
+                    "tools/call",
+                    name,
+                    arguments,
+                    session.client_label,
+                    via=request.via,
+                    view=views.call_origin(tool.view_uri if tool.app_only else None, params),
+                )
             )
             problem = tool.argument_error(arguments)
             if problem is not None:

@@ -60,6 +60,18 @@ def app_only(definition: Mapping[str, Any]) -> bool:
     return isinstance(visibility, list) and "model" not in visibility
 
 
+def call_origin(app_only_view: str | None, params: Mapping[str, Any]) -> str | None:
+    """The view a ``tools/call`` came from: the one an app-only tool belongs to (only a
+    view calls it), or the one the view says in ``_meta`` (our documents say it; a
+    host may forward it or not)."""
+    meta = params.get("_meta")
+    said = meta.get(RESULT_VIEW_KEY) if isinstance(meta, dict) else None
+    origin = said.get("from") if isinstance(said, dict) else None
+    if isinstance(origin, str) and origin.startswith(SCHEME) and len(origin) <= 512:
+        return origin
+    return app_only_view
+
+
 def supports_ui(capabilities: Mapping[str, Any] | None) -> bool:
     """Whether a client declared the extension with the MCP App mime type (both eras put
     it in ``capabilities.extensions``)."""

@@ -72,7 +72,9 @@ def row(record: CallRecord) -> str:
         time.strftime("%H:%M:%S", time.localtime(record.started)),
         record.client,
         record.method,
-        record.target + (" (dispatched)" if record.via else ""),
+        record.target
+        + (" (dispatched)" if record.via else "")
+        + (" (from view)" if record.view else ""),
         compact(shown(record.arguments, ROW_BYTES)),
     )
     padded = [cut(c, w).ljust(w) for c, (_, w) in zip(cells, COLUMNS, strict=True)]
@@ -165,7 +167,9 @@ def detail(record: CallRecord) -> str:
     parts = [
         f"<b>#{record.id} {html.escape(record.method)} {html.escape(record.target)}</b>"
         f" — {html.escape(record.status)} · {took(record)} · {html.escape(record.client)}"
-        f" · {when}" + (f" · dispatched through {html.escape(record.via)}" if record.via else ""),
+        f" · {when}"
+        + (f" · dispatched through {html.escape(record.via)}" if record.via else "")
+        + (f" · from the app view {html.escape(record.view)}" if record.view else ""),
     ]
     if record.status == "interrupted":
         parts.append(

@@ -1,0 +1,229 @@
+"""End to end: a notebook's ipywidgets view in a real MCP Apps host, in Chromium.
+
+The host page (tests/browser/apps_host/host.js) is built on the official pieces: the
+TypeScript SDK client connects to the notebook's HTTP endpoint (relayed by the page's own
+server, which holds the token, as a host's backend would) and ext-apps' AppBridge drives
+the view through a sandbox proxy on a second loopback origin. The host calls the app
+tool, renders the view, and the test moves the slider inside it: the view calls the
+app-only ``squares.set`` through the host, the kernel runs the widget's observer, and the
+view shows the new value the kernel computed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pytest
+from playwright.async_api import async_playwright, expect
+from tornado import httpclient, httputil, web
+from tornado.httpserver import HTTPServer
+from tornado.ioloop import IOLoop
+from tornado.netutil import bind_sockets
+
+from ..conftest import Served, start_server
+from .apps_host.build import HERE, host_bundle
+from .conftest import ARTIFACTS, CHROMIUM_ARGS
+
+WAIT_MS = 60_000
+
+NOTEBOOK = """
+import ipywidgets as widgets
+
+slider = widgets.IntSlider(value=3, min=0, max=20, description="n")
+square = widgets.HTML(value="<b id='square'>9</b>")
+
+def show_square(change):
+    square.value = f"<b id='square'>{change['new'] ** 2}</b>"
+
+slider.observe(show_square, "value")
+mcp.app("squares", widgets.VBox([slider, square]), title="Squares")
+"""
+
+HOST_PAGE = """<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>test host</title></head>
+<body><div id="views"></div><pre id="log"></pre>
+<script type="module" src="/host.js"></script></body></html>"""
+
+
+class _Relay(web.RequestHandler):
+    """/mcp of the host's origin, passed on to the notebook with its token, streamed."""
+
+    def initialize(self, served: Served) -> None:
+        self.served = served
+
+    async def _relay(self) -> None:
+        keep = ("content-type", "accept", "mcp-session-id", "mcp-protocol-version", "last-event-id")
+        headers = {k: v for k, v in self.request.headers.get_all() if k.lower() in keep}
+        headers.update(self.served.headers)
+        started: list[bool] = []
+
+        def header(line: str) -> None:
+            if not started:
+                started.append(True)
+                self.set_status(httputil.parse_response_start_line(line.strip()).code)
+            elif ":" in line:
+                name, value = line.split(":", 1)
+                if name.strip().lower() in ("content-type", "mcp-session-id"):
+                    self.set_header(name.strip(), value.strip())
+
+        def chunk(data: bytes) -> None:
+            self.write(data)
+            self.flush()
+
+        request = httpclient.HTTPRequest(
+            self.served.url,
+            method=self.request.method,
+            headers=headers,
+            body=self.request.body if self.request.method == "POST" else None,
+            header_callback=header,
+            streaming_callback=chunk,
+            request_timeout=600,
+            allow_nonstandard_methods=True,
+        )
+        try:
+            await httpclient.AsyncHTTPClient().fetch(request, raise_error=False)
+        except Exception:  # the page went away mid-stream
+            return
+        self.finish()
+
+    post = get = delete = _relay
+
+
+class _Static(web.RequestHandler):
+    def initialize(self, body: bytes, mime: str) -> None:
+        self.body, self.mime = body, mime
+
+    def get(self) -> None:
+        self.set_header("Content-Type", self.mime)
+        self.write(self.body)
+
+
+@dataclass
+class Host:
+    url: str
+    sandbox_url: str
+
+
+@pytest.fixture(scope="module")
+def served(kernel) -> Served:
+    return start_server(kernel, NOTEBOOK)
+
+
+@pytest.fixture(scope="module")
+def host(served: Served) -> Iterator[Host]:
+    """The host page and the sandbox proxy, each on its own loopback port (origin)."""
+    bundle = host_bundle().read_bytes()
+    sandbox = (HERE / "sandbox.html").read_bytes()
+    ready = threading.Event()
+    state: dict[str, object] = {}
+
+    def serve() -> None:
+        asyncio.set_event_loop(asyncio.new_event_loop())
+        loop = IOLoop.current()
+        host_app = web.Application(
+            [
+                (r"/", _Static, {"body": HOST_PAGE.encode(), "mime": "text/html"}),
+                (r"/host.js", _Static, {"body": bundle, "mime": "text/javascript"}),
+                (r"/mcp", _Relay, {"served": served}),
+            ]
+        )
+        sandbox_app = web.Application(
+            [(r"/sandbox.html", _Static, {"body": sandbox, "mime": "text/html"})]
+        )
+        ports = []
+        for app in (host_app, sandbox_app):
+            sockets = bind_sockets(0, "127.0.0.1")
+            HTTPServer(app).add_sockets(sockets)
+            ports.append(sockets[0].getsockname()[1])
+        state["loop"], state["ports"] = loop, ports
+        ready.set()
+        loop.start()
+
+    thread = threading.Thread(target=serve, name="apps-host", daemon=True)
+    thread.start()
+    assert ready.wait(30)
+    host_port, sandbox_port = state["ports"]  # type: ignore[misc]
+    yield Host(f"http://127.0.0.1:{host_port}/", f"http://127.0.0.1:{sandbox_port}/sandbox.html")
+    loop = state["loop"]
+    loop.add_callback(loop.stop)  # type: ignore[attr-defined]
+    thread.join(10)
+
+
+async def test_a_widget_view_in_a_real_host_calls_the_kernel_and_shows_its_answer(
+    served: Served, host: Host, chromium: str
+):
+    ARTIFACTS.mkdir(exist_ok=True)
+    kernel = served.kernel
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            page = await browser.new_page(viewport={"width": 900, "height": 700})
+            errors: list[str] = []
+            console: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            page.on("console", lambda message: console.append(message.text))
+            await page.goto(host.url)
+            await page.wait_for_function("typeof window.startHost === 'function'")
+            await page.evaluate(
+                "options => { window.started = window.startHost(options) }",
+                {"tool": "squares", "args": {}, "sandboxUrl": host.sandbox_url},
+            )
+            view = page.frame_locator("#sandbox").frame_locator("iframe")
+            # The view spoke the protocol: initialized, got the result, applied the theme.
+            await page.wait_for_function(
+                "window.hostState && window.hostState.result", timeout=WAIT_MS
+            )
+            root = view.locator("html")
+            await expect(root).to_have_attribute("data-mcp-notebook", "connected", timeout=WAIT_MS)
+            await expect(root).to_have_attribute("data-mcp-notebook-results", "1", timeout=WAIT_MS)
+            await expect(root).to_have_attribute("data-mcp-notebook-widgets", "rendered")
+            await expect(root).to_have_attribute("data-theme", "dark")
+            text_color = await root.evaluate(
+                "el => getComputedStyle(el).getPropertyValue('--color-text-primary').trim()"
+            )
+            assert text_color == "rgb(250, 250, 250)"
+            await page.wait_for_function("window.hostState.sizes.length > 0", timeout=WAIT_MS)
+            result = await page.evaluate("window.hostState.result")
+            assert "n: 3" in result["content"][0]["text"]  # the text a model would read
+
+            # The widgets, alive in the host: move the slider with the keyboard.
+            await expect(view.locator("#square")).to_have_text("9", timeout=WAIT_MS)
+            handle = view.locator(".noUi-handle")
+            await handle.focus()
+            for _ in range(4):
+                await handle.press("ArrowRight")
+            await expect(view.locator("#square")).to_have_text("49", timeout=WAIT_MS)
+            await page.screenshot(path=str(ARTIFACTS / "apps-host-widgets.png"))
+            assert not errors, errors
+        except BaseException:
+            log = await page.locator("#log").text_content()
+            print("host log:", log, "console:", *console, sep="\n")
+            print(
+                kernel.eval("[(c.target, c.arguments, c.status, repr(c.error)) for c in mcp.calls]")
+            )
+            raise
+        finally:
+            await browser.close()
+
+    # The app-only tool ran in the kernel, recorded like any call, marked as from the view.
+    assert kernel.eval("slider.value") == 7
+    calls = kernel.eval(
+        "[(c.arguments, c.status, c.view) for c in mcp.calls if c.target == 'squares.set']"
+    )
+    assert calls, "the view's call never reached the kernel"
+    arguments, status, origin = calls[-1]
+    assert (arguments["state"], status, origin) == ({"value": 7}, "done", "ui://notebook/squares")
+
+
+def test_a_client_without_the_extension_never_sees_the_widgets_tool(served: Served):
+    async def listed() -> set[str]:
+        from ..conftest import connect
+
+        async with connect(served, "legacy") as client:
+            return {tool.name for tool in (await client.list_tools()).tools}
+
+    names = asyncio.run(listed())
+    assert "squares" in names and "squares.set" not in names

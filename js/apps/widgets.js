@@ -24,6 +24,12 @@ function jsonable(value) {
 }
 
 function watch(model, api) {
+  // A custom message (a Button's click) has no comm here: it goes to the kernel too.
+  model.send = (content) => {
+    queue = queue
+      .then(() => api.callTool(api.config.setTool, { model_id: model.model_id, message: content }))
+      .catch((error) => console.error("mcp-notebook widgets:", error));
+  };
   model.on("change", () => {
     if (applying) return;
     const changed = model.changedAttributes() || {};

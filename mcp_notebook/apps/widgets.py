@@ -12,12 +12,16 @@ which the view applies.
 
 from __future__ import annotations
 
+import html
 import json
+import re
+from collections import deque
 from typing import Any
 
 from ..registry import Tool
 from ..registry.views import RESULT_VIEW_KEY
 
+_TAGS = re.compile(r"<style.*?</style>|<[^>]+>", re.DOTALL | re.IGNORECASE)
 STATE_MIME = "application/vnd.jupyter.widget-state+json"
 VIEW_MIME = "application/vnd.jupyter.widget-view+json"
 
@@ -49,27 +53,34 @@ def _widgets_by_id(root: Any) -> dict[str, Any]:
     from ipywidgets import Widget
 
     found: dict[str, Any] = {}
-    stack = [root]
-    while stack:
-        widget = stack.pop()
+    queue = deque([root])  # breadth first: in the order the tree lays them out
+    while queue:
+        widget = queue.popleft()
         if not isinstance(widget, Widget) or widget.model_id in found:
             continue
         found[widget.model_id] = widget
         for key in widget.keys:
             value = getattr(widget, key, None)
             items = value if isinstance(value, (list, tuple)) else [value]
-            stack.extend(v for v in items if isinstance(v, Widget))
+            queue.extend(v for v in items if isinstance(v, Widget))
     return found
 
 
 def describe(root: Any) -> str:
     """One line per control with a value: what the model (or a text-only host) reads."""
+    from ipywidgets import HTML, HTMLMath, Label, Widget
+
     lines = []
     for widget in _widgets_by_id(root).values():
-        if "value" not in widget.keys:
+        value = getattr(widget, "value", None)  # a trait or not (Dropdown syncs its index)
+        if value is None or isinstance(value, Widget):
+            continue
+        if isinstance(widget, (HTML, HTMLMath, Label)):  # what the view shows: its text
+            text = " ".join(_TAGS.sub(" ", html.unescape(str(value))).split())
+            if text:
+                lines.append(text[:300] + ("…" if len(text) > 300 else ""))
             continue
         label = getattr(widget, "description", "") or type(widget).__name__
-        value = widget.value
         if isinstance(value, str) and len(value) > 200:
             value = value[:199] + "…"
         lines.append(f"{label}: {value!r}")
@@ -81,12 +92,16 @@ def set_tool(view: Any) -> Tool:
     (``view`` is the :class:`~.view.AppView`, untyped here: view.py imports this module)."""
     root = view.source
 
-    def set_widgets(model_id: str, state: dict[str, Any]) -> str:
-        """Set traits of a widget of this view, as the user changed them in the host.
+    def set_widgets(
+        model_id: str, state: dict[str, Any] | None = None, message: dict[str, Any] | None = None
+    ) -> str:
+        """Set traits of a widget of this view, as the user changed them in the host, or
+        pass it a front end's message (a Button's click).
 
         Args:
             model_id: the widget's model id in the view
             state: the changed traits and their new values
+            message: a custom message from the widget's view, e.g. {"event": "click"}
         """
         widgets = _widgets_by_id(root)
         widget = widgets.get(model_id)
@@ -97,10 +112,13 @@ def set_tool(view: Any) -> Tool:
             for key in widget.keys
             if not key.startswith("_") and not widget.trait_metadata(key, "read_only")
         }
-        unknown = sorted(set(state) - settable)
+        unknown = sorted(set(state or {}) - settable)
         if unknown:
             raise ValueError(f"{type(widget).__name__} has no settable trait {', '.join(unknown)}")
-        widget.set_state(state)  # as a front end's update: observers run here, now
+        if state:
+            widget.set_state(state)  # as a front end's update: observers run here, now
+        if message is not None:
+            widget._handle_custom_msg(message, [])  # e.g. Button.on_click callbacks
         return describe(root)
 
     def result_meta(value: Any) -> dict[str, Any]:

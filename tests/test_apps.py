@@ -280,3 +280,40 @@ def test_re_registering_a_view_announces_its_resource_updated_and_remove_takes_i
     mcp.remove("board")
     assert "ui://notebook/board" not in mcp.registry.resources
     assert "board" not in mcp.registry.tools
+
+
+def test_a_plotly_figure_brings_plotly_js_inline_and_declares_no_origin():
+    import plotly.graph_objects as go
+
+    mcp = NotebookMCP()
+    mcp.app("bars", go.Figure(go.Bar(x=["a", "b"], y=[3, 5])))
+    contents = mcp.registry.resources["ui://notebook/bars"].read()["contents"][0]
+    page = contents["text"]
+    assert "Plotly.newPlot" in page and '"y":[3,5]' in page.replace(" ", "")
+    assert not re.search(r"<script[^>]+src=", page)  # plotly.js itself is inline
+    assert "csp" not in (contents.get("_meta") or {}).get("ui", {})
+
+
+def test_widget_views_embed_their_state_and_set_only_their_own_traits():
+    import ipywidgets as widgets
+
+    mcp = NotebookMCP()
+    slider = widgets.IntSlider(value=2, description="n")
+    doubled = widgets.Label(value="4")
+    slider.observe(lambda change: setattr(doubled, "value", str(2 * change["new"])), "value")
+    mcp.app("double", widgets.VBox([slider, doubled]))
+    page = mcp.registry.resources["ui://notebook/double"].read()["contents"][0]["text"]
+    assert 'type="application/vnd.jupyter.widget-state+json"' in page
+    assert '"setTool": "double.set"' in page
+    tool = mcp.registry.tools["double.set"]
+    assert tool.app_only and tool.definition["_meta"]["ui"]["visibility"] == ["app"]
+    result = tool.result(tool.invoke({"model_id": slider.model_id, "state": {"value": 5}}, {}))
+    assert doubled.value == "10"  # the observer ran
+    state = result["_meta"]["mcp-notebook/view"]["widgets"]["state"]
+    assert state[doubled.model_id]["state"]["value"] == "10"
+    assert "n: 5" in result["content"][0]["text"]
+    other = widgets.IntSlider()
+    with pytest.raises(ValueError, match="no widget"):
+        tool.invoke({"model_id": other.model_id, "state": {"value": 1}}, {})
+    with pytest.raises(ValueError, match="no settable trait"):
+        tool.invoke({"model_id": slider.model_id, "state": {"_view_module": "evil"}}, {})

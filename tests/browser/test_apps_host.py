@@ -40,6 +40,14 @@ def show_square(change):
 
 slider.observe(show_square, "value")
 mcp.app("squares", widgets.VBox([slider, square]), title="Squares")
+
+from IPython.display import HTML
+
+def power(base: int = 2, exponent: int = 10):
+    '''A power, shown in its view.'''
+    return HTML(f"<p id='power'>{base}^{exponent} = {base ** exponent}</p>")
+
+mcp.app("power", power)
 """
 
 HOST_PAGE = """<!DOCTYPE html>
@@ -150,6 +158,33 @@ def host(served: Served) -> Iterator[Host]:
     loop = state["loop"]
     loop.add_callback(loop.stop)  # type: ignore[attr-defined]
     thread.join(10)
+
+
+async def test_a_per_call_view_shows_the_result_the_host_sends_it(
+    served: Served, host: Host, chromium: str
+):
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            page = await browser.new_page(viewport={"width": 900, "height": 500})
+            await page.goto(host.url)
+            await page.wait_for_function("typeof window.startHost === 'function'")
+            options = {"tool": "power", "args": {"base": 3, "exponent": 4}}
+            await page.evaluate(
+                "options => { window.started = window.startHost(options) }",
+                {**options, "sandboxUrl": host.sandbox_url},
+            )
+            view = page.frame_locator("#sandbox").frame_locator("iframe")
+            root = view.locator("html")
+            await expect(root).to_have_attribute("data-mcp-notebook-results", "1", timeout=WAIT_MS)
+            # Read before the call, the document said "waiting"; the result's own rendering
+            # replaced it.
+            await expect(view.locator("#power")).to_have_text("3^4 = 81", timeout=WAIT_MS)
+            await expect(view.get_by_text("waiting for a result")).to_have_count(0)
+            log = await page.locator("#log").text_content()
+            assert "read ui://notebook/power" in (log or "")
+        finally:
+            await browser.close()
 
 
 async def test_a_widget_view_in_a_real_host_calls_the_kernel_and_shows_its_answer(

@@ -5,6 +5,7 @@ slider moved in it) is tests/browser/test_apps_host.py."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from contextlib import asynccontextmanager
@@ -19,6 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from ..conftest import Served, connect
 from ..test_apps import apps_valid
+from ..waiting import OPEN_GET_STREAMS, until
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "apps.ipynb"
 UI = "io.modelcontextprotocol/ui"
@@ -37,13 +39,14 @@ def served(kernel) -> Served:
 
 
 @asynccontextmanager
-async def ui_host(served: Served):
+async def ui_host(served: Served, **options):
     async with (
         httpx2.AsyncClient(headers=served.headers, timeout=30) as http,
         Client(
             streamable_http_client(served.url, http_client=http),
             mode="legacy",
             extensions=[advertise(UI, {"mimeTypes": [MIME]})],
+            **options,
         ) as client,
     ):
         yield client
@@ -142,3 +145,26 @@ async def test_a_client_without_mcp_apps_gets_the_same_tools_as_plain_text(serve
         result = await client.call_tool("dashboard", {})
         assert "price: 2.5" in result.content[0].text  # the controls, as text
         assert "Total: 25.00" in result.content[0].text
+
+
+async def test_re_running_a_views_cell_updates_it_for_subscribed_hosts(served):
+    updated = asyncio.Event()
+    uris: list[str] = []
+
+    async def on_message(message) -> None:
+        if getattr(message, "method", None) == "notifications/resources/updated":
+            uris.append(message.params.uri)
+            updated.set()
+
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    (cell,) = [c.source for c in notebook.cells if 'mcp.app("dashboard"' in c.source]
+    edited = cell.replace("value=10, min=1", "value=20, min=1")
+    assert edited != cell
+    async with ui_host(served, message_handler=on_message) as client:
+        await client.subscribe_resource("ui://notebook/dashboard")
+        await until(lambda: served.kernel.eval(OPEN_GET_STREAMS) >= 1, "the client's GET stream")
+        served.kernel.run(edited)  # the cell, run again with another default
+        await asyncio.wait_for(updated.wait(), 30)
+        assert "ui://notebook/dashboard" in uris
+        page = await read_view(client, "ui://notebook/dashboard")
+        assert "Total: 50.00" in page

@@ -50,11 +50,12 @@ async function run({ tool, args, sandboxUrl }) {
     state.sizes.push({ width, height });
     if (height != null) frame.style.height = `${height + 4}px`;
   };
+  // The view is read before the call (a host may prefetch it): what the call renders
+  // reaches it only through the tool-result notification.
+  const [contents] = (await client.readResource({ uri })).contents;
+  log("read", uri, contents.mimeType, String(contents.text.length));
   const call = client.callTool({ name: tool, arguments: args });
   bridge.onsandboxready = async () => {
-    const read = await client.readResource({ uri });
-    const [contents] = read.contents;
-    log("read", uri, contents.mimeType, String(contents.text.length));
     await bridge.sendSandboxResourceReady({ html: contents.text, csp: contents._meta?.ui?.csp });
   };
   bridge.oninitialized = async () => {

@@ -317,3 +317,22 @@ def test_widget_views_embed_their_state_and_set_only_their_own_traits():
         tool.invoke({"model_id": other.model_id, "state": {"value": 1}}, {})
     with pytest.raises(ValueError, match="no settable trait"):
         tool.invoke({"model_id": slider.model_id, "state": {"_view_module": "evil"}}, {})
+
+
+async def test_calls_from_a_view_are_marked_in_the_history_and_the_monitor():
+    from mcp_notebook.ui.render import detail, row
+
+    mcp = notebook()
+    server = Server(mcp.registry, calls=mcp.calls)
+    session, _ = await handshake(server, UI_CAPS)
+    await ask(server, session, "tools/call", {"name": "refresh", "arguments": {}})
+    said = {"mcp-notebook/view": {"from": "ui://notebook/add"}}
+    params = {"name": "add", "arguments": {"a": 1, "b": 2}, "_meta": said}
+    await ask(server, session, "tools/call", params)
+    await ask(server, session, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
+    refresh, from_view, from_model = list(mcp.calls)[-3:]
+    assert refresh.view == "ui://notebook/sales_table"  # app-only: only a view calls it
+    assert from_view.view == "ui://notebook/add"
+    assert from_model.view is None
+    assert "view:refresh" in row(refresh) and "view:" not in row(from_model)
+    assert "from the app view ui://notebook/sales_table" in detail(refresh)

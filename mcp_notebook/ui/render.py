@@ -72,9 +72,9 @@ def row(record: CallRecord) -> str:
         time.strftime("%H:%M:%S", time.localtime(record.started)),
         record.client,
         record.method,
-        record.target
-        + (" (dispatched)" if record.via else "")
-        + (" (from view)" if record.view else ""),
+        ("view:" if record.view else "")  # first, so a long name cannot cut it off
+        + record.target
+        + (" (dispatched)" if record.via else ""),
         compact(shown(record.arguments, ROW_BYTES)),
     )
     padded = [cut(c, w).ljust(w) for c, (_, w) in zip(cells, COLUMNS, strict=True)]

@@ -336,3 +336,12 @@ async def test_calls_from_a_view_are_marked_in_the_history_and_the_monitor():
     assert from_model.view is None
     assert "view:refresh" in row(refresh) and "view:" not in row(from_model)
     assert "from the app view ui://notebook/sales_table" in detail(refresh)
+
+
+def test_a_styled_frame_is_its_styler_html():
+    mcp = NotebookMCP()
+    styled = pd.DataFrame({"units": [3, 12]}).style.highlight_max(color="yellow")
+    view = mcp.app("styled", styled)
+    assert repr(view) == "<AppView ui://notebook/styled (Styler)>"
+    page = mcp.registry.resources["ui://notebook/styled"].read()["contents"][0]["text"]
+    assert "background-color: yellow" in page and ">12</td>" in page

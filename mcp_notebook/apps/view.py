@@ -59,6 +59,10 @@ class AppView:
         self._latest: Any = _NOTHING_YET
         self._lock = threading.Lock()
 
+    def __repr__(self) -> str:
+        kind = "per call" if self.per_call else type(self.source).__name__
+        return f"<AppView {self.uri} ({kind})>"
+
     # -- what is shown -----------------------------------------------------------------
     def shown(self, result: Any = _NOTHING_YET) -> Any:
         """The displayable for ``result`` (a per-call view), or the view's own value."""

@@ -30,6 +30,9 @@ from .names import META_SUBSCRIPTION_ID as SUBSCRIPTION_ID
 from .paging import page
 from .request import RUN_USER_CODE, ReplyChannel, RequestContext
 from .session import LOG_LEVELS, Session, Tap, tell_taps
+from .taskcalls import EXTENSION as TASKS_EXTENSION
+from .taskcalls import TaskCalls, declares_tasks, missing_extension
+from .tasks import Task, TaskStore
 from .usercalls import Confirm, UserCalls
 from .versions import ALL_VERSIONS, negotiate
 
@@ -38,7 +41,7 @@ logger = logging.getLogger(__name__)
 Handler = Callable[[RequestContext], Awaitable[dict[str, Any]]]
 
 
-class Server(UserCalls):
+class Server(TaskCalls, UserCalls):
     def __init__(
         self,
         registry: Registry,
@@ -50,8 +53,14 @@ class Server(UserCalls):
         page_size: int = 100,
         calls: CallLog | None = None,
         dispatcher: bool = False,
+        tasks: TaskStore | None = None,
     ) -> None:
         self.registry = registry
+        # Tool calls answered with a task handle; the app's store outlives this server.
+        self.tasks = tasks if tasks is not None else TaskStore()
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop listen streams are on
+        self.tasks.observe(self._task_changed)
+        self._followers: set[asyncio.Future[Any]] = set()  # what ends each running task
         self.name, self.version, self.instructions = name, version, instructions
         self.executor: Executor = executor or InlineExecutor()
         self.page_size = page_size
@@ -106,6 +115,9 @@ class Server(UserCalls):
                 **shared,
                 "server/discover": self._discover,
                 "subscriptions/listen": self._listen,
+                "tasks/get": self._tasks_get,
+                "tasks/update": self._tasks_update,
+                "tasks/cancel": self._tasks_cancel,
             },
         }
 
@@ -240,7 +252,7 @@ class Server(UserCalls):
     async def _discover(self, request: RequestContext) -> dict[str, Any]:
         result: dict[str, Any] = {
             "supportedVersions": list(ALL_VERSIONS),
-            "capabilities": self.capabilities(),
+            "capabilities": {**self.capabilities(), "extensions": {TASKS_EXTENSION: {}}},
             "_meta": {META_SERVER_INFO: {"name": self.name, "version": self.version}},
         }
         if self.instructions:
@@ -261,6 +273,14 @@ class Server(UserCalls):
         uris = wanted.get("resourceSubscriptions")
         if isinstance(uris, list) and uris:
             honored["resourceSubscriptions"] = [u for u in uris if isinstance(u, str)]
+        task_ids = wanted.get("taskIds")
+        if task_ids is not None:
+            if not declares_tasks(request.client_capabilities):
+                raise missing_extension("task status notifications")
+            if not isinstance(task_ids, list):
+                raise invalid_params("notifications.taskIds must be a list of task ids")
+            honored["taskIds"] = [t for t in task_ids if self._known_task(t)]
+        self._loop = asyncio.get_running_loop()
         session.listen_filter = honored
         session.subscriptions = set(honored.get("resourceSubscriptions", []))
         session.subscription_id = request_id
@@ -275,8 +295,40 @@ class Server(UserCalls):
             self.sessions.pop(session.id, None)
         return {"_meta": {SUBSCRIPTION_ID: request_id}}
 
+    def _known_task(self, task_id: Any) -> bool:
+        try:
+            self.tasks.get(task_id)
+        except RpcError:
+            return False
+        return True
+
+    def _task_changed(self, task: Task) -> None:
+        """A task's status changed (on any thread): tell the listen streams that asked."""
+        loop = self._loop
+        if loop is None or task.era != "modern" or loop.is_closed():
+            return
+        try:
+            on_loop = asyncio.get_running_loop() is loop
+        except RuntimeError:
+            on_loop = False
+        if on_loop:
+            self._tell_listeners(task)
+        else:
+            loop.call_soon_threadsafe(self._tell_listeners, task)
+
+    def _tell_listeners(self, task: Task) -> None:
+        shown: dict[str, Any] | None = None
+        for session in list(self.sessions.values()):
+            wanted = session.listen_filter
+            if wanted is None or task.id not in wanted.get("taskIds", ()):
+                continue
+            shown = shown or task.modern()
+            session.notify("notifications/tasks", shown, session.subscription_id)
+
     def end_listens(self) -> None:
-        """Close every listen stream gracefully (the server is stopping)."""
+        """Close every listen stream gracefully (the server is stopping); the task store,
+        which outlives this server, stops telling it about tasks."""
+        self.tasks.unobserve(self._task_changed)
         for session in list(self.sessions.values()):
             if session.subscription_id is not None and session.ended is not None:
                 session.ended.set()

@@ -51,6 +51,17 @@ class UserCalls:
 
         def _response(self, request: RequestContext, result: dict[str, Any]) -> jsonrpc.Message: ...
         def offers_dispatcher(self, request: RequestContext) -> bool: ...
+        def _as_task(self, request: RequestContext, mode: str) -> bool: ...
+        async def _decide(
+            self,
+            run: asyncio.Future[Any],
+            asker: Asker | None,
+            context: Any,
+            record: CallRecord,
+            request: RequestContext,
+            mode: str,
+            target: str,
+        ) -> dict[str, Any]: ...
 
     # -- calls into user code ----------------------------------------------------------
     async def _tools_call(self, request: RequestContext) -> dict[str, Any]:
@@ -62,20 +73,43 @@ class UserCalls:
         tool = self.registry.tools.get(name)
         if tool is None:
             raise invalid_params(f"Unknown tool: {name}", {"name": name})
-        resumed = self._resumed(request, f"tools/call {name}")
+        target = f"tools/call {name}"
+        as_task = self._as_task(request, tool.task)
+        resumed = self._resumed(request, target)
         if resumed is not None:
             record, context = resumed.record, resumed.context
-            outcome = self._outcome(resumed)
-        else:
-            record = self.calls.add(
-                CallRecord("tools/call", name, arguments, session.client_label, via=request.via)
+            if as_task:
+                return await self._decide(
+                    resumed.run, resumed.asker, context, record, request, tool.task, target
+                )
+            return await self._settled(self._outcome(resumed), record, context)
+        record = self.calls.add(
+            CallRecord("tools/call", name, arguments, session.client_label, via=request.via)
+        )
+        problem = tool.argument_error(arguments)
+        if problem is not None:
+            record.finish("error", error=ValueError(problem))
+            return error_result(problem)
+        context = self._context(request) if tool.injected else None
+        if as_task:
+            asker = None
+            if context is not None:
+                asker = context.asker = Asker(self._input_responses(request.params))
+            run = asyncio.ensure_future(
+                self._settled(
+                    self._run_tool(tool, arguments, record, context, request, as_task=True),
+                    record,
+                    context,
+                )
             )
-            problem = tool.argument_error(arguments)
-            if problem is not None:
-                record.finish("error", error=ValueError(problem))
-                return error_result(problem)
-            context = self._context(request) if tool.injected else None
-            outcome = self._run_tool(tool, arguments, record, context, request)
+            return await self._decide(run, asker, context, record, request, tool.task, target)
+        outcome = self._run_tool(tool, arguments, record, context, request)
+        return await self._settled(outcome, record, context)
+
+    async def _settled(
+        self, outcome: Awaitable[dict[str, Any]], record: CallRecord, context: Context | None
+    ) -> dict[str, Any]:
+        """A tool call's reply, its record finished; JSON-RPC errors and cancels go on."""
         try:
             reply: dict[str, Any] = await outcome
             return reply
@@ -100,8 +134,10 @@ class UserCalls:
         record: CallRecord,
         context: Context | None,
         request: RequestContext,
+        as_task: bool = False,
     ) -> dict[str, Any]:
-        """Confirm, then run the tool; its result is recorded where it ran."""
+        """Confirm, then run the tool; its result is recorded where it ran. As a task,
+        nothing leaves early and client input waits for ``tasks/update``."""
         if self.confirm is not None:
             arguments = await self.confirm(tool, arguments, request.session, record, request.id)
             problem = tool.argument_error(arguments)  # the user may have edited them
@@ -110,7 +146,7 @@ class UserCalls:
         injected: dict[type, Any] = {Context: context} if context is not None else {}
         # Without a Context, user code says nothing on this request's stream: the reply
         # may leave from the thread that ran it (see .request).
-        early = context is None and request.offer_channel()
+        early = context is None and not as_task and request.offer_channel()
 
         def finish(ok: bool, value: Any) -> dict[str, Any]:
             outcome = _tool_outcome(ok, value)
@@ -126,6 +162,9 @@ class UserCalls:
             lambda: _then(tool.invoke(arguments, injected), tool.result), record
         )
         work = finishing(user_code, finish)
+        if as_task:
+            done: dict[str, Any] = await self.executor.run(work, record)
+            return done
         result: dict[str, Any] = await self._start(
             work, record, context, f"tools/call {tool.name}", request
         )

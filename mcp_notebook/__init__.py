@@ -7,6 +7,7 @@ from ._version import __version__
 from .app import NotebookMCP, ServerInfo, mcp
 from .errors import McpNotebookError
 from .protocol.context import CapabilityError, Context, ElicitResult
+from .protocol.jsonrpc import RpcError
 from .registry.blocks import Audio, Blob, EmbeddedResource, Image, ResourceLink, ToolResult
 
 
@@ -33,6 +34,7 @@ __all__ = [
     "McpNotebookError",
     "NotebookMCP",
     "ResourceLink",
+    "RpcError",
     "ServerInfo",
     "ToolResult",
     "__version__",

@@ -11,6 +11,7 @@ module gives it one method table per era. Every handler takes one
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import threading
 from collections import OrderedDict
@@ -31,7 +32,13 @@ from .paging import page
 from .request import RUN_USER_CODE, ReplyChannel, RequestContext
 from .session import LOG_LEVELS, Session, Tap, tell_taps
 from .taskcalls import EXTENSION as TASKS_EXTENSION
-from .taskcalls import TaskCalls, declares_tasks, missing_extension
+from .taskcalls import (
+    HANDSHAKE_CAPABILITY,
+    TASKS_VERSION,
+    TaskCalls,
+    declares_tasks,
+    missing_extension,
+)
 from .tasks import Task, TaskStore
 from .usercalls import Confirm, UserCalls
 from .versions import ALL_VERSIONS, negotiate
@@ -61,6 +68,7 @@ class Server(TaskCalls, UserCalls):
         self._loop: asyncio.AbstractEventLoop | None = None  # the loop listen streams are on
         self.tasks.observe(self._task_changed)
         self._followers: set[asyncio.Future[Any]] = set()  # what ends each running task
+        self._waiters: dict[str, list[asyncio.Future[None]]] = {}  # tasks/result callers
         self.name, self.version, self.instructions = name, version, instructions
         self.executor: Executor = executor or InlineExecutor()
         self.page_size = page_size
@@ -110,6 +118,11 @@ class Server(TaskCalls, UserCalls):
                 "logging/setLevel": self._set_level,
                 "resources/subscribe": self._subscribe,
                 "resources/unsubscribe": self._unsubscribe,
+                # 2025-11-25's experimental tasks (a session's own)
+                "tasks/get": self._handshake_get,
+                "tasks/result": self._handshake_result,
+                "tasks/list": self._handshake_list,
+                "tasks/cancel": self._handshake_cancel,
             },
             "modern": {
                 **shared,
@@ -303,9 +316,10 @@ class Server(TaskCalls, UserCalls):
         return True
 
     def _task_changed(self, task: Task) -> None:
-        """A task's status changed (on any thread): tell the listen streams that asked."""
+        """A task's status changed (on any thread): tell who asked (2026-07-28: the listen
+        streams that name it; 2025-11-25: its session), wake tasks/result callers."""
         loop = self._loop
-        if loop is None or task.era != "modern" or loop.is_closed():
+        if loop is None or loop.is_closed():
             return
         try:
             on_loop = asyncio.get_running_loop() is loop
@@ -317,6 +331,12 @@ class Server(TaskCalls, UserCalls):
             loop.call_soon_threadsafe(self._tell_listeners, task)
 
     def _tell_listeners(self, task: Task) -> None:
+        self._wake(task)
+        if task.era != "modern":
+            owner = self.sessions.get(task.owner or "")
+            if owner is not None:
+                owner.notify("notifications/tasks/status", task.handshake())
+            return
         shown: dict[str, Any] | None = None
         for session in list(self.sessions.values()):
             wanted = session.listen_filter
@@ -373,14 +393,17 @@ class Server(TaskCalls, UserCalls):
             in_flight.cancel(by_client=True)
 
     # -- lifecycle ---------------------------------------------------------------------
-    def capabilities(self) -> dict[str, Any]:
-        return {
+    def capabilities(self, version: str | None = None) -> dict[str, Any]:
+        capabilities: dict[str, Any] = {
             "tools": {"listChanged": True},
             "resources": {"subscribe": True, "listChanged": True},
             "prompts": {"listChanged": True},
             "logging": {},
             "completions": {},
         }
+        if version == TASKS_VERSION:  # the revision with experimental tasks
+            capabilities["tasks"] = copy.deepcopy(HANDSHAKE_CAPABILITY)
+        return capabilities
 
     async def _initialize(self, request: RequestContext) -> dict[str, Any]:
         params, session = request.params, request.session
@@ -394,7 +417,7 @@ class Server(TaskCalls, UserCalls):
         session.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
         result: dict[str, Any] = {
             "protocolVersion": session.protocol_version,
-            "capabilities": self.capabilities(),
+            "capabilities": self.capabilities(session.protocol_version),
             "serverInfo": {"name": self.name, "version": self.version},
         }
         if self.instructions:
@@ -416,7 +439,11 @@ class Server(TaskCalls, UserCalls):
 
     # -- listing -----------------------------------------------------------------------
     async def _tools_list(self, request: RequestContext) -> dict[str, Any]:
-        items = [t.definition for t in self.registry.tools.values()]
+        tools = self.registry.tools.values()
+        if request.session.protocol_version == TASKS_VERSION:  # says which may be tasks
+            items = [{**t.definition, "execution": {"taskSupport": t.task}} for t in tools]
+        else:
+            items = [t.definition for t in tools]
         if self.offers_dispatcher(request):
             items = dispatcher_tools.listing(items)
         return page("tools", items, request.params, self.page_size)

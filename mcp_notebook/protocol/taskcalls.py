@@ -1,4 +1,4 @@
-"""Tool calls as tasks (2026-07-28 extension ``io.modelcontextprotocol/tasks``).
+"""Tool calls as tasks: the 2026-07-28 extension and the 2025-11-25 experimental tasks.
 
 A mixin of :class:`~mcp_notebook.protocol.server.Server` beside :mod:`.usercalls`. When a
 request declares the extension in its per-request capabilities, the server decides per
@@ -16,6 +16,12 @@ request open:
 Once a task exists, a Context's requests become the task's ``inputRequests`` (status
 ``input_required``), answered with ``tasks/update``. The work goes on on the kernel as
 before; a follower on the server's loop ends the task with its result or error.
+
+On 2025-11-25 (the handshake era's experimental tasks) the client decides: a ``tools/call``
+with a ``task`` parameter becomes a task at once (``{"task": Task}``), for a tool whose
+``execution.taskSupport`` (listed for 2025-11-25 sessions) is not "forbidden"; the result
+comes from ``tasks/result``; ``tasks/list`` lists the session's own tasks; the session
+hears ``notifications/tasks/status``. A task belongs to the session that created it.
 """
 
 from __future__ import annotations
@@ -24,11 +30,12 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
-from .codes import METHOD_NOT_FOUND, MISSING_CAPABILITY
+from .codes import INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_CAPABILITY, SERVER_ERROR
 from .jsonrpc import RpcError, invalid_params
 from .mrtr import SETTLE_SECONDS, Asker, Continuations, Suspended
+from .paging import page
 from .request import RequestContext
-from .tasks import Task, TaskStore
+from .tasks import MAX_TTL_MS, Task, TaskStore
 
 if TYPE_CHECKING:
     from .calls import CallRecord
@@ -36,6 +43,13 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 EXTENSION = "io.modelcontextprotocol/tasks"
+TASKS_VERSION = "2025-11-25"  # the handshake-era revision with experimental tasks
+RELATED_TASK = "io.modelcontextprotocol/related-task"
+HANDSHAKE_CAPABILITY: dict[str, Any] = {
+    "list": {},
+    "cancel": {},
+    "requests": {"tools": {"call": {}}},
+}
 # How long a call may stay queued before it counts as waiting behind something.
 QUEUED_GRACE = 0.05
 _TICK = 0.05  # how often the decision looks at the call's status while it waits
@@ -66,18 +80,68 @@ class TaskCalls:
         tasks: TaskStore
         continuations: Continuations
         executor: Any
+        page_size: int
         _followers: set[asyncio.Future[Any]]
+        _loop: asyncio.AbstractEventLoop | None
+        _waiters: dict[str, list[asyncio.Future[None]]]
 
     # -- deciding ---------------------------------------------------------------------------
     def _as_task(self, request: RequestContext, mode: str) -> bool:
         """Whether this tools/call may become a task (and must, for "required")."""
-        if request.session.era != "modern" or mode == "forbidden":
+        if request.session.era != "modern":
+            return self._handshake_task(request, mode) is not None
+        if mode == "forbidden":
             return False
         if declares_tasks(request.client_capabilities):
             return True
         if mode == "required":
             raise missing_extension("this tool runs as a task; it")
         return False
+
+    @staticmethod
+    def _handshake_task(request: RequestContext, mode: str) -> dict[str, Any] | None:
+        """2025-11-25: the call's ``task`` parameter, when it asks for a task; -32601 when
+        the tool's ``taskSupport`` says the request must (or must not) be one."""
+        if request.session.protocol_version != TASKS_VERSION:
+            return None  # older revisions know no tasks: a required-task tool runs plainly
+        asked = request.params.get("task")
+        if asked is not None and not isinstance(asked, dict):
+            raise invalid_params("params.task must be an object")
+        if asked is not None and mode == "forbidden":
+            raise RpcError(METHOD_NOT_FOUND, "This tool cannot be called as a task")
+        if asked is None and mode == "required":
+            raise RpcError(METHOD_NOT_FOUND, "This tool must be called as a task (params.task)")
+        return asked
+
+    def _handshake_start(
+        self, run: asyncio.Future[Any], record: CallRecord, request: RequestContext, target: str
+    ) -> dict[str, Any]:
+        """2025-11-25: store the task, follow the work, answer ``{"task": Task}`` now."""
+        asked = request.params.get("task") or {}
+        ttl = asked.get("ttl")
+        ttl_ms = self.tasks.default_ttl_ms
+        if isinstance(ttl, int) and not isinstance(ttl, bool) and ttl > 0:
+            ttl_ms = min(ttl, MAX_TTL_MS)  # a receiver may cap what the client asks for
+        task = self.tasks.create(
+            target,
+            request.session.client_label,
+            era="handshake",
+            owner=request.session.id,
+            ttl_ms=ttl_ms,
+            record=record,
+        )
+        self._loop = asyncio.get_running_loop()
+        self._attach(task, run, None)
+        self._track(task, run, None)
+        return {"task": task.handshake()}
+
+    def _track(self, task: Task, run: asyncio.Future[Any], asker: Asker | None) -> None:
+        if run.done():
+            self._settle(task, run)
+            return
+        follower = asyncio.ensure_future(self._follow(task, run, asker))
+        self._followers.add(follower)  # a reference, until it ends
+        follower.add_done_callback(self._followers.discard)
 
     async def _decide(
         self,
@@ -135,14 +199,16 @@ class TaskCalls:
         if run.done() and mode != "required":
             result: dict[str, Any] = run.result()  # fast enough: the plain result
             return result
-        task = self.tasks.create(target, request.session.client_label, era="modern", record=record)
+        task = self.tasks.create(
+            target,
+            request.session.client_label,
+            era="modern",
+            ttl_ms=self.tasks.default_ttl_ms,
+            record=record,
+        )
+        self._loop = loop
         self._attach(task, run, asker)
-        if run.done():
-            self._settle(task, run)
-        else:
-            follower = asyncio.ensure_future(self._follow(task, run, asker))
-            self._followers.add(follower)  # a reference, until it ends
-            follower.add_done_callback(self._followers.discard)
+        self._track(task, run, asker)
         return created(task)
 
     def _attach(self, task: Task, run: asyncio.Future[Any], asker: Asker | None) -> None:
@@ -190,6 +256,8 @@ class TaskCalls:
 
     def _settle(self, task: Task, run: asyncio.Future[Any]) -> None:
         if run.cancelled():
+            if task.record is not None:
+                task.record.finish("cancelled")  # if it never started, nothing else will
             self.tasks.cancel(task)
             return
         error = run.exception()
@@ -203,6 +271,8 @@ class TaskCalls:
 
     # -- the methods ------------------------------------------------------------------------
     def _task_of(self, request: RequestContext) -> Task:
+        if request.session.era != "modern":
+            return self.tasks.get(request.params.get("taskId"), owner=request.session.id)
         if not declares_tasks(request.client_capabilities):
             raise missing_extension(request.method)
         return self.tasks.get(request.params.get("taskId"))
@@ -226,9 +296,56 @@ class TaskCalls:
         self.tasks.cancel(task)  # an ended task stays as it is: the same empty ack
         return {"resultType": "complete"}
 
-    @staticmethod
-    async def _removed(request: RequestContext) -> dict[str, Any]:
-        raise RpcError(METHOD_NOT_FOUND, f"Method not found: {request.method}")
+    # -- 2025-11-25 -------------------------------------------------------------------------
+    async def _handshake_get(self, request: RequestContext) -> dict[str, Any]:
+        return self._task_of(request).handshake()
+
+    async def _handshake_result(self, request: RequestContext) -> dict[str, Any]:
+        """What the call would have returned, once the task ended (this waits for it)."""
+        task = self._task_of(request)
+        while not task.done:
+            await self._ended(task)
+        related = {RELATED_TASK: {"taskId": task.id}}
+        if task.status == "completed" and task.result is not None:
+            meta = {**task.result.get("_meta", {}), **related}
+            return {**task.result, "_meta": meta}
+        error = task.error or {"code": SERVER_ERROR, "message": "The task was cancelled"}
+        raise RpcError(error.get("code", SERVER_ERROR), error.get("message", ""), error.get("data"))
+
+    async def _handshake_list(self, request: RequestContext) -> dict[str, Any]:
+        mine = self.tasks.list(owner=request.session.id, everyone=False)
+        return page("tasks", [t.handshake() for t in mine], request.params, self.page_size)
+
+    async def _handshake_cancel(self, request: RequestContext) -> dict[str, Any]:
+        task = self._task_of(request)
+        if task.done:
+            raise RpcError(
+                INVALID_PARAMS, f"Cannot cancel task: already in terminal status '{task.status}'"
+            )
+        self.tasks.cancel(task, "The task was cancelled by request.")
+        return task.handshake()
+
+    async def _ended(self, task: Task) -> None:
+        """Until the task's next change (``_task_changed`` wakes the waiters)."""
+        self._loop = loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+        self._waiters.setdefault(task.id, []).append(waiter)
+        try:
+            await asyncio.wait_for(waiter, timeout=1.0)  # and look again now and then
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            waiting = self._waiters.get(task.id, [])
+            if waiter in waiting:
+                waiting.remove(waiter)
+            if not waiting:
+                self._waiters.pop(task.id, None)
+
+    def _wake(self, task: Task) -> None:
+        """On the server's loop: wake whoever waits for this task to change."""
+        for waiter in self._waiters.pop(task.id, []):
+            if not waiter.done():
+                waiter.set_result(None)
 
 
 def _behind_a_cell(executor: Any) -> bool:

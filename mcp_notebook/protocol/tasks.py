@@ -166,6 +166,7 @@ class TaskStore:
     ) -> None:
         self.max_tasks, self.max_bytes = max_tasks, max_bytes
         self.after = DEFAULT_AFTER  # seconds before an optional call becomes a task
+        self.default_ttl_ms: int | None = DEFAULT_TTL_MS  # how long results are kept
         self.clock = clock
         self._tasks: OrderedDict[str, Task] = OrderedDict()  # oldest first
         self._expired: deque[str] = deque(maxlen=_EXPIRED_IDS)

@@ -62,6 +62,9 @@ class UserCalls:
             mode: str,
             target: str,
         ) -> dict[str, Any]: ...
+        def _handshake_start(
+            self, run: asyncio.Future[Any], record: CallRecord, request: RequestContext, target: str
+        ) -> dict[str, Any]: ...
 
     # -- calls into user code ----------------------------------------------------------
     async def _tools_call(self, request: RequestContext) -> dict[str, Any]:
@@ -93,17 +96,25 @@ class UserCalls:
         context = self._context(request) if tool.injected else None
         if as_task:
             asker = None
-            if context is not None:
+            if context is not None and session.era == "modern":
                 asker = context.asker = Asker(self._input_responses(request.params))
-            run = asyncio.ensure_future(
-                self._settled(
-                    self._run_tool(tool, arguments, record, context, request, as_task=True),
-                    record,
-                    context,
-                )
-            )
+            run = asyncio.ensure_future(self._task_work(tool, arguments, record, context, request))
+            if session.era != "modern":  # 2025-11-25: the client asked for a task
+                return self._handshake_start(run, record, request, target)
             return await self._decide(run, asker, context, record, request, tool.task, target)
         outcome = self._run_tool(tool, arguments, record, context, request)
+        return await self._settled(outcome, record, context)
+
+    async def _task_work(
+        self,
+        tool: Any,
+        arguments: dict[str, Any],
+        record: CallRecord,
+        context: Context | None,
+        request: RequestContext,
+    ) -> dict[str, Any]:
+        """The work of a call that may be a task (cancelled before it starts: nothing ran)."""
+        outcome = self._run_tool(tool, arguments, record, context, request, as_task=True)
         return await self._settled(outcome, record, context)
 
     async def _settled(

@@ -51,8 +51,10 @@ HANDSHAKE_CAPABILITY: dict[str, Any] = {
     "requests": {"tools": {"call": {}}},
 }
 # How long a call may stay queued before it counts as waiting behind something.
-QUEUED_GRACE = 0.05
+# (no grace when the executor knows a cell holds the kernel: executor.cells.now).
+QUEUED_GRACE = 0.2
 _TICK = 0.05  # how often the decision looks at the call's status while it waits
+AWAITING_APPROVAL = "waiting for approval in the notebook"
 
 
 def declares_tasks(capabilities: dict[str, Any]) -> bool:
@@ -136,6 +138,7 @@ class TaskCalls:
         return {"task": task.handshake()}
 
     def _track(self, task: Task, run: asyncio.Future[Any], asker: Asker | None) -> None:
+        self._approval(task)
         if run.done():
             self._settle(task, run)
             return
@@ -230,6 +233,7 @@ class TaskCalls:
         """Until the work ends: input_required while it waits for answers, then the end."""
         try:
             while not run.done():
+                self._approval(task)
                 waits: set[asyncio.Future[Any]] = {run}
                 asked = None
                 if asker is not None and not asker.pending:
@@ -253,6 +257,15 @@ class TaskCalls:
             self.tasks.cancel(task, "the server stopped")
             raise
         self._settle(task, run)
+
+    def _approval(self, task: Task) -> None:
+        """Say in the task's status message that a person at the notebook must approve."""
+        record = task.record
+        waiting = record is not None and record.status == "awaiting confirmation"
+        if waiting and task.message != AWAITING_APPROVAL:
+            self.tasks.set_status(task, task.status, AWAITING_APPROVAL)
+        elif not waiting and task.message == AWAITING_APPROVAL:
+            self.tasks.set_status(task, task.status, None)
 
     def _settle(self, task: Task, run: asyncio.Future[Any]) -> None:
         if run.cancelled():

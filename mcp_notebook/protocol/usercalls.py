@@ -21,7 +21,7 @@ from . import dispatcher_tools, jsonrpc
 from .calls import CallLog, CallRecord
 from .context import Context
 from .executor import Executor, finishing, settle
-from .jsonrpc import RESOURCE_NOT_FOUND, RpcError, invalid_params
+from .jsonrpc import RESOURCE_NOT_FOUND, SERVER_ERROR, RpcError, invalid_params
 from .kinds import Era, FinalStatus
 from .mrtr import SETTLE_SECONDS, Asker, Continuations, Suspended
 from .request import RequestContext
@@ -115,17 +115,25 @@ class UserCalls:
     ) -> dict[str, Any]:
         """The work of a call that may be a task (cancelled before it starts: nothing ran)."""
         outcome = self._run_tool(tool, arguments, record, context, request, as_task=True)
-        return await self._settled(outcome, record, context)
+        return await self._settled(outcome, record, context, denied_fails=True)
 
     async def _settled(
-        self, outcome: Awaitable[dict[str, Any]], record: CallRecord, context: Context | None
+        self,
+        outcome: Awaitable[dict[str, Any]],
+        record: CallRecord,
+        context: Context | None,
+        denied_fails: bool = False,
     ) -> dict[str, Any]:
-        """A tool call's reply, its record finished; JSON-RPC errors and cancels go on."""
+        """A tool call's reply, its record finished; JSON-RPC errors and cancels go on.
+        A denied call is a tool error, or (``denied_fails``: a task) a JSON-RPC error,
+        which fails the task with the reason."""
         try:
             reply: dict[str, Any] = await outcome
             return reply
         except Declined as declined:
             record.finish("denied", error=declined)
+            if denied_fails:
+                raise RpcError(SERVER_ERROR, str(declined), {"denied": True}) from None
             return error_result(str(declined))
         except asyncio.CancelledError:
             if context is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import uuid
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +53,8 @@ class Context(Injected):
         self._last_progress: float | None = None
         # 2026-07-28: requests to the client become input requests of the call (MRTR).
         self.asker: Asker | None = None
+        # Set when the call is a task: its progress goes to the task store too.
+        self.on_progress: Callable[[float, float | None], None] | None = None
 
     # -- about the call ----------------------------------------------------------------
     @property
@@ -79,6 +81,8 @@ class Context(Injected):
         if self._last_progress is not None and progress <= self._last_progress:
             raise ValueError(f"progress must increase: {progress} after {self._last_progress}")
         self._last_progress = progress
+        if self.on_progress is not None:
+            self.on_progress(progress, total)
         if self.progress_token is None:
             return
         params: dict[str, Any] = {"progressToken": self.progress_token, "progress": progress}

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from .codes import INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_CAPABILITY, SERVER_ERROR
@@ -116,7 +117,12 @@ class TaskCalls:
         return asked
 
     def _handshake_start(
-        self, run: asyncio.Future[Any], record: CallRecord, request: RequestContext, target: str
+        self,
+        run: asyncio.Future[Any],
+        record: CallRecord,
+        context: Any,
+        request: RequestContext,
+        target: str,
     ) -> dict[str, Any]:
         """2025-11-25: store the task, follow the work, answer ``{"task": Task}`` now."""
         asked = request.params.get("task") or {}
@@ -133,7 +139,7 @@ class TaskCalls:
             record=record,
         )
         self._loop = asyncio.get_running_loop()
-        self._attach(task, run, None)
+        self._attach(task, run, None, context)
         self._track(task, run, None)
         return {"task": task.handshake()}
 
@@ -210,11 +216,16 @@ class TaskCalls:
             record=record,
         )
         self._loop = loop
-        self._attach(task, run, asker)
+        self._attach(task, run, asker, context)
         self._track(task, run, asker)
         return created(task)
 
-    def _attach(self, task: Task, run: asyncio.Future[Any], asker: Asker | None) -> None:
+    def _attach(
+        self, task: Task, run: asyncio.Future[Any], asker: Asker | None, context: Any = None
+    ) -> None:
+        if context is not None:
+            context.on_progress = partial(self.tasks.report_progress, task)
+
         def stop() -> None:
             run.cancel()  # queued: never runs; async: cancelled at its next await
 

@@ -306,8 +306,9 @@ class TaskStore:
         return changed
 
     def report_progress(self, task: Task, progress: float, total: float | None = None) -> None:
+        """The work's last progress report (the monitor shows it on its next tick; no
+        status notification: the spec keeps progress off the task's streams)."""
         task.progress = (progress, total)
-        self._tell(task)
 
     def _end(
         self,

@@ -63,7 +63,12 @@ class UserCalls:
             target: str,
         ) -> dict[str, Any]: ...
         def _handshake_start(
-            self, run: asyncio.Future[Any], record: CallRecord, request: RequestContext, target: str
+            self,
+            run: asyncio.Future[Any],
+            record: CallRecord,
+            context: Any,
+            request: RequestContext,
+            target: str,
         ) -> dict[str, Any]: ...
 
     # -- calls into user code ----------------------------------------------------------
@@ -100,7 +105,7 @@ class UserCalls:
                 asker = context.asker = Asker(self._input_responses(request.params))
             run = asyncio.ensure_future(self._task_work(tool, arguments, record, context, request))
             if session.era != "modern":  # 2025-11-25: the client asked for a task
-                return self._handshake_start(run, record, request, target)
+                return self._handshake_start(run, record, context, request, target)
             return await self._decide(run, asker, context, record, request, tool.task, target)
         outcome = self._run_tool(tool, arguments, record, context, request)
         return await self._settled(outcome, record, context)

@@ -227,7 +227,16 @@ class TaskCalls:
             context.on_progress = partial(self.tasks.report_progress, task)
 
         def stop() -> None:
-            run.cancel()  # queued: never runs; async: cancelled at its next await
+            # Queued: never runs; async: cancelled at its next await; sync: interrupted
+            # where it runs, if the executor can (kernel/capture.py), as Interrupt would.
+            loop = run.get_loop()
+            if _on(loop):
+                run.cancel()
+            else:
+                loop.call_soon_threadsafe(run.cancel)
+            interrupt = getattr(self.executor, "interrupt", None)
+            if interrupt is not None and task.record is not None:
+                interrupt(task.record)
 
         task.stop = stop
         if asker is not None:
@@ -370,6 +379,13 @@ class TaskCalls:
         for waiter in self._waiters.pop(task.id, []):
             if not waiter.done():
                 waiter.set_result(None)
+
+
+def _on(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
 
 
 def _behind_a_cell(executor: Any) -> bool:

@@ -26,7 +26,28 @@ TASKS_META = {
     "io.modelcontextprotocol/clientCapabilities": {"extensions": {EXT: {}}},
 }
 SETUP = """
+import asyncio, time
 ran = []
+stopped = []
+
+@mcp.tool(task="required")
+def spin(marker: str) -> str:
+    \"\"\"Runs (synchronously) until interrupted.\"\"\"
+    open(marker, "w").close()
+    time.sleep(60)
+    ran.append("spun")
+    return "spun"
+
+@mcp.tool(task="required")
+async def wait(marker: str) -> str:
+    \"\"\"Waits (asynchronously) until cancelled.\"\"\"
+    open(marker, "w").close()
+    try:
+        await asyncio.sleep(60)
+    except asyncio.CancelledError:
+        stopped.append(marker)
+        raise
+    return "waited"
 
 @mcp.tool
 def mark(label: str) -> str:
@@ -130,21 +151,6 @@ def test_the_task_methods_need_mcp_name_and_the_extension(tasks):
     assert reply_of(messages)["error"]["code"] == -32602  # unknown: the spec's error
 
 
-def test_tasks_outlive_a_stop_and_start_of_the_server(tasks, kernel):
-    created = tasks.result("tools/call", {"name": "mark", "arguments": {"label": "x"}})
-    if created.get("resultType") != "task":  # fast: make one through the store itself
-        task_id = kernel.eval(
-            "(lambda t: (mcp.tasks.complete(t, {'content': []}), t.id)[1])"
-            "(mcp.tasks.create('tools/call mark'))"
-        )
-    else:
-        task_id = created["taskId"]
-    kernel.run("%mcp stop")
-    kernel.run("%mcp start --port 0")
-    again = Tasks(kernel.eval("mcp.url"), kernel.eval("mcp.token"))
-    assert again.result("tasks/get", {"taskId": task_id})["taskId"] == task_id
-
-
 def test_percent_mcp_tasks_sets_the_threshold_lists_and_cancels(tasks, kernel):
     _, out = kernel.run("%mcp tasks --after 750ms")
     assert "after 0.75s" in out
@@ -162,3 +168,41 @@ def test_json_of_a_task_is_what_the_spec_says(tasks, kernel):
         kernel.eval("__import__('json').dumps(mcp.tasks.create('tools/call mark').modern())")
     )
     validate_task_message("tasks/get", {"resultType": "complete", **shown})
+
+
+@pytest.mark.parametrize("tool", ["spin", "wait"])
+def test_cancelling_a_running_task_stops_its_code(tasks, kernel, tmp_path, tool):
+    """A sync tool is interrupted where it runs, as Kernel > Interrupt would; an async one
+    is cancelled at its await. The kernel and the server go on."""
+    kernel.run("ran.clear(); stopped.clear()")
+    marker = tmp_path / "running"
+    created = tasks.result("tools/call", {"name": tool, "arguments": {"marker": str(marker)}})
+    wait_until(marker.exists, f"{tool} runs")
+    assert tasks.result("tasks/cancel", {"taskId": created["taskId"]}) == {"resultType": "complete"}
+    assert tasks.until_terminal(created["taskId"])["status"] == "cancelled"
+    # A cell runs only once the tool's code left the kernel's main thread: it stopped
+    # (else this would wait its 60 s out), without reaching its end.
+    assert kernel.eval("ran") == []
+    last = f"[c.status for c in mcp.calls if c.target == {tool!r}][-1]"
+    assert kernel.eval(last) == "cancelled"
+    if tool == "wait":
+        assert kernel.eval("stopped") == [str(marker)]
+    after = tasks.result("tools/call", {"name": "mark", "arguments": {"label": "still"}})
+    assert after.get("resultType") == "task" or after["content"][0]["text"] == "ran still"
+    assert kernel.eval("1 + 1") == 2
+
+
+# Last: it restarts the server, so the module's client points elsewhere afterwards.
+def test_tasks_outlive_a_stop_and_start_of_the_server(tasks, kernel):
+    created = tasks.result("tools/call", {"name": "mark", "arguments": {"label": "x"}})
+    if created.get("resultType") != "task":  # fast: make one through the store itself
+        task_id = kernel.eval(
+            "(lambda t: (mcp.tasks.complete(t, {'content': []}), t.id)[1])"
+            "(mcp.tasks.create('tools/call mark'))"
+        )
+    else:
+        task_id = created["taskId"]
+    kernel.run("%mcp stop")
+    kernel.run("%mcp start --port 0")
+    again = Tasks(kernel.eval("mcp.url"), kernel.eval("mcp.token"))
+    assert again.result("tasks/get", {"taskId": task_id})["taskId"] == task_id

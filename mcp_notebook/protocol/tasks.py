@@ -53,6 +53,7 @@ MAX_TASKS = 1000
 DEFAULT_AFTER = 2.0
 MAX_BYTES = 64 * 1024 * 1024
 _TASK_BYTES = 512  # what a task costs beyond its result, roughly
+_SWEEP_SECONDS = 1.0  # how often a get looks for expired tasks besides its own
 _EXPIRED_IDS = 1000  # ids remembered after expiry, to say "expired" rather than "unknown"
 
 Observer = Callable[["Task"], None]
@@ -72,7 +73,7 @@ def iso(seconds: float) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Task:
     """One task. The store changes it; everyone else reads it."""
 
@@ -100,9 +101,19 @@ class Task:
     progress: tuple[float, float | None] | None = None
     size: int = _TASK_BYTES
     ended: float | None = None
+    # The two timestamps as the wire shows them, formatted once each (tasks/get is hot).
+    _stamps: tuple[float, str, float, str] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.updated = self.updated or self.created
+
+    def stamps(self) -> tuple[str, str]:
+        """``createdAt`` and ``lastUpdatedAt``."""
+        cached = self._stamps
+        if cached is None or cached[2] != self.updated:
+            created = cached[1] if cached is not None else iso(self.created)
+            cached = self._stamps = (self.created, created, self.updated, iso(self.updated))
+        return cached[1], cached[3]
 
     @property
     def done(self) -> bool:
@@ -121,11 +132,12 @@ class Task:
     def modern(self, detailed: bool = True) -> dict[str, Any]:
         """The 2026-07-28 ``Task`` (``DetailedTask`` when ``detailed``: result, error or
         input requests inlined)."""
+        created, updated = self.stamps()
         shown: dict[str, Any] = {
             "taskId": self.id,
             "status": self.status,
-            "createdAt": iso(self.created),
-            "lastUpdatedAt": iso(self.updated),
+            "createdAt": created,
+            "lastUpdatedAt": updated,
             "ttlMs": self.ttl_ms,
             "pollIntervalMs": self.poll_ms,
         }
@@ -142,11 +154,12 @@ class Task:
 
     def handshake(self) -> dict[str, Any]:
         """The 2025-11-25 ``Task`` (``ttl`` and ``pollInterval`` in milliseconds)."""
+        created, updated = self.stamps()
         shown: dict[str, Any] = {
             "taskId": self.id,
             "status": self.status,
-            "createdAt": iso(self.created),
-            "lastUpdatedAt": iso(self.updated),
+            "createdAt": created,
+            "lastUpdatedAt": updated,
             "ttl": self.ttl_ms,
             "pollInterval": self.poll_ms,
         }
@@ -175,6 +188,7 @@ class TaskStore:
         self._lock = threading.RLock()
         self._observers: list[Observer] = []
         self._numbers = itertools.count(1)
+        self._next_sweep = 0.0
 
     # -- observers ------------------------------------------------------------------------
     def observe(self, observer: Observer) -> None:
@@ -206,7 +220,7 @@ class TaskStore:
     def list(self, owner: str | None = None, everyone: bool = True) -> list[Task]:
         """The kept tasks, oldest first (only ``owner``'s unless ``everyone``)."""
         with self._lock:
-            self._expire()
+            self._sweep()
             tasks = list(self._tasks.values())
         if everyone:
             return tasks
@@ -217,8 +231,11 @@ class TaskStore:
         if not isinstance(task_id, str):
             raise RpcError(INVALID_PARAMS, "params.taskId must be a string")
         with self._lock:
-            self._expire()
+            self._sweep()
             task = self._tasks.get(task_id)
+            if task is not None and task.done and self._expired_now(task):
+                self._forget(task)
+                task = None
             if task is None or task.owner != owner:
                 # Another client's task is "not found" too: its existence is not told.
                 raise TaskNotFound(task_id, expired=task is None and task_id in self._expired_set)
@@ -238,7 +255,9 @@ class TaskStore:
         """A new ``working`` task, kept before this returns (so a ``get`` of its id
         resolves at once), or an error if the store is full of running tasks."""
         with self._lock:
-            self._expire()
+            self._sweep()
+            if len(self._tasks) >= self.max_tasks:
+                self._expire()
             if len(self._tasks) >= self.max_tasks:
                 self._evict(lambda: len(self._tasks) >= self.max_tasks)
             if len(self._tasks) >= self.max_tasks:
@@ -345,6 +364,17 @@ class TaskStore:
                 self._forget(task)
         if over() and keep is not None and keep.id in self._tasks:
             self._forget(keep)  # a result too big to keep at all: its id says "expired"
+
+    def _expired_now(self, task: Task) -> bool:
+        until = task.expires()
+        return until is not None and self.clock() >= until
+
+    def _sweep(self) -> None:
+        """Forget expired tasks, at most once a second (a get checks its own task)."""
+        now = self.clock()
+        if now >= self._next_sweep:
+            self._next_sweep = now + _SWEEP_SECONDS
+            self._expire()
 
     def _expire(self) -> None:
         now = self.clock()

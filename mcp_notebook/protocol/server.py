@@ -346,9 +346,12 @@ class Server(TaskCalls, UserCalls):
             session.notify("notifications/tasks", shown, session.subscription_id)
 
     def end_listens(self) -> None:
-        """Close every listen stream gracefully (the server is stopping); the task store,
-        which outlives this server, stops telling it about tasks."""
+        """Close every listen stream gracefully (the server is stopping). The task store
+        outlives this server and keeps the ended tasks; the ones still running here end
+        cancelled ("the server stopped"): their work cannot report to a stopped loop."""
         self.tasks.unobserve(self._task_changed)
+        for follower in list(self._followers):
+            follower.cancel()
         for session in list(self.sessions.values()):
             if session.subscription_id is not None and session.ended is not None:
                 session.ended.set()

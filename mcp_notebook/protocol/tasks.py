@@ -390,6 +390,13 @@ class TaskStore:
         self._expired.append(task.id)
         self._expired_set.add(task.id)
 
+    def __repr__(self) -> str:
+        running = sum(not t.done for t in self._tasks.values())
+        return (
+            f"<TaskStore: {len(self._tasks)} tasks ({running} running), "
+            f"{self._bytes / 1024:.0f} KiB; optional calls become tasks after {self.after:g} s>"
+        )
+
     def close(self) -> None:
         """Stop every running task (the kernel is going away)."""
         for task in self.list():

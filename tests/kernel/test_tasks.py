@@ -192,7 +192,6 @@ def test_cancelling_a_running_task_stops_its_code(tasks, kernel, tmp_path, tool)
     assert kernel.eval("1 + 1") == 2
 
 
-# Last: it restarts the server, so the module's client points elsewhere afterwards.
 def test_tasks_outlive_a_stop_and_start_of_the_server(tasks, kernel):
     created = tasks.result("tools/call", {"name": "mark", "arguments": {"label": "x"}})
     if created.get("resultType") != "task":  # fast: make one through the store itself
@@ -204,5 +203,15 @@ def test_tasks_outlive_a_stop_and_start_of_the_server(tasks, kernel):
         task_id = created["taskId"]
     kernel.run("%mcp stop")
     kernel.run("%mcp start --port 0")
-    again = Tasks(kernel.eval("mcp.url"), kernel.eval("mcp.token"))
-    assert again.result("tasks/get", {"taskId": task_id})["taskId"] == task_id
+    tasks.__init__(kernel.eval("mcp.url"), kernel.eval("mcp.token"))  # the new address
+    assert tasks.result("tasks/get", {"taskId": task_id})["taskId"] == task_id
+
+
+def test_a_stop_of_the_server_cancels_its_running_tasks_and_keeps_the_ended_ones(tasks, kernel):
+    created = tasks.result("tools/call", {"name": "wait", "arguments": {"marker": "/dev/null"}})
+    kernel.run("%mcp stop")
+    task = kernel.eval(f"(lambda t: (t.status, t.message))(mcp.tasks.get({created['taskId']!r}))")
+    assert task == ("cancelled", "the server stopped")
+    kernel.run("%mcp start --port 0")
+    tasks.__init__(kernel.eval("mcp.url"), kernel.eval("mcp.token"))  # the new address
+    assert tasks.result("tasks/get", {"taskId": created["taskId"]})["status"] == "cancelled"

@@ -6,7 +6,7 @@ import asyncio
 import itertools
 from typing import Any
 
-from mcp_notebook import NotebookMCP
+from mcp_notebook import Context, NotebookMCP
 from mcp_notebook.protocol import Server, Session
 from mcp_notebook.protocol.jsonrpc import RpcError
 
@@ -159,3 +159,33 @@ async def test_cancel_then_list_and_the_errors_of_the_spec():
     other, _, _ = await opened(server)
     assert (await send(server, other, "tasks/list", {}))["result"]["tasks"] == []
     assert (await send(server, other, "tasks/get", {"taskId": task_id}))["error"]["code"] == -32602
+
+
+async def test_a_task_s_question_to_the_client_names_the_task_and_makes_it_input_required():
+    server, app, _ = make()
+
+    @app.tool
+    async def ask_name(ctx: Context) -> str:
+        answer = await ctx.elicit("Name?")
+        return f"Hi {answer.content['name']}"
+
+    session, heard, _ = await opened(server)
+    session.client_capabilities = {"elicitation": {}}
+    created = await send(server, session, "tools/call", {"name": "ask_name", "task": {}})
+    task_id = created["result"]["task"]["taskId"]
+    for _ in range(200):
+        asked = [m for m in heard if m.get("method") == "elicitation/create"]
+        if asked:
+            break
+        await asyncio.sleep(0.01)
+    (question,) = asked
+    validate(question, "ElicitRequest", V)
+    assert question["params"]["_meta"]["io.modelcontextprotocol/related-task"] == {
+        "taskId": task_id
+    }
+    got = await send(server, session, "tasks/get", {"taskId": task_id})
+    assert got["result"]["status"] == "input_required"
+    answer = {"action": "accept", "content": {"name": "Ada"}}
+    await server.handle({"jsonrpc": "2.0", "id": question["id"], "result": answer}, session)
+    result = await send(server, session, "tasks/result", {"taskId": task_id})
+    assert result["result"]["content"][0]["text"] == "Hi Ada"

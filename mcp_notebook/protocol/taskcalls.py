@@ -28,15 +28,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from .codes import INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_CAPABILITY, SERVER_ERROR
 from .jsonrpc import RpcError, invalid_params
 from .mrtr import SETTLE_SECONDS, Asker, Continuations, Suspended
+from .names import META_RELATED_TASK as RELATED_TASK
 from .paging import page
 from .request import RequestContext
-from .tasks import MAX_TTL_MS, Task, TaskStore
+from .tasks import MAX_TTL_MS, Task, TaskStatus, TaskStore
 
 if TYPE_CHECKING:
     from .calls import CallRecord
@@ -45,7 +47,6 @@ logger = logging.getLogger(__name__)
 
 EXTENSION = "io.modelcontextprotocol/tasks"
 TASKS_VERSION = "2025-11-25"  # the handshake-era revision with experimental tasks
-RELATED_TASK = "io.modelcontextprotocol/related-task"
 HANDSHAKE_CAPABILITY: dict[str, Any] = {
     "list": {},
     "cancel": {},
@@ -140,6 +141,19 @@ class TaskCalls:
         )
         self._loop = asyncio.get_running_loop()
         self._attach(task, run, None, context)
+        if context is not None:
+            context.related_task = task.id
+
+            open_questions = [0]
+            lock = threading.Lock()
+
+            def asking(waiting: bool) -> None:  # any thread; questions may overlap
+                with lock:
+                    open_questions[0] += 1 if waiting else -1
+                    status: TaskStatus = "input_required" if open_questions[0] else "working"
+                self.tasks.set_status(task, status)
+
+            context.on_asking = asking
         self._track(task, run, None)
         return {"task": task.handshake()}
 

@@ -235,3 +235,59 @@ async def test_status_notifications_reach_a_listen_stream_that_asked():
     refused = request("subscriptions/listen", {"notifications": {"taskIds": [task_id]}}, caps={})
     reply = await server.handle(refused, modern.open_request(refused))
     assert reply["error"]["code"] == -32021
+
+
+def headless() -> tuple[Server, list[str]]:
+    from mcp_notebook.protocol.confirmation import Confirmer
+
+    app = NotebookMCP()
+    ran: list[str] = []
+
+    @app.tool(confirm=True)
+    def drop(table: str) -> str:
+        ran.append(table)
+        return f"dropped {table}"
+
+    server = Server(app.registry, tasks=app.tasks)
+    server.confirm = Confirmer(app).confirm  # app.ui is None: nobody at the notebook
+    return server, ran
+
+
+async def until_status(server: Server, task_id: str, status: str) -> dict:
+    for _ in range(400):
+        got = (await call(server, "tasks/get", {"taskId": task_id}))["result"]
+        if got["status"] == status:
+            return got
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"the task never became {status}")
+
+
+async def test_headless_a_confirmation_is_the_task_s_input_request():
+    server, ran = headless()
+    made = await call(server, "tools/call", {"name": "drop", "arguments": {"table": "t"}})
+    task_id = made["result"]["taskId"]
+    asked = await until_status(server, task_id, "input_required")
+    ((key, question),) = asked["inputRequests"].items()
+    assert question["method"] == "elicitation/create" and "drop" in question["params"]["message"]
+    assert ran == []
+    await call(
+        server, "tasks/update", {"taskId": task_id, "inputResponses": {key: {"action": "accept"}}}
+    )
+    done = await until_terminal(server, task_id)
+    assert done["result"]["content"][0]["text"] == "dropped t" and ran == ["t"]
+
+
+async def test_headless_a_declined_confirmation_fails_the_task_and_nothing_runs():
+    server, ran = headless()
+    made = await call(server, "tools/call", {"name": "drop", "arguments": {"table": "u"}})
+    task_id = made["result"]["taskId"]
+    asked = await until_status(server, task_id, "input_required")
+    (key,) = asked["inputRequests"]
+    answer = {key: {"action": "decline"}}
+    await call(server, "tasks/update", {"taskId": task_id, "inputResponses": answer})
+    done = await until_terminal(server, task_id)
+    assert done["status"] == "failed" and "declined" in done["error"]["message"]
+    assert ran == []
+    # Without the extension nothing can ask: denied at once, as before.
+    plain = await call(server, "tools/call", {"name": "drop", "arguments": {"table": "v"}}, caps={})
+    assert plain["result"]["isError"] and ran == []

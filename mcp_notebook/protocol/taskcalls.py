@@ -185,7 +185,7 @@ class TaskCalls:
         try:
             while not run.done():
                 now = loop.time()
-                if now >= deadline or record.status == "awaiting confirmation":
+                if now >= deadline or _awaiting(record):
                     break
                 if record.status == "queued":
                     queued_since = now if queued_since is None else queued_since
@@ -205,6 +205,8 @@ class TaskCalls:
                 finally:
                     if asked is not None:
                         asked.cancel()
+                if _awaiting(record):
+                    break  # a confirmation asked of the client is the task's first input
                 if asker is not None and asker.pending and not run.done():
                     await asyncio.sleep(SETTLE_SECONDS)  # requests made together go together
                     if run.done():
@@ -393,6 +395,11 @@ class TaskCalls:
         for waiter in self._waiters.pop(task.id, []):
             if not waiter.done():
                 waiter.set_result(None)
+
+
+def _awaiting(record: CallRecord) -> bool:
+    """Whether the call waits for a person's (or the client's) confirmation now."""
+    return record.status == "awaiting confirmation"
 
 
 def _on(loop: asyncio.AbstractEventLoop) -> bool:

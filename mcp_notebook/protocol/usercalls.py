@@ -23,7 +23,7 @@ from .context import Context
 from .executor import Executor, finishing, settle
 from .jsonrpc import RESOURCE_NOT_FOUND, SERVER_ERROR, RpcError, invalid_params
 from .kinds import Era, FinalStatus
-from .mrtr import SETTLE_SECONDS, Asker, Continuations, Suspended
+from .mrtr import SETTLE_SECONDS, TASK_ASKER, Asker, Continuations, Suspended
 from .request import RequestContext
 from .session import Session
 
@@ -101,9 +101,13 @@ class UserCalls:
         context = self._context(request) if tool.injected else None
         if as_task:
             asker = None
-            if context is not None and session.era == "modern":
-                asker = context.asker = Asker(self._input_responses(request.params))
-            run = asyncio.ensure_future(self._task_work(tool, arguments, record, context, request))
+            if session.era == "modern":  # client input (a Context's, a confirmation's)
+                asker = Asker(self._input_responses(request.params))
+                if context is not None:
+                    context.asker = asker
+            run = asyncio.ensure_future(
+                self._task_work(tool, arguments, record, context, request, asker)
+            )
             if session.era != "modern":  # 2025-11-25: the client asked for a task
                 return self._handshake_start(run, record, context, request, target)
             return await self._decide(run, asker, context, record, request, tool.task, target)
@@ -117,8 +121,11 @@ class UserCalls:
         record: CallRecord,
         context: Context | None,
         request: RequestContext,
+        asker: Asker | None = None,
     ) -> dict[str, Any]:
-        """The work of a call that may be a task (cancelled before it starts: nothing ran)."""
+        """The work of a call that may be a task (cancelled before it starts: nothing ran).
+        Its own asyncio task: ``TASK_ASKER`` is set for this call alone."""
+        TASK_ASKER.set(asker)
         outcome = self._run_tool(tool, arguments, record, context, request, as_task=True)
         return await self._settled(outcome, record, context, denied_fails=True)
 

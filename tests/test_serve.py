@@ -90,7 +90,7 @@ def test_a_failing_cell_stops_start_up_with_its_traceback(tmp_path):
     served._reader.join(5)
     text = "".join(served.stderr)
     assert code == 1
-    assert "cell 2 failed" in text
+    assert "cell 2 of 3 failed" in text
     assert "ZeroDivisionError" in text
 
 

@@ -27,5 +27,6 @@ META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
+META_PROGRESS_TOKEN = "progressToken"  # every era: the client wants progress for this request
 # What a request must carry to say who sent it (what the bridge copies into its own).
 REQUEST_META_KEYS = (META_VERSION, META_CAPABILITIES, META_CLIENT_INFO)

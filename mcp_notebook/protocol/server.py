@@ -18,20 +18,19 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..registry import Registry
-from . import jsonrpc, modern
+from . import jsonrpc, lifecycle, modern
 from .calls import CallLog
 from .dispatch import NO_REPLY, Dispatcher, Request
 from .executor import Executor, InlineExecutor
 from .jsonrpc import Message, RpcError, invalid_params
 from .kinds import Era
+from .lifecycle import Identity
 from .mrtr import Continuations
-from .names import META_SERVER_INFO
 from .names import META_SUBSCRIPTION_ID as SUBSCRIPTION_ID
 from .paging import page
 from .request import RUN_USER_CODE, ReplyChannel, RequestContext
 from .session import LOG_LEVELS, Session, Tap, tell_taps
 from .usercalls import Confirm, UserCalls
-from .versions import ALL_VERSIONS, negotiate
 
 logger = logging.getLogger(__name__)
 
@@ -234,15 +233,13 @@ class Server(UserCalls):
             if in_flight.get(request.id) is request:
                 del in_flight[request.id]
 
+    @property
+    def identity(self) -> Identity:
+        """Who this server is, for its handshake results (protocol/lifecycle.py)."""
+        return Identity(self.name, self.version, self.instructions)
+
     async def _discover(self, request: RequestContext) -> dict[str, Any]:
-        result: dict[str, Any] = {
-            "supportedVersions": list(ALL_VERSIONS),
-            "capabilities": self.capabilities(),
-            "_meta": {META_SERVER_INFO: {"name": self.name, "version": self.version}},
-        }
-        if self.instructions:
-            result["instructions"] = self.instructions
-        return result
+        return self.identity.discover_result()
 
     async def _listen(self, request: RequestContext) -> dict[str, Any]:
         """A stream of the change notifications the client opted into, until it hangs up."""
@@ -319,31 +316,16 @@ class Server(UserCalls):
 
     # -- lifecycle ---------------------------------------------------------------------
     def capabilities(self) -> dict[str, Any]:
-        return {
-            "tools": {"listChanged": True},
-            "resources": {"subscribe": True, "listChanged": True},
-            "prompts": {"listChanged": True},
-            "logging": {},
-            "completions": {},
-        }
+        return lifecycle.capabilities()
 
     async def _initialize(self, request: RequestContext) -> dict[str, Any]:
         params, session = request.params, request.session
-        requested = params.get("protocolVersion")
-        if not isinstance(requested, str):
-            raise invalid_params("initialize needs a protocolVersion string")
-        session.protocol_version = negotiate(requested)
+        result = self.identity.initialize_result(params)
+        session.protocol_version = result["protocolVersion"]
         info = params.get("clientInfo")
         session.client_info = info if isinstance(info, dict) else {}
         capabilities = params.get("capabilities")
         session.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
-        result: dict[str, Any] = {
-            "protocolVersion": session.protocol_version,
-            "capabilities": self.capabilities(),
-            "serverInfo": {"name": self.name, "version": self.version},
-        }
-        if self.instructions:
-            result["instructions"] = self.instructions
         return result
 
     async def _ping(self, request: RequestContext) -> dict[str, Any]:

@@ -39,9 +39,10 @@ LEVEL = "info"  # of the start's log messages
 
 class HeldRelay:
     def __init__(
-        self, relay: StandardRelay, startup: Startup, channel: Channel, limit: int = MAX_HELD
+        self, relay: StandardRelay, startup: Startup, channel: Channel, limit: int | None = None
     ) -> None:
-        self.relay, self.startup, self.channel, self.limit = relay, startup, channel, limit
+        self.relay, self.startup, self.channel = relay, startup, channel
+        self.limit = MAX_HELD if limit is None else limit
         self._lock = threading.Lock()
         self._state = "holding"  # -> "open" (relaying) or "failed"
         self._held: deque[Message] = deque()

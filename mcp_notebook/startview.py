@@ -81,7 +81,8 @@ class StartView:
         done, total, text = self._step
         filled = BAR * min(done, total) // max(total, 1)
         running = time.monotonic() - self._step_began
-        line = f"{PREFIX} [{'#' * filled}{'.' * (BAR - filled)}] {text}  {running:.0f} s"
+        bar = "#" * filled + "." * (BAR - filled)
+        line = f"{PREFIX} {self.name} [{bar}] {text}  {running:.0f} s"
         width = shutil.get_terminal_size((80, 24)).columns - 1
         line = line[:width]
         # Spaces, not an ANSI erase: every console understands them.

@@ -212,6 +212,15 @@ class NotebookKernel:
             self.url = _literal(values["url"])
             self.token = _literal(values["token"])
 
+    def execute(self, code: str, where: str) -> dict[str, Any]:
+        """Run ``code`` in the kernel once it has started (a changed cell, say), its output
+        shown as a cell's is; the reply. Raises :class:`NotebookError` if it fails and
+        :class:`Stopped` once serve stops."""
+        with self._lock:
+            if self.client is None or self._stopping.is_set():
+                raise Stopped
+            return self._execute(code, where)
+
     def pinned(self) -> dict[str, Any]:
         """serve's options, for ``mcp.serve_headless``: they win over the notebook's."""
         options: dict[str, Any] = {

@@ -49,6 +49,7 @@ HURRIED_SHUTDOWN = 2.0
 SETTLE_TIMEOUT = 10.0  # seconds for requests in flight to be answered when the kernel dies
 READY_TIMEOUT = 60.0  # seconds for a fresh kernel to answer
 POLL = 0.1  # seconds between looks at a stop request and the kernel's life while waiting
+INTERRUPT_GRACE = 1.0  # seconds for an interrupted cell to end before the kernel shuts down
 # A Unix socket's path has room for about 104 bytes (macOS); the kernel's take a suffix.
 MAX_SOCKET_PREFIX = 90
 
@@ -153,6 +154,7 @@ class NotebookKernel:
         self.manager: KernelManager | None = None
         self.client: Any = None
         self.folder: str | None = None  # private: the connection file and IPC sockets
+        self._running: str | None = None  # the id of the execute request in progress
         self._stopping = threading.Event()
         # The manager and the client have one user at a time: the start, then shutdown
         # (which may come from a console handler's thread while the start runs).
@@ -268,6 +270,7 @@ class NotebookKernel:
             allow_stdin=False,  # nobody can answer input() in a headless kernel
             stop_on_error=True,
         )
+        self._running = asked
         deadline = time.monotonic() + self.options.startup_timeout
         busy = True
         while busy:
@@ -282,6 +285,7 @@ class NotebookKernel:
             reply = self._receive(client.get_shell_msg, where, deadline)
             if reply is not None and reply["parent_header"].get("msg_id") == asked:
                 break
+        self._running = None
         content = reply["content"]
         if content["status"] != "ok":
             trace = "\n".join(content.get("traceback") or [f"{content.get('ename')}"])
@@ -320,6 +324,24 @@ class NotebookKernel:
             if text:
                 self.view.output(text + "\n")
 
+    def _interrupt_running_cell(self) -> None:
+        """A start stopped mid-cell: interrupt the cell and let it end, so that the kernel
+        shuts down idle (a busy one fails to send the cell's reply on closed sockets)."""
+        running, self._running = self._running, None
+        if running is None or self.manager is None or not self.manager.is_alive():
+            return
+        self.manager.interrupt_kernel()
+        deadline = time.monotonic() + INTERRUPT_GRACE
+        while time.monotonic() < deadline:
+            try:
+                message = self.client.get_iopub_msg(timeout=POLL)
+            except queue.Empty:
+                continue
+            if message["parent_header"].get("msg_id") == running and (
+                message["msg_type"] == "status" and message["content"]["execution_state"] == "idle"
+            ):
+                return
+
     # -- the kernel's life ---------------------------------------------------------------
     def alive(self) -> bool:
         manager = self.manager
@@ -333,6 +355,7 @@ class NotebookKernel:
         self._stopping.set()
         with self._lock:
             if self.client is not None:
+                self._interrupt_running_cell()
                 self.client.stop_channels()
             if self.manager is not None and self.manager.has_kernel:
                 if hurry:

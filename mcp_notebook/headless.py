@@ -507,7 +507,7 @@ def _run_notebook(
     assert reporter.startup is not None and kernel.url is not None
     if not reporter.startup.ready(kernel.url, kernel.token):
         return  # the client went away meanwhile: serve is stopping
-    reporter.finish(f"serving {kernel.path.name} over MCP stdio")
+    reporter.finish(f"Serving {kernel.path.name} over MCP stdio")
     _exit_with_kernel(kernel, stopped, bridge[0])
 
 

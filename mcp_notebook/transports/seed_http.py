@@ -47,7 +47,7 @@ async def answer(handler: Any, server: Server, messages: Sequence[Any], shape: s
         if reply is None:
             raise RpcError(jsonrpc.INTERNAL_ERROR, f"{method} was cancelled")
         if "error" in reply:
-            error = reply["error"]
+            error: jsonrpc.ErrorObject = reply["error"]
             raise RpcError(error["code"], error["message"], error.get("data"))
         return reply["result"]
 

@@ -24,6 +24,7 @@ from .executor import Executor, finishing, settle
 from .jsonrpc import RESOURCE_NOT_FOUND, RpcError, invalid_params
 from .kinds import Era, FinalStatus
 from .mrtr import SETTLE_SECONDS, Asker, Continuations, Suspended
+from .queueing import Waiting
 from .request import RequestContext
 from .session import Session
 
@@ -103,9 +104,10 @@ class UserCalls:
             if problem is not None:
                 raise Declined(problem)
         injected: dict[type, Any] = {Context: context} if context is not None else {}
+        waiting = Waiting(request, record, self.executor.cells)  # behind a cell? (.queueing)
         # Without a Context, user code says nothing on this request's stream: the reply
-        # may leave from the thread that ran it (see .request).
-        early = context is None and request.offer_channel()
+        # may leave from the thread that ran it (see .request), unless the wait is told.
+        early = context is None and not waiting.streams and request.offer_channel()
 
         def finish(ok: bool, value: Any) -> dict[str, Any]:
             outcome = _tool_outcome(ok, value)
@@ -121,9 +123,10 @@ class UserCalls:
             lambda: _then(tool.invoke(arguments, injected), tool.result), record
         )
         work = finishing(user_code, finish)
-        result: dict[str, Any] = await self._start(
-            work, record, context, f"tools/call {tool.name}", request
-        )
+        with waiting:
+            result: dict[str, Any] = await self._start(
+                work, record, context, f"tools/call {tool.name}", request
+            )
         return result
 
     # -- 2026-07-28: calls that pause for client input ---------------------------------

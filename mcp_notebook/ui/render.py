@@ -66,6 +66,14 @@ def took(record: CallRecord) -> str:
     return f"{record.duration:.1f} s"
 
 
+def status(record: CallRecord) -> str:
+    """The call's status as a person reads it: "queued behind cell [7]" while a running
+    cell holds the kernel (``record.behind``), else the status itself."""
+    if record.status == "queued" and record.behind:
+        return f"queued behind {record.behind}"
+    return record.status
+
+
 def row(record: CallRecord) -> str:
     """One line of the call table, padded into columns."""
     cells = (
@@ -76,7 +84,7 @@ def row(record: CallRecord) -> str:
         compact(shown(record.arguments, ROW_BYTES)),
     )
     padded = [cut(c, w).ljust(w) for c, (_, w) in zip(cells, COLUMNS, strict=True)]
-    line = " ".join([*padded, took(record).rjust(7), record.status])
+    line = " ".join([*padded, took(record).rjust(7), status(record)])
     return line.replace(" ", NBSP)
 
 
@@ -164,7 +172,7 @@ def detail(record: CallRecord) -> str:
     when = time.strftime("%H:%M:%S", time.localtime(record.started))
     parts = [
         f"<b>#{record.id} {html.escape(record.method)} {html.escape(record.target)}</b>"
-        f" — {html.escape(record.status)} · {took(record)} · {html.escape(record.client)}"
+        f" — {html.escape(status(record))} · {took(record)} · {html.escape(record.client)}"
         f" · {when}",
     ]
     if record.status == "interrupted":

@@ -172,13 +172,18 @@ def detail(record: CallRecord) -> str:
     when = time.strftime("%H:%M:%S", time.localtime(record.started))
     parts = [
         f"<b>#{record.id} {html.escape(record.method)} {html.escape(record.target)}</b>"
-        f" — {html.escape(status(record))} · {took(record)} · {html.escape(record.client)}"
+        f" — {html.escape(record.status)} · {took(record)} · {html.escape(record.client)}"
         f" · {when}",
     ]
     if record.status == "interrupted":
         parts.append(
             "<i class='mcp-error'>Interrupted from the notebook (Kernel &gt; Interrupt): the "
             "client got an error.</i>"
+        )
+    if record.behind:
+        verb = "Queued" if record.status == "queued" else "Waited"
+        parts.append(
+            f"<i>{verb} behind {html.escape(record.behind)}: a running cell held the kernel.</i>"
         )
     if record.abbreviated:
         parts.append(

@@ -25,8 +25,8 @@ Finish = Callable[[bool, Any], Any]
 
 
 class Executor(Protocol):
-    # Which cell holds the loop user code runs on, if the executor knows (.queueing).
-    cells: CellWatch | None
+    # An executor may also have ``cells``: a CellWatch of the loop it runs user code on,
+    # so that a call queued behind a running cell can say so (.queueing).
 
     def prepare(self, work: Callable[[], Any], record: CallRecord) -> Callable[[], Any]:
         """``work`` (user code serving ``record``) as it must run on this executor."""

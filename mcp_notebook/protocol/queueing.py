@@ -21,17 +21,16 @@ Which cell runs is a :class:`CellWatch`, which the kernel extension keeps with I
 ``pre_execute`` / ``post_execute`` events on the kernel thread; the server's thread only
 reads it. Notices go out like a ``Context``'s progress (``request.notify``, related to the
 request: on its SSE stream when it has one, otherwise wherever a tool's progress would go).
-Timers live on the server's loop, at most one per waiting call: the watch's ``with`` block
-cancels it when the call ends, fails, is cancelled or its client hangs up (all of which end
-the task that awaits the call); a timer that finds its call started sends nothing and is not
-renewed.
+Timers live on the server's loop, at most one per waiting call: :meth:`Waiting.close`, in
+a ``finally`` around the wait, cancels it when the call ends, fails, is cancelled or its
+client hangs up (all of which end the task that awaits the call); a timer that finds its
+call started sends nothing and is not renewed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from types import TracebackType
 from typing import Any, NamedTuple
 
 from .calls import CallRecord
@@ -77,6 +76,15 @@ class CellWatch:
         self.now = self._stack[0] if self._stack else None
 
 
+def watch(request: RequestContext, record: CallRecord, cells: CellWatch | None) -> Waiting | None:
+    """On the server's loop, as ``record``'s call is handed to the kernel: what watches
+    its wait until :meth:`Waiting.close`; None when nothing is to be told or marked (no
+    token and no cell running: the common case, which costs no timer)."""
+    if request.progress_token is None and (cells is None or cells.now is None):
+        return None
+    return Waiting(request, record, cells)
+
+
 def waiting_message(cell: Cell | None) -> str:
     """What a waiting call's progress notice says."""
     if cell is None:
@@ -87,7 +95,7 @@ def waiting_message(cell: Cell | None) -> str:
 
 
 class Waiting:
-    """One call on its way to the kernel, from hand-over to its end (a ``with`` block)."""
+    """One call on its way to the kernel, from hand-over to its end (:meth:`close`)."""
 
     __slots__ = ("_cells", "_handle", "_loop", "_said", "_since", "_token", "record", "request")
 
@@ -104,6 +112,11 @@ class Waiting:
         if cell is not None:
             record.behind = cell.label
             record._changed()
+        if self._token is None and cell is None:
+            return  # the cell ended meanwhile: nothing to tell, nothing to mark
+        self._loop = asyncio.get_running_loop()
+        self._since = time.monotonic()
+        self._handle = self._loop.call_later(GRACE if cell else INTERVAL, self._tick)
 
     @property
     def streams(self) -> bool:
@@ -111,21 +124,8 @@ class Waiting:
         reply must not leave early from the kernel thread)."""
         return self._token is not None and self.record.behind is not None
 
-    def __enter__(self) -> Waiting:
-        if self._token is None and self.record.behind is None:
-            return self  # nobody to tell, nothing to mark: no timer
-        self._loop = asyncio.get_running_loop()
-        self._since = time.monotonic()
-        delay = GRACE if self.record.behind is not None else INTERVAL
-        self._handle = self._loop.call_later(delay, self._tick)
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
+    def close(self) -> None:
+        """The call ended (done, failed, cancelled, its client gone): no more notices."""
         handle, self._handle = self._handle, None
         if handle is not None:
             handle.cancel()

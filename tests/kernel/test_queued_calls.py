@@ -170,3 +170,38 @@ def test_a_raw_sse_client_gets_progress_first_and_no_token_means_no_progress(ser
     assert first.headers["Content-Type"] == "application/json"  # nothing was streamed
     assert json.loads(first.read())["result"]["content"][0]["text"] == "2"
     first_connection.close()
+
+
+def test_a_json_only_client_hears_the_wait_where_a_tools_progress_goes(served, tmp_path):
+    """No SSE on the POST: the notice goes on the session's GET stream, as a Context
+    tool's progress would, and the call's answer is plain JSON."""
+    ep = Endpoint(served)
+    session = ep.open_session()
+    listener = ep.connect()
+    listener.request(
+        "GET", ep.path, headers=ep.headers(session=session, accept="text/event-stream")
+    )
+    stream = listener.getresponse()  # once the headers are here, the stream is registered
+    assert stream.status == 200
+    held = HeldKernel(served.kernel, tmp_path)
+    try:
+        caller = ep.connect()
+        message = tool_call(3, "add", {"a": 5}, {"progressToken": "json-only"})
+        caller.request(
+            "POST",
+            ep.path,
+            json.dumps(message),
+            ep.headers(session=session, accept="application/json"),
+        )
+        notice = json.loads(next_sse_event(stream)["data"])
+        validate_notification(notice, PROTOCOL)
+        assert notice["params"]["progressToken"] == "json-only"
+        assert notice["params"]["message"] == f"waiting for the running cell [{held.number}]"
+        held.release()
+        answer = caller.getresponse()
+        assert answer.headers["Content-Type"] == "application/json"
+        assert json.loads(answer.read())["result"]["content"][0]["text"] == "6"
+        caller.close()
+    finally:
+        held.finish()
+        listener.close()

@@ -180,6 +180,25 @@ async def test_a_context_tool_hears_the_wait_then_its_own_progress(
     assert server.calls[-1].behind == "a cell"
 
 
+async def test_a_call_during_an_awaiting_cell_runs_at_once_unmarked(
+    server, watch, kernel_loop, monkeypatch
+):
+    # A cell that awaits leaves the kernel's loop free: the watch says it runs, yet the
+    # call starts at once. Within the grace nothing is told and the record is not marked.
+    monkeypatch.setattr(queueing, "GRACE", 30.0)
+    session = await session_of(server)
+    sent = outbox(session)
+    watch.started()
+    watch.numbered(9)
+    try:
+        reply = await server.handle(with_token(call("add", 11, a=2, b=2), "g"), session)
+    finally:
+        watch.ended()
+    assert reply["result"]["content"][0]["text"] == "4"
+    assert progress_of(sent) == [] and server.calls[-1].behind is None
+    assert live_timers(asyncio.get_running_loop()) == []
+
+
 async def test_cancelling_a_queued_call_stops_its_notices(server, watch, kernel_loop, quick):
     session = await session_of(server)
     sent = outbox(session)

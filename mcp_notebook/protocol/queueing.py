@@ -9,22 +9,27 @@ it). So while a call waits:
   shows as "queued behind cell [7]";
 - if the client gave a progress token (``params._meta.progressToken``), it gets
   ``notifications/progress`` with the message "waiting for the running cell [7]": the
-  first :data:`GRACE` seconds after the call was queued, then every :data:`INTERVAL`
-  seconds until the call starts. ``progress`` counts the seconds waited (it must increase).
+  first one :data:`GRACE` seconds after the call was queued, then one every
+  :data:`INTERVAL` seconds until the call starts. ``progress`` counts the seconds waited
+  (it must increase).
   A call with a token that waits although no cell runs (behind a long call, say) hears
   "waiting for the kernel" after :data:`INTERVAL` seconds.
 
 Why a grace: a cell that awaits (top-level ``await``) leaves the kernel's loop free, so a
-call queued during it starts at once and has nothing to report.
+call queued during it starts at once: it has nothing to report, and its record is not
+marked.
 
 Which cell runs is a :class:`CellWatch`, which the kernel extension keeps with IPython's
 ``pre_execute`` / ``post_execute`` events on the kernel thread; the server's thread only
 reads it. Notices go out like a ``Context``'s progress (``request.notify``, related to the
 request: on its SSE stream when it has one, otherwise wherever a tool's progress would go).
 Timers live on the server's loop, at most one per waiting call: :meth:`Waiting.close`, in
-a ``finally`` around the wait, cancels it when the call ends, fails, is cancelled or its
-client hangs up (all of which end the task that awaits the call); a timer that finds its
-call started sends nothing and is not renewed.
+a ``finally`` around the wait, cancels it when the call ends, fails or is cancelled (by
+``notifications/cancelled``, by a 2026-07-28 client closing its response, by the end of
+its session); a timer that finds its call started (or its request over) sends nothing and
+is not renewed. A handshake-era client that drops its connection without cancelling
+leaves the call queued: its notices are kept for a resumption (bounded, transports/sse.py)
+until it starts.
 """
 
 from __future__ import annotations
@@ -97,32 +102,36 @@ def waiting_message(cell: Cell | None) -> str:
 class Waiting:
     """One call on its way to the kernel, from hand-over to its end (:meth:`close`)."""
 
-    __slots__ = ("_cells", "_handle", "_loop", "_said", "_since", "_token", "record", "request")
+    __slots__ = (
+        "_cells",
+        "_handle",
+        "_loop",
+        "_said",
+        "_since",
+        "_token",
+        "record",
+        "request",
+        "streams",
+    )
 
     def __init__(
         self, request: RequestContext, record: CallRecord, cells: CellWatch | None
     ) -> None:
         self.request, self.record, self._cells = request, record, cells
+        # streams: progress may go on the request's stream before the reply (a cell runs
+        # and the client gave a token), so the reply must not leave early from the kernel.
         self._token = request.progress_token
         self._handle: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._since = 0.0
         self._said = -0.1  # the progress the last notice gave (the first one may say 0)
         cell = cells.now if cells is not None else None
-        if cell is not None:
-            record.behind = cell.label
-            record._changed()
+        self.streams = self._token is not None and cell is not None
         if self._token is None and cell is None:
             return  # the cell ended meanwhile: nothing to tell, nothing to mark
         self._loop = asyncio.get_running_loop()
         self._since = time.monotonic()
         self._handle = self._loop.call_later(GRACE if cell else INTERVAL, self._tick)
-
-    @property
-    def streams(self) -> bool:
-        """Whether progress may go on the request's stream before the reply (then the
-        reply must not leave early from the kernel thread)."""
-        return self._token is not None and self.record.behind is not None
 
     def close(self) -> None:
         """The call ended (done, failed, cancelled, its client gone): no more notices."""

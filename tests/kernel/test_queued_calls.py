@@ -23,10 +23,18 @@ from .frontend import Frontend
 from .test_http_raw import PROTOCOL, Endpoint, next_sse_event, wait_for_output
 
 SETUP = '''
+from mcp_notebook import Context
+
 @mcp.tool
 def add(a: int, b: int = 1) -> int:
     """Add two numbers."""
     return a + b
+
+@mcp.tool
+def step(ctx: Context) -> str:
+    """Report progress of its own."""
+    ctx.report_progress(1, total=1, message="stepped")
+    return "done stepping"
 '''
 
 HOLD = """
@@ -121,6 +129,20 @@ async def test_a_call_behind_a_running_cell_reports_progress_then_runs(
     record = served.kernel.eval("[(c.status, c.behind) for c in mcp.calls][-1]")
     assert record == ("done", f"cell [{held.number}]")
     await frontend.until(lambda: rows(frontend, table)[0].endswith("done"))
+
+
+@MODES
+async def test_a_context_tool_reports_its_own_progress_after_the_wait(served, held, mode):
+    progress = Progress()
+    async with connect(served, mode) as client:
+        call = asyncio.ensure_future(client.call_tool("step", {}, progress_callback=progress))
+        await asyncio.wait_for(progress.arrived.wait(), 30)
+        held.release()
+        result = await asyncio.wait_for(call, 30)
+    assert result.content[0].text == "done stepping"
+    messages = [message for _, _, message in progress.seen]
+    assert messages[0] == f"waiting for the running cell [{held.number}]"
+    assert messages[-1] == "stepped"  # the tool's own, after the wait's
 
 
 @MODES

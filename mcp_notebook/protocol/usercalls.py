@@ -24,6 +24,7 @@ from .executor import Executor, finishing, settle
 from .jsonrpc import RESOURCE_NOT_FOUND, RpcError, invalid_params
 from .kinds import Era, FinalStatus
 from .mrtr import SETTLE_SECONDS, Asker, Continuations, Suspended
+from .queueing import watch
 from .request import RequestContext
 from .session import Session
 
@@ -108,9 +109,12 @@ class UserCalls:
             if problem is not None:
                 raise Declined(problem)
         injected: dict[type, Any] = {Context: context} if context is not None else {}
+        # Behind a running cell? Then it says so (.queueing); any executor may know.
+        waiting = watch(request, record, getattr(self.executor, "cells", None))
         # Without a Context, user code says nothing on this request's stream: the reply
-        # may leave from the thread that ran it (see .request).
-        early = context is None and request.offer_channel()
+        # may leave from the thread that ran it (see .request), unless the wait is told.
+        told = waiting is not None and waiting.streams
+        early = context is None and not told and request.offer_channel()
 
         def finish(ok: bool, value: Any) -> dict[str, Any]:
             outcome = _tool_outcome(ok, value)
@@ -126,9 +130,13 @@ class UserCalls:
             lambda: _then(tool.invoke(arguments, injected), tool.result), record
         )
         work = finishing(user_code, finish)
-        result: dict[str, Any] = await self._start(
-            work, record, context, f"tools/call {tool.name}", request
-        )
+        try:
+            result: dict[str, Any] = await self._start(
+                work, record, context, f"tools/call {tool.name}", request
+            )
+        finally:
+            if waiting is not None:
+                waiting.close()
         return result
 
     # -- 2026-07-28: calls that pause for client input ---------------------------------

@@ -18,6 +18,7 @@ from .openfiles import raise_open_file_limit
 from .protocol import CallLog, InlineExecutor, LoopExecutor, Server
 from .protocol.confirmation import Confirmer, Policy, needs_confirmation, parse_policy
 from .protocol.executor import Executor
+from .protocol.session import LOG_LEVELS
 from .registration import Registrations
 from .registry import Kind, Registry, Tool
 from .transports.binding import check_address
@@ -29,7 +30,7 @@ if TYPE_CHECKING:  # imported by _bind: tornado loads when a server starts, not 
 logger = logging.getLogger(__name__)
 DEFAULT_PORT = 8765
 # The options of `start` that `mcp-notebook serve` pins (serve_headless).
-PINNABLE = ("host", "port", "token", "auth", "name", "allow_remote_no_auth")
+PINNABLE = ("host", "port", "token", "auth", "name", "allow_remote_no_auth", "dispatcher")
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,7 @@ class NotebookMCP(Registrations):
         max_body: int = DEFAULT_MAX_BODY,
         executor: Executor | None = None,
         allow_remote_no_auth: bool = False,
+        dispatcher: bool = False,
     ) -> ServerInfo:
         """Serve over Streamable HTTP on a thread of its own; user code stays on this loop.
 
@@ -119,6 +121,8 @@ class NotebookMCP(Registrations):
         on it, with its settings but without its sessions (clients initialize again).
         Without ``port``, a restart keeps the current port. ``auth=False`` on an address
         other than loopback needs ``allow_remote_no_auth=True`` (:class:`UnsafeBind`).
+        ``dispatcher=True`` offers every client two stable tools that list and call the
+        notebook's current tools (for clients that ignore ``list_changed``).
         Options pinned by :meth:`serve_headless` replace the ones given here.
         """
         pinned = self._pinned or {}  # mcp-notebook serve's options win over the cell's
@@ -128,6 +132,7 @@ class NotebookMCP(Registrations):
         auth = pinned.get("auth", auth)
         name = pinned.get("name", name)
         allow_remote_no_auth = pinned.get("allow_remote_no_auth", allow_remote_no_auth)
+        dispatcher = pinned.get("dispatcher", dispatcher)
         exposure.check(host, auth, allow_remote_no_auth)
         raise_open_file_limit()  # macOS' 256 files would cap clients before Limits does
         with self._lock:
@@ -136,7 +141,7 @@ class NotebookMCP(Registrations):
                 port = old.port  # the pasted client configs name this URL
             # Keep the token across restarts so pasted client configs stay valid.
             new_token = (token or self._token or secrets.token_urlsafe(24)) if auth else None
-            server = self._new_server(name or self.name, executor)
+            server = self._new_server(name or self.name, executor, dispatcher)
             if old is not None and port == old.port:
                 transport = self._rebind(old, server, host, max_body, new_token)
             else:
@@ -159,8 +164,8 @@ class NotebookMCP(Registrations):
 
         ``mcp-notebook serve`` calls it once in the fresh kernel, before the notebook's
         cells: the notebook's own ``%mcp start --port X`` then serves where the command
-        line says (any of host, port, token, auth, name, allow_remote_no_auth given here
-        wins), and nobody is asked at the notebook (:attr:`headless`). A second call
+        line says (any of host, port, token, auth, name, allow_remote_no_auth, dispatcher
+        given here wins), and nobody is asked at the notebook (:attr:`headless`). A second call
         raises: the notebook cannot change what the command line chose.
         """
         unknown = sorted(set(options) - set(PINNABLE))
@@ -172,7 +177,7 @@ class NotebookMCP(Registrations):
         if self.ui is not None:  # the extension was loaded before this call
             self.ui.headless = True
 
-    def _new_server(self, name: str, executor: Executor | None) -> Server:
+    def _new_server(self, name: str, executor: Executor | None, dispatcher: bool) -> Server:
         server = Server(
             self.registry,
             name=name,
@@ -180,6 +185,7 @@ class NotebookMCP(Registrations):
             instructions=self.instructions,
             executor=executor or self._executor(),
             calls=self.calls,
+            dispatcher=dispatcher,
         )
         server.confirm = Confirmer(self).confirm
         return server
@@ -231,7 +237,8 @@ class NotebookMCP(Registrations):
         """Serve again where the stopped server was (a failed restart on its port).
 
         Whatever goes wrong here is logged: the caller raises the error of the restart."""
-        server = self._new_server(self.name, old.executor if old is not None else None)
+        executor, dispatcher = (old.executor, old.dispatcher) if old is not None else (None, False)
+        server = self._new_server(self.name, executor, dispatcher)
         try:
             transport = self._bind(server, host, port, max_body, token)
         except Exception as exc:
@@ -284,6 +291,7 @@ class NotebookMCP(Registrations):
             "running": transport is not None,
             "url": transport.url if transport else None,
             "auth": bool(self._token) if transport else None,
+            "dispatcher": self._server.dispatcher if self._server else None,
             "sessions": len(transport.sessions) if transport else 0,
             "tools": list(self.registry.tools),
             "resources": [r.uri for r in self.registry.resources.values()],
@@ -325,6 +333,15 @@ class NotebookMCP(Registrations):
             transport.call_soon(server.resource_updated, detail)
         else:
             transport.call_soon(server.list_changed, kind)
+
+    def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        """Send a log message (``notifications/message``) to every connected client that
+        listens at ``level`` ("debug" ... "emergency"); nothing when not serving."""
+        if level not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {level!r}: use one of {', '.join(LOG_LEVELS)}")
+        transport, server = self._transport, self._server
+        if transport is not None and server is not None:
+            transport.call_soon(server.log, level, data, logger)
 
     def __repr__(self) -> str:
         state = f"serving {self.url}" if self.running else "not serving"

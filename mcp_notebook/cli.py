@@ -11,7 +11,7 @@ from importlib import resources
 from pathlib import Path
 
 from ._version import __version__
-from .clients import CLIENTS
+from .clients import BRIDGE_DISPATCHER_HELP, CLIENTS, DISPATCHER_FLAG, DISPATCHER_HELP
 from .exposure import ALLOW_FLAG, UnsafeBind, check
 
 logger = logging.getLogger(__name__)
@@ -35,7 +35,11 @@ def _parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run a notebook in a fresh kernel and serve it")
     serve.add_argument(
-        "notebook", nargs="?", type=Path, help="the .ipynb to serve (default: the quickstart)"
+        "notebook",
+        nargs="?",
+        type=Path,
+        help="the .ipynb, or a percent-format .py (`# %% cells`), to serve (default: the "
+        "quickstart)",
     )
     serve.add_argument("--transport", choices=["http", "stdio"], default="http")
     serve.add_argument("--host", default="127.0.0.1")
@@ -45,10 +49,17 @@ def _parser() -> argparse.ArgumentParser:
     auth.add_argument("--token", default=None, help="bearer token (default: random)")
     auth.add_argument("--no-auth", action="store_true", help="accept requests without a token")
     serve.add_argument(
+        "--watch",
+        action="store_true",
+        help="when the notebook file changes, run its changed cells and those after them "
+        "again in the same kernel (needs the watch extra)",
+    )
+    serve.add_argument(
         ALLOW_FLAG,
         action="store_true",
         help="with --no-auth on a non-loopback --host: let every host that reaches it in",
     )
+    serve.add_argument(DISPATCHER_FLAG, action="store_true", help=DISPATCHER_HELP)
 
     bridge = commands.add_parser("bridge", help="MCP on stdio, relayed to a running notebook")
     bridge.add_argument("name", nargs="?", help="the server's name (default: the only one)")
@@ -56,12 +67,14 @@ def _parser() -> argparse.ArgumentParser:
     bridge.add_argument(
         "--token", default=None, help="bearer token (default: $MCP_NOTEBOOK_TOKEN or discovery)"
     )
+    bridge.add_argument(DISPATCHER_FLAG, action="store_true", help=BRIDGE_DISPATCHER_HELP)
 
     commands.add_parser("list", help="list the notebook servers running on this machine")
 
     config = commands.add_parser("config", help="print the configuration for an MCP client")
     config.add_argument("client", choices=CLIENTS)
     config.add_argument("name", nargs="?", help="the server's name (default: the only one)")
+    config.add_argument(DISPATCHER_FLAG, action="store_true", help=BRIDGE_DISPATCHER_HELP)
     return parser
 
 
@@ -102,6 +115,7 @@ def _shows(text: str) -> bool:
 
 def _serve(args: argparse.Namespace) -> int:
     from .headless import ServeOptions, serve_http, serve_stdio
+    from .notebookfile import UnreadableNotebook
 
     path = args.notebook or _default_notebook()
     if not path.is_file():
@@ -120,10 +134,28 @@ def _serve(args: argparse.Namespace) -> int:
         auth=not args.no_auth,
         name=args.name,
         allow_remote_no_auth=args.allow_remote_no_auth,
+        watch=args.watch,
+        dispatcher=args.dispatcher,
     )
-    if args.transport == "stdio":
-        return serve_stdio(path, options)
-    return serve_http(path, options)
+    on_ready = None
+    if args.watch:
+        try:
+            import watchfiles  # noqa: F401 - here, to say so before the kernel starts
+        except ImportError:
+            print(
+                'mcp-notebook serve --watch needs watchfiles: pip install "mcp-notebook[watch]"',
+                file=sys.stderr,
+            )
+            return 2
+        from .watching import watch
+
+        on_ready = watch
+    serve = serve_stdio if args.transport == "stdio" else serve_http
+    try:
+        return serve(path, options, on_ready)
+    except UnreadableNotebook as exc:
+        print(f"mcp-notebook serve: {exc}", file=sys.stderr)
+        return 2
 
 
 def _bridge(args: argparse.Namespace) -> int:
@@ -132,7 +164,9 @@ def _bridge(args: argparse.Namespace) -> int:
 
     output = protocol_stdout()
     token = args.token or os.environ.get("MCP_NOTEBOOK_TOKEN") or None
-    bridge = Bridge(Target(name=args.name, url=args.url, token=token), output)
+    bridge = Bridge(
+        Target(name=args.name, url=args.url, token=token), output, dispatcher=args.dispatcher
+    )
     # An MCP client closes stdin, then sends SIGTERM (the Python SDK after 2 s) while the
     # bridge may still wait for replies in flight: stop waiting, but end the session.
     stopper = stopping.install(bridge.close, repeat_ends=True)
@@ -173,7 +207,7 @@ def _config(args: argparse.Namespace) -> int:
             print(f"mcp-notebook: {exc}", file=sys.stderr)
             return 1
         name, url, token = args.name, None, None  # the bridge finds it once it runs
-    found = snippet(args.client, name, url, token)
+    found = snippet(args.client, name, url, token, dispatcher=args.dispatcher)
     print(found.where, file=sys.stderr)
     print(found.text)
     if not _shows(found.text):

@@ -19,6 +19,14 @@ from typing import Any
 from . import discovery
 
 CLIENTS = ("claude-desktop", "claude-code", "cursor", "vscode")
+# The dispatcher (protocol/dispatcher_tools.py): two stable tools that list and call the
+# notebook's current tools, for clients that ignore list_changed.
+DISPATCHER_FLAG = "--dispatcher"
+DISPATCHER_HELP = "offer every client two stable tools that list and call the current tools"
+BRIDGE_DISPATCHER_HELP = (
+    "the bridge asks for two stable tools that list and call the notebook's current tools "
+    "(for clients that ignore list_changed)"
+)
 
 # The file each client reads its MCP servers from, by sys.platform ("" for Linux and others).
 CONFIG_FILES = {
@@ -68,12 +76,14 @@ def command_line(words: list[str]) -> str:
     return shlex.join(words)
 
 
-def bridge_command(name: str) -> list[str]:
-    """This Python, by absolute path, running the stdio bridge to the server ``name``."""
-    return [python_executable(), "-m", "mcp_notebook", "bridge", name]
+def bridge_command(name: str, dispatcher: bool = False) -> list[str]:
+    """This Python, by absolute path, running the stdio bridge to the server ``name``;
+    with ``dispatcher``, the bridge asks the notebook for the dispatcher's tools."""
+    command = [python_executable(), "-m", "mcp_notebook", "bridge", name]
+    return [*command, DISPATCHER_FLAG] if dispatcher else command
 
 
-def stdio_command(name: str) -> str:
+def stdio_command(name: str, dispatcher: bool = False) -> str:
     """The ``claude mcp add`` line that reaches the notebook through the stdio bridge.
 
     It holds no secret: the bridge reads the token from the discovery file. The name comes
@@ -82,7 +92,7 @@ def stdio_command(name: str) -> str:
     settings = [f"{key}={value}" for key, value in discovery.environment().items()]
     options = [word for setting in settings for word in ("--env", setting)]
     add = ["claude", "mcp", "add", "--transport", "stdio", name, *options]
-    return command_line([*add, "--", *bridge_command(name)])
+    return command_line([*add, "--", *bridge_command(name, dispatcher)])
 
 
 def http_command(name: str, url: str, token: str | None) -> str:
@@ -91,33 +101,44 @@ def http_command(name: str, url: str, token: str | None) -> str:
     return command_line(["claude", "mcp", "add", "--transport", "http", name, url, *header])
 
 
-def _stdio_entry(name: str) -> dict[str, Any]:
-    command, *args = bridge_command(name)
+def _stdio_entry(name: str, dispatcher: bool) -> dict[str, Any]:
+    command, *args = bridge_command(name, dispatcher)
     return {"command": command, "args": args, "env": discovery.environment()}
 
 
-def snippet(client: str, name: str, url: str | None = None, token: str | None = None) -> Snippet:
+def snippet(
+    client: str,
+    name: str,
+    url: str | None = None,
+    token: str | None = None,
+    *,
+    dispatcher: bool = False,
+) -> Snippet:
+    """What to paste into ``client``. ``dispatcher``: the bridge asks the notebook for the
+    dispatcher's tools (only a bridge can ask: claude-code's HTTP line is left out)."""
     if client == "claude-desktop":
         return Snippet(
             f"Merge into {config_file(client)} (Settings > Developer > Edit Config), "
             "then restart Claude Desktop:",
-            json.dumps({"mcpServers": {name: _stdio_entry(name)}}, indent=2),
+            json.dumps({"mcpServers": {name: _stdio_entry(name, dispatcher)}}, indent=2),
         )
     if client == "cursor":
         return Snippet(
             f"Merge into {config_file(client)} (or .cursor/mcp.json in a project):",
-            json.dumps({"mcpServers": {name: _stdio_entry(name)}}, indent=2),
+            json.dumps({"mcpServers": {name: _stdio_entry(name, dispatcher)}}, indent=2),
         )
     if client == "vscode":
         return Snippet(
             f"Merge into .vscode/mcp.json in a workspace, or into {config_file(client)} "
             "(MCP: Open User Configuration):",
-            json.dumps({"servers": {name: {"type": "stdio", **_stdio_entry(name)}}}, indent=2),
+            json.dumps(
+                {"servers": {name: {"type": "stdio", **_stdio_entry(name, dispatcher)}}}, indent=2
+            ),
         )
     if client == "claude-code":
-        lines = [stdio_command(name)]
+        lines = [stdio_command(name, dispatcher)]
         where = "Run in a shell (stdio through the bridge, which follows kernel restarts)"
-        if url:
+        if url and not dispatcher:
             lines.append(http_command(name, url, token))
             where += "; or the second line, straight to the notebook over HTTP"
         return Snippet(where + ":", "\n".join(lines))

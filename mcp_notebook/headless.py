@@ -11,7 +11,6 @@ handshake and holds the rest until the notebook serves (bridge/held.py).
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import queue
@@ -34,6 +33,7 @@ from . import stopping
 from ._version import __version__
 from .errors import McpNotebookError
 from .exposure import who_can_reach
+from .notebookfile import CodeCell, UnreadableNotebook, code_cells
 from .openfiles import raise_open_file_limit
 from .startview import StartView, first_line
 
@@ -66,6 +66,8 @@ if "mcp_notebook" not in get_ipython().extension_manager.loaded:
 if not __import__("mcp_notebook").mcp.running:
     __import__("mcp_notebook").mcp.start()
 """
+# With --watch, before each code cell: remember what was registered (kernel/reloading.py).
+_MARK = '__import__("mcp_notebook.kernel.reloading").kernel.reloading.reloads.mark({index})'
 _ADDRESS = {
     "url": '__import__("mcp_notebook").mcp.url',
     "token": '__import__("mcp_notebook").mcp.token',
@@ -95,6 +97,8 @@ class ServeOptions:
     name: str | None = None
     startup_timeout: float = 600.0
     allow_remote_no_auth: bool = False  # --no-auth on a non-loopback host, on purpose
+    watch: bool = False  # re-run what changes on disk (watching.py)
+    dispatcher: bool = False  # every client gets the dispatcher's tools
 
 
 class View(Protocol):
@@ -106,32 +110,14 @@ class View(Protocol):
     def finish(self, text: str) -> None: ...
 
 
-def read_code_cells(path: Path) -> list[str]:
-    """The sources of a notebook's code cells that have code, in order.
-
-    An ``.ipynb`` is JSON: read as such, without nbformat, whose import costs a second
-    (it validates with jsonschema). Notebooks older than format 4 go through nbformat.
-    """
+def read_code_cells(path: Path) -> list[CodeCell]:
+    """The notebook's code cells that have code, in order (``.ipynb`` or percent ``.py``)."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return code_cells(path)
+    except UnreadableNotebook as exc:
+        raise NotebookError(str(exc)) from None
+    except OSError as exc:
         raise NotebookError(f"{path.name} is not a notebook: {exc}") from None
-    if not isinstance(document, dict) or not isinstance(document.get("cells", []), list):
-        raise NotebookError(f"{path.name} is not a notebook: no list of cells")
-    if not isinstance(document.get("nbformat"), int) or document["nbformat"] < 4:
-        import nbformat
-
-        cells = nbformat.read(path, as_version=4).cells
-    else:
-        cells = document.get("cells", [])
-    sources = []
-    for cell in cells:
-        if isinstance(cell, dict) and cell.get("cell_type") == "code":
-            source = cell.get("source", "")
-            source = "".join(source) if isinstance(source, list) else str(source)
-            if source.strip():
-                sources.append(source)
-    return sources
 
 
 class NotebookKernel:
@@ -148,7 +134,8 @@ class NotebookKernel:
         self.options = options
         self.name = options.name or self.path.stem
         self.view: View = view or StartView(self.path.name, sys.stderr)
-        self.cells: list[str] | None = None
+        # The code cells as they last ran to the end (read once; --watch renews them).
+        self.cells: list[CodeCell] | None = None
         self.url: str | None = None
         self.token: str | None = None
         self.manager: KernelManager | None = None
@@ -165,7 +152,7 @@ class NotebookKernel:
         """The start's steps: the kernel, each code cell, the server."""
         return len(self.read()) + 2
 
-    def read(self) -> list[str]:
+    def read(self) -> list[CodeCell]:
         if self.cells is None:
             self.cells = read_code_cells(self.path)
         return self.cells
@@ -204,24 +191,15 @@ class NotebookKernel:
             self._wait_ready()
             # Not in the kernel's history: the code names the token.
             self._execute(_SETUP.format(options=self.pinned()), "setup", store_history=False)
-            for number, source in enumerate(cells, 1):
-                where = f"cell {number} of {len(cells)}"
-                self.view.step(number, total, f"{where}: {first_line(source)}")
-                self._execute(source, where)
+            for index, cell in enumerate(cells):
+                where = f"cell {index + 1} of {len(cells)}"
+                self.view.step(index + 1, total, f"{where}: {first_line(cell.source)}")
+                self._run_cell(index, cell, where)
             self.view.step(total - 1, total, "starting the server")
             reply = self._execute(_START, "start", _ADDRESS, store_history=False)
             values = reply["content"]["user_expressions"]
             self.url = _literal(values["url"])
             self.token = _literal(values["token"])
-
-    def execute(self, code: str, where: str) -> dict[str, Any]:
-        """Run ``code`` in the kernel once it has started (a changed cell, say), its output
-        shown as a cell's is; the reply. Raises :class:`NotebookError` if it fails and
-        :class:`Stopped` once serve stops."""
-        with self._lock:
-            if self.client is None or self._stopping.is_set():
-                raise Stopped
-            return self._execute(code, where)
 
     def pinned(self) -> dict[str, Any]:
         """serve's options, for ``mcp.serve_headless``: they win over the notebook's."""
@@ -230,6 +208,7 @@ class NotebookKernel:
             "auth": self.options.auth,
             "name": self.name,
             "allow_remote_no_auth": self.options.allow_remote_no_auth,
+            "dispatcher": self.options.dispatcher,
         }
         if self.options.port is not None:
             options["port"] = self.options.port
@@ -237,7 +216,32 @@ class NotebookKernel:
             options["token"] = self.options.token
         return options
 
+    def run_cell(self, index: int, cell: CodeCell, *, stop_on_error: bool = True) -> None:
+        """Execute code cell ``index`` of the notebook once the start is over (``serve
+        --watch``): ``NotebookError`` if it fails, :class:`Stopped` once serve stops."""
+        with self._lock:
+            self._check_started()
+            self._run_cell(index, cell, f"cell {cell.number}", stop_on_error=stop_on_error)
+
+    def run_own(self, code: str, expressions: dict[str, str] | None = None) -> dict[str, Any]:
+        """Run code of ours, not the notebook's, once the start is over: kept out of the
+        kernel's history."""
+        with self._lock:
+            self._check_started()
+            return self._execute(code, "mcp-notebook", expressions, store_history=False)
+
+    def _check_started(self) -> None:
+        if self.client is None or self._stopping.is_set():
+            raise Stopped
+
     # -- talking to the kernel (with the lock held) --------------------------------------
+    def _run_cell(
+        self, index: int, cell: CodeCell, where: str, *, stop_on_error: bool = True
+    ) -> None:
+        if self.options.watch:  # what was registered before it (kernel/reloading.py)
+            self._execute(_MARK.format(index=index), "mcp-notebook", store_history=False)
+        self._execute(cell.source, where, stop_on_error=stop_on_error)
+
     def _wait_ready(self) -> None:
         """Until the kernel answers on its shell channel and publishes on IOPub (a
         subscriber misses what was published before it connected)."""
@@ -261,6 +265,7 @@ class NotebookKernel:
         expressions: dict[str, str] | None = None,
         *,
         store_history: bool = True,
+        stop_on_error: bool = True,
     ) -> dict[str, Any]:
         client = self.client
         asked = client.execute(
@@ -268,7 +273,7 @@ class NotebookKernel:
             store_history=store_history,
             user_expressions=expressions or {},
             allow_stdin=False,  # nobody can answer input() in a headless kernel
-            stop_on_error=True,
+            stop_on_error=stop_on_error,
         )
         self._running = asked
         deadline = time.monotonic() + self.options.startup_timeout
@@ -402,10 +407,10 @@ def _literal(value: dict[str, Any]) -> Any:
     return ast.literal_eval(value["data"]["text/plain"])
 
 
-def sets_instructions(cells: list[str]) -> bool:
+def sets_instructions(cells: list[CodeCell]) -> bool:
     """Whether the notebook may set ``mcp.instructions``, which its handshake carries:
     then nothing can answer the handshake before the notebook has run."""
-    return any("instructions" in source for source in cells)
+    return any("instructions" in cell.source for cell in cells)
 
 
 # -- stdio ---------------------------------------------------------------------------------
@@ -433,7 +438,11 @@ class _Reporter:
         self.view.finish(text)
 
 
-def serve_stdio(path: Path, options: ServeOptions) -> int:
+# Called once the notebook has run; returns what stops it (watching.watch for --watch).
+OnReady = Callable[["NotebookKernel"], Callable[[], None]]
+
+
+def serve_stdio(path: Path, options: ServeOptions, on_ready: OnReady | None = None) -> int:
     """Serve MCP on this process's stdin/stdout: the notebook's kernel behind the bridge."""
     # The kernel's endpoint is private to this process: loopback, any port, its own token.
     private = ServeOptions(
@@ -442,6 +451,8 @@ def serve_stdio(path: Path, options: ServeOptions) -> int:
         token=secrets.token_urlsafe(24),
         name=options.name,
         startup_timeout=options.startup_timeout,
+        watch=options.watch,
+        dispatcher=options.dispatcher,
     )
     reporter = _Reporter(StartView(path.name, sys.stderr))
     kernel = NotebookKernel(path, private, reporter)
@@ -454,9 +465,10 @@ def serve_stdio(path: Path, options: ServeOptions) -> int:
     stopper = _stop_on_request(kernel, stopped)
     attached = threading.Event()  # the bridge exists: the start may report to it
     bridge: list[Bridge] = []
+    stops: list[Callable[[], None]] = []  # what on_ready started, to stop at the end
     threading.Thread(
         target=_run_notebook,
-        args=(kernel, reporter, attached, bridge, stopped),
+        args=(kernel, reporter, attached, bridge, stopped, on_ready, stops),
         name="notebook-start",
         daemon=True,
     ).start()
@@ -478,6 +490,8 @@ def serve_stdio(path: Path, options: ServeOptions) -> int:
     except KeyboardInterrupt:
         return 0
     finally:
+        for stop in stops:
+            stop()
         _shut_down(kernel, stopped, stopper)
 
 
@@ -487,6 +501,8 @@ def _run_notebook(
     attached: threading.Event,
     bridge: list[Bridge],
     stopped: threading.Event,
+    on_ready: OnReady | None,
+    stops: list[Callable[[], None]],
 ) -> None:
     """The start, on its own thread; then it watches the kernel."""
     try:
@@ -505,9 +521,11 @@ def _run_notebook(
             exc = NotebookError(f"{kernel.path.name}: could not start: {exc}")
         _fail_start(kernel, reporter, bridge[0], stopped, exc)
     assert reporter.startup is not None and kernel.url is not None
+    reporter.finish(f"Serving {kernel.path.name} over MCP stdio")
+    if on_ready is not None:  # before the held requests go: e.g. no save is missed
+        stops.append(on_ready(kernel))
     if not reporter.startup.ready(kernel.url, kernel.token):
         return  # the client went away meanwhile: serve is stopping
-    reporter.finish(f"Serving {kernel.path.name} over MCP stdio")
     _exit_with_kernel(kernel, stopped, bridge[0])
 
 
@@ -542,13 +560,15 @@ def _exit_with_kernel(kernel: NotebookKernel, stopped: threading.Event, bridge: 
 
 
 # -- HTTP ----------------------------------------------------------------------------------
-def serve_http(path: Path, options: ServeOptions) -> int:
+def serve_http(path: Path, options: ServeOptions, on_ready: OnReady | None = None) -> int:
     kernel = NotebookKernel(path, options)
     stopped = threading.Event()
     stopper = _stop_on_request(kernel, stopped)
+    stop_ready = None
     try:
         kernel.start()
         kernel.view.finish(f"{path.name} ran")
+        stop_ready = on_ready(kernel) if on_ready else None
         print(f"Serving {path} over MCP Streamable HTTP at {kernel.url}", file=sys.stderr)
         if kernel.token:
             print(f"Token: {kernel.token}", file=sys.stderr)
@@ -571,6 +591,8 @@ def serve_http(path: Path, options: ServeOptions) -> int:
         print("Shutting down the kernel.", file=sys.stderr)
         return 0
     finally:
+        if stop_ready is not None:
+            stop_ready()
         _shut_down(kernel, stopped, stopper)
 
 

@@ -131,3 +131,22 @@ def test_the_cli_prints_non_ascii_names_on_an_ascii_console(runtime):
         assert lines.startswith("claude mcp add --transport stdio")
     finally:
         discovery.unregister(path)
+
+
+@pytest.mark.parametrize("client", clients.CLIENTS)
+def test_with_the_dispatcher_every_snippet_runs_the_bridge_that_asks_for_it(
+    monkeypatch, runtime, client
+):
+    on(monkeypatch, "linux", MAC_PYTHON)
+    found = clients.snippet(client, NAME, "http://127.0.0.1:8765/mcp", "t0k", dispatcher=True)
+    if client == "claude-code":
+        (line,) = found.text.splitlines()  # no HTTP line: only the bridge can ask for it
+        assert shlex.split(line)[-3:] == ["bridge", NAME, "--dispatcher"]
+        assert "t0k" not in line
+        return
+    servers = json.loads(found.text)
+    (entry,) = (servers.get("mcpServers") or servers["servers"]).values()
+    assert entry["args"] == ["-m", "mcp_notebook", "bridge", NAME, "--dispatcher"]
+    plain = json.loads(clients.snippet(client, NAME).text)
+    (entry,) = (plain.get("mcpServers") or plain["servers"]).values()
+    assert "--dispatcher" not in entry["args"]

@@ -338,9 +338,72 @@ async def test_tool_description_is_docstring_summary_without_sections():
 
     description = (await tool_definition(mcp, "greet"))["description"]
     assert description == "Say hello to someone."
-    assert "description" not in (await tool_definition(mcp, "undocumented"))
+    # No docstring: a description made from the name (strict clients require one).
+    assert (await tool_definition(mcp, "undocumented"))["description"] == "Undocumented."
     schema = (await tool_definition(mcp, "undocumented"))["inputSchema"]
     assert "description" not in schema["properties"]["x"]
+
+
+@pytest.mark.parametrize(
+    "name, sentence",
+    [
+        ("get_weather", "Get weather."),
+        ("getWeather", "Get weather."),
+        ("fetch-URL", "Fetch URL."),
+        ("load_CSV_file", "Load CSV file."),
+        ("x", "X."),
+        ("report.v2", "Report v2."),
+        ("___", "___"),  # nothing to make words of: the name itself
+    ],
+)
+def test_a_description_made_from_a_name(name, sentence):
+    from mcp_notebook.registry.components import sentence_from
+
+    assert sentence_from(name) == sentence
+
+
+async def test_every_component_registered_without_a_description_gets_one():
+    """Strict clients (and the conformance suite's prompts-list check) reject a listing
+    entry without a description: each kind gets a default, and an explicit one wins."""
+    mcp = NotebookMCP()
+
+    @mcp.tool
+    def count_rows(table: str) -> int:
+        return 0
+
+    @mcp.tool(input_schema={"type": "object", "properties": {}})
+    def ping_db():
+        """Check the database answers.
+
+        More text that is not the summary."""
+
+    mcp.resource("some text", name="release_notes", uri="notes://release")
+
+    @mcp.resource_template("notes://day/{day}", name="dayNotes")
+    def day_notes(day: str) -> str:
+        return day
+
+    mcp.prompt("review", "\n  Review {code} for bugs.\nBe brief.")
+
+    @mcp.prompt
+    def haiku(topic: str) -> str:
+        return f"A haiku about {topic}"
+
+    mcp.prompt("explicit", "Hi {name}", description="Greets.")
+
+    tools = {t["name"]: t for t in (await rpc(mcp, "tools/list"))["tools"]}
+    assert tools["count_rows"]["description"] == "Count rows."
+    assert tools["ping_db"]["description"] == "Check the database answers."
+    (resource,) = (await rpc(mcp, "resources/list"))["resources"]
+    assert resource["description"] == "Release notes (notes://release)."
+    (template,) = (await rpc(mcp, "resources/templates/list"))["resourceTemplates"]
+    assert template["description"] == "Day notes (notes://day/{day})."
+    prompts = {p["name"]: p for p in (await rpc(mcp, "prompts/list"))["prompts"]}
+    assert prompts["review"]["description"] == "Review {code} for bugs."
+    assert prompts["haiku"]["description"] == "Haiku."
+    assert prompts["explicit"]["description"] == "Greets."
+    for entry in [*tools.values(), resource, template, *prompts.values()]:
+        assert isinstance(entry["description"], str) and entry["description"]
 
 
 async def test_explicit_options_are_passed_through():

@@ -538,7 +538,7 @@ async def test_list_tools_definitions():
     assert tools["add"]["description"] == "Add two numbers."
     assert tools["add"]["inputSchema"]["required"] == ["a"]
     assert tools["add"]["outputSchema"]["properties"]["result"]["type"] == "integer"
-    assert tools["shout"]["description"] == ""  # required by the document: never missing
+    assert tools["shout"]["description"] == "Shout."  # no docstring: made from the name
     assert "type" not in tools["shout"]["outputSchema"]  # permissive: any output fits
 
 

@@ -62,9 +62,12 @@ class Bridge:
         output: BinaryIO,
         eof_grace: float = EOF_GRACE,
         startup: Startup | None = None,
+        *,
+        dispatcher: bool = False,
     ) -> None:
         self.target = target
         self.startup = startup
+        self.dispatcher = dispatcher  # ask the notebook for the dispatcher's tools
         self.channel = Channel(output)
         self.relay: Relay | None = None
         self.eof_grace = eof_grace
@@ -107,10 +110,10 @@ class Bridge:
             elif self.startup is not None:
                 from .held import HeldRelay
 
-                standard = StandardRelay(self.target, self.channel)
+                standard = StandardRelay(self.target, self.channel, self.dispatcher)
                 self.relay = HeldRelay(standard, self.startup, self.channel)
             else:
-                self.relay = StandardRelay(self.target, self.channel)
+                self.relay = StandardRelay(self.target, self.channel, self.dispatcher)
         self.relay.feed(message)
 
     def settle(self, timeout: float) -> bool:
@@ -132,8 +135,13 @@ class Bridge:
 class StandardRelay:
     """Standard MCP, message for message."""
 
-    def __init__(self, target: Target, channel: Channel) -> None:
+    def __init__(self, target: Target, channel: Channel, dispatcher: bool = False) -> None:
         self.channel = channel
+        self.asking: Callable[[Message], Message] | None = None
+        if dispatcher:  # it imports the registry (pydantic): not on the bridge's start path
+            from ..protocol.dispatcher_tools import asking
+
+            self.asking = asking
         self.upstream = Upstream(target, deliver=channel.write, reconnected=self._refresh)
         self.modern = ModernRelay(self.upstream, channel.write)
         self.workers = Workers("bridge-call")
@@ -149,6 +157,8 @@ class StandardRelay:
             return
         method = message.get("method")
         if kind == "request":
+            if self.asking is not None:  # as a client that asks: in initialize and each _meta
+                message = self.asking(message)
             if modern_version(message):
                 handle = functools.partial(self.modern.handle, abort=self.modern.admit(message))
                 self.workers.submit(self._guarded, handle, message)

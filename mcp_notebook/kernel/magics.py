@@ -11,10 +11,18 @@ from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.display import display
 
 from ..app import NotebookMCP
-from ..clients import CLIENTS, snippet, stdio_command
+from ..clients import (
+    BRIDGE_DISPATCHER_HELP,
+    CLIENTS,
+    DISPATCHER_FLAG,
+    DISPATCHER_HELP,
+    snippet,
+    stdio_command,
+)
 from ..exposure import ALLOW_FLAG, UnsafeBind, who_can_reach
 from ..protocol.calls import mib
 from ..protocol.confirmation import POLICIES, describe
+from ..protocol.dispatcher_tools import CALL_TOOL, LIST_TOOL
 from . import capture
 
 
@@ -45,11 +53,13 @@ def _parser() -> _Parser:
         action="store_true",
         help="with --no-auth on a non-loopback --host: let every host that reaches it in",
     )
+    start.add_argument(DISPATCHER_FLAG, action="store_true", help=DISPATCHER_HELP)
     commands.add_parser("stop", help="stop serving")
     commands.add_parser("status", help="show the server state")
     commands.add_parser("list", help="list registered tools, resources and prompts")
     config = commands.add_parser("config", help="print the configuration for an MCP client")
     config.add_argument("client", choices=CLIENTS)
+    config.add_argument(DISPATCHER_FLAG, action="store_true", help=BRIDGE_DISPATCHER_HELP)
     monitor = commands.add_parser("monitor", help="show a live monitor of calls")
     monitor.add_argument("--history", type=int, default=None, help="calls kept (default 1000)")
     confirm = commands.add_parser(
@@ -109,6 +119,7 @@ class McpMagics(Magics):
                 auth=not args.no_auth,
                 name=args.name,
                 allow_remote_no_auth=args.allow_remote_no_auth,
+                dispatcher=args.dispatcher,
             )
         except UnsafeBind as exc:
             raise UsageError(f"%mcp start: {exc}") from None
@@ -121,6 +132,8 @@ class McpMagics(Magics):
         if serving and serving != info.url:
             print(f"(Stopped serving at {serving}.)")
         print(f"MCP server {info.name!r} serving at {info.url}")
+        if self.app.status()["dispatcher"]:
+            print(f"Dispatcher on: every client also gets {LIST_TOOL} and {CALL_TOOL}.")
         # Cell outputs are saved in the .ipynb, and notebooks get shared: never the token.
         if info.token:
             print("A bearer token is required; it is not shown here, to keep it out of the")
@@ -146,6 +159,8 @@ class McpMagics(Magics):
                 f"MCP server {self.app.name!r} at {status['url']} ({auth}), "
                 f"{status['sessions']} session(s)"
             )
+            if status["dispatcher"]:
+                print(f"Dispatcher on for every client ({LIST_TOOL}, {CALL_TOOL})")
         print(
             f"{len(status['tools'])} tools, {len(status['resources'])} resources, "
             f"{len(status['resource_templates'])} templates, {len(status['prompts'])} prompts"
@@ -158,7 +173,9 @@ class McpMagics(Magics):
     def _config(self, args: argparse.Namespace) -> None:
         if not self.app.running:
             print("(The server is not running: %mcp start, then the client can connect.)")
-        found = snippet(args.client, self.app.name, self.app.url, self.app.token)
+        found = snippet(
+            args.client, self.app.name, self.app.url, self.app.token, dispatcher=args.dispatcher
+        )
         print(found.where)
         print(found.text)
         if self.app.token and self.app.token in found.text:

@@ -83,7 +83,12 @@ class CallRecord:
     log: CallLog | None = field(default=None, repr=False)
     # Which of arguments, result, output, error the history keeps only abbreviated.
     abbreviated: frozenset[str] = frozenset()
+    # What the call waited for while queued, e.g. "cell [7]" (a running cell held the
+    # kernel); None if it did not wait behind one (.queueing).
+    behind: str | None = None
     size: int = 0  # bytes the history counts for this call (an estimate)
+    # The dispatcher tool the client called to reach this one (protocol/dispatcher_tools.py).
+    via: str | None = None
     _arguments_size: int = field(default=0, repr=False)
 
     def set_status(self, status: CallStatus) -> None:
@@ -125,7 +130,8 @@ class CallRecord:
 
     def __repr__(self) -> str:
         cut = f" (abbreviated: {', '.join(sorted(self.abbreviated))})" if self.abbreviated else ""
-        return f"<Call #{self.id} {self.method} {self.target} {self.status}{cut}>"
+        via = f" via {self.via}" if self.via else ""
+        return f"<Call #{self.id} {self.method} {self.target}{via} {self.status}{cut}>"
 
 
 class CallLog:

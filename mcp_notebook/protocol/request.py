@@ -64,6 +64,7 @@ class RequestContext:
         "params",
         "session",
         "task",
+        "via",
     )
 
     def __init__(self, session: Session, channel: ReplyChannel | None = None) -> None:
@@ -74,6 +75,7 @@ class RequestContext:
         self.task: asyncio.Future[Any] | None = None  # set while it may be cancelled
         self.cancelled = False
         self.by_client = False  # cancelled by the client: no reply is due at all
+        self.via: str | None = None  # the dispatcher tool that passed this call on
         self._channel = channel
         self._armed = False  # the reply leaves through the channel, from any thread
         self._over = False  # replied, or cancelled: nothing more may leave

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..registry import Registry
-from . import jsonrpc, lifecycle, modern
+from . import dispatcher_tools, jsonrpc, lifecycle, modern
 from .calls import CallLog
 from .dispatch import NO_REPLY, Dispatcher, Request
 from .executor import Executor, InlineExecutor
@@ -48,12 +48,15 @@ class Server(UserCalls):
         executor: Executor | None = None,
         page_size: int = 100,
         calls: CallLog | None = None,
+        dispatcher: bool = False,
     ) -> None:
         self.registry = registry
         self.name, self.version, self.instructions = name, version, instructions
         self.executor: Executor = executor or InlineExecutor()
         self.page_size = page_size
         self.calls = calls if calls is not None else CallLog()
+        # Every session sees the dispatcher's two tools (else only clients that ask for it).
+        self.dispatcher = dispatcher
         self.sessions: OrderedDict[str, Session] = OrderedDict()
         # Asks the person at the notebook before a tool runs; returns the arguments to use
         # (possibly edited) or raises Declined. None: no confirmations.
@@ -155,6 +158,15 @@ class Server(UserCalls):
             {"uri": uri},
             lambda s: any(u == uri or u.startswith(uri + "?") for u in s.subscriptions),
         )
+
+    def log(self, level: str, data: Any, logger_name: str | None = None) -> None:
+        """Send ``notifications/message`` to every session that listens at ``level``."""
+        if level not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {level!r}: use one of {', '.join(LOG_LEVELS)}")
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger_name is not None:
+            params["logger"] = logger_name
+        self.broadcast("notifications/message", params, lambda s: s.wants_log(level))
 
     # -- entry point -------------------------------------------------------------------
     async def handle(
@@ -344,7 +356,13 @@ class Server(UserCalls):
     # -- listing -----------------------------------------------------------------------
     async def _tools_list(self, request: RequestContext) -> dict[str, Any]:
         items = [t.definition for t in self.registry.tools.values()]
+        if self.offers_dispatcher(request):
+            items = dispatcher_tools.listing(items)
         return page("tools", items, request.params, self.page_size)
+
+    def offers_dispatcher(self, request: RequestContext) -> bool:
+        """Whether this request sees the dispatcher's tools (protocol/dispatcher_tools.py)."""
+        return dispatcher_tools.offered(self.dispatcher, request.client_capabilities)
 
     async def _resources_list(self, request: RequestContext) -> dict[str, Any]:
         items = [r.definition for r in self.registry.resources.values()]

@@ -17,13 +17,14 @@ from ..errors import McpNotebookError
 from ..registry import ArgumentError, Prompt, Registry, ResourceTemplate
 from ..registry.content import error_result
 from ..registry.redact import redact
-from . import jsonrpc
+from . import dispatcher_tools, jsonrpc
 from .calls import CallLog, CallRecord
 from .context import Context
 from .executor import Executor, finishing, settle
 from .jsonrpc import RESOURCE_NOT_FOUND, RpcError, invalid_params
 from .kinds import Era, FinalStatus
 from .mrtr import SETTLE_SECONDS, Asker, Continuations, Suspended
+from .queueing import watch
 from .request import RequestContext
 from .session import Session
 
@@ -50,11 +51,14 @@ class UserCalls:
         continuations: Continuations
 
         def _response(self, request: RequestContext, result: dict[str, Any]) -> jsonrpc.Message: ...
+        def offers_dispatcher(self, request: RequestContext) -> bool: ...
 
     # -- calls into user code ----------------------------------------------------------
     async def _tools_call(self, request: RequestContext) -> dict[str, Any]:
         params, session = request.params, request.session
         name = _required_str(params, "name")
+        if name in dispatcher_tools.NAMES and self.offers_dispatcher(request):
+            return await dispatcher_tools.answer(self, request, name)
         arguments = _tool_arguments(params)
         tool = self.registry.tools.get(name)
         if tool is None:
@@ -64,7 +68,9 @@ class UserCalls:
             record, context = resumed.record, resumed.context
             outcome = self._outcome(resumed)
         else:
-            record = self.calls.add(CallRecord("tools/call", name, arguments, session.client_label))
+            record = self.calls.add(
+                CallRecord("tools/call", name, arguments, session.client_label, via=request.via)
+            )
             problem = tool.argument_error(arguments)
             if problem is not None:
                 record.finish("error", error=ValueError(problem))
@@ -103,9 +109,12 @@ class UserCalls:
             if problem is not None:
                 raise Declined(problem)
         injected: dict[type, Any] = {Context: context} if context is not None else {}
+        # Behind a running cell? Then it says so (.queueing); any executor may know.
+        waiting = watch(request, record, getattr(self.executor, "cells", None))
         # Without a Context, user code says nothing on this request's stream: the reply
-        # may leave from the thread that ran it (see .request).
-        early = context is None and request.offer_channel()
+        # may leave from the thread that ran it (see .request), unless the wait is told.
+        told = waiting is not None and waiting.streams
+        early = context is None and not told and request.offer_channel()
 
         def finish(ok: bool, value: Any) -> dict[str, Any]:
             outcome = _tool_outcome(ok, value)
@@ -121,9 +130,13 @@ class UserCalls:
             lambda: _then(tool.invoke(arguments, injected), tool.result), record
         )
         work = finishing(user_code, finish)
-        result: dict[str, Any] = await self._start(
-            work, record, context, f"tools/call {tool.name}", request
-        )
+        try:
+            result: dict[str, Any] = await self._start(
+                work, record, context, f"tools/call {tool.name}", request
+            )
+        finally:
+            if waiting is not None:
+                waiting.close()
         return result
 
     # -- 2026-07-28: calls that pause for client input ---------------------------------

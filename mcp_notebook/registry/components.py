@@ -8,6 +8,7 @@ the kernel thread by the server.
 from __future__ import annotations
 
 import inspect
+import re
 import string
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from .blocks import BLOCK_TYPES
 from .content import resource_contents, text_block, to_json_value, tool_result
 from .signature import SignatureModel, injected_parameters, output_schema
 from .uri_template import UriTemplate
-from .validation import SchemaCheck, check_schema
+from .validation import SchemaCheck, argument_problem, check_schema
 
 
 def _drop_none(values: dict[str, Any]) -> dict[str, Any]:
@@ -49,6 +50,8 @@ class Tool:
             self.input_schema = self.signature.input_schema()
             if self.description is None:
                 self.description = self.signature.description or None
+        if self.description is None:  # strict clients want one; a model needs one
+            self.description = _first_paragraph(self.fn) or sentence_from(self.name)
         if self.output_schema is None:
             self.output_schema, self.wrap_output = output_schema(self.fn)
         self._arguments = SchemaCheck(self.input_schema)
@@ -68,12 +71,7 @@ class Tool:
 
     def argument_error(self, arguments: dict[str, Any]) -> str | None:
         """A message naming the offending field, or None when the arguments fit the schema."""
-        error = self._arguments.error(arguments)
-        if error is None:
-            return None
-        where = "/".join(str(p) for p in error.absolute_path)
-        prefix = f"Invalid argument '{where}'" if where else "Invalid arguments"
-        return f"{prefix} for tool '{self.name}': {error.message}"
+        return argument_problem(self._arguments, self.name, arguments)
 
     def invoke(self, arguments: dict[str, Any], injected: dict[type, Any]) -> Any:
         """Call the function; ``injected`` maps types (e.g. Context) to values to pass."""
@@ -115,6 +113,8 @@ class Resource:
     definition: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
+        if self.description is None:
+            self.description = f"{sentence_from(self.name).rstrip('.')} ({self.uri})."
         self.definition = _drop_none(
             {
                 "uri": self.uri,
@@ -155,7 +155,9 @@ class ResourceTemplate:
                 f"{self.name}() has no parameter for template variable(s) {sorted(unknown)}"
             )
         if self.description is None:
-            self.description = self.signature.description or None
+            self.description = self.signature.description or (
+                f"{sentence_from(self.name).rstrip('.')} ({self.uri_template})."
+            )
         self.definition = _drop_none(
             {
                 "uriTemplate": self.uri_template,
@@ -234,6 +236,8 @@ class Prompt:
         def render(**values: str) -> list[dict[str, Any]]:
             return [{"role": role, "content": template.format(**{**defaults, **values})}]
 
+        if description is None:  # the template's first line says what it asks
+            description = _first_line(template) or sentence_from(name)
         return cls(name, render, arguments, title=title, description=description)
 
     @classmethod
@@ -260,7 +264,7 @@ class Prompt:
             fn,
             arguments,
             title=title,
-            description=description or signature.description or None,
+            description=description or signature.description or sentence_from(name or fn.__name__),
             signature=signature,
             injected=injected,
         )
@@ -284,6 +288,28 @@ class Prompt:
         if self.description:
             result["description"] = self.description
         return result
+
+
+def sentence_from(name: str) -> str:
+    """A description made from a name, for a component that has none: ``get_weather``
+    and ``getWeather`` -> "Get weather." (acronyms keep their case)."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name)
+    words = [w for w in re.split(r"[\s_\-./:]+", spaced) if w]
+    if not words:
+        return name
+    words = [w.lower() if w[1:].islower() or len(w) == 1 else w for w in words]
+    text = " ".join(words)
+    return text[0].upper() + text[1:] + "."
+
+
+def _first_paragraph(fn: Any) -> str | None:
+    doc = inspect.getdoc(fn)
+    return doc.strip().split("\n\n")[0].strip() or None if doc else None
+
+
+def _first_line(text: str, limit: int = 200) -> str | None:
+    line = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return (line if len(line) <= limit else line[: limit - 1] + "…") or None
 
 
 def _as_list(value: Any) -> list[Any]:

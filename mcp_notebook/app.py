@@ -18,6 +18,7 @@ from .openfiles import raise_open_file_limit
 from .protocol import CallLog, InlineExecutor, LoopExecutor, Server
 from .protocol.confirmation import Confirmer, Policy, needs_confirmation, parse_policy
 from .protocol.executor import Executor
+from .protocol.session import LOG_LEVELS
 from .protocol.tasks import TaskStore
 from .registration import Registrations
 from .registry import Kind, Registry, Tool
@@ -336,6 +337,15 @@ class NotebookMCP(Registrations):
             transport.call_soon(server.resource_updated, detail)
         else:
             transport.call_soon(server.list_changed, kind)
+
+    def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        """Send a log message (``notifications/message``) to every connected client that
+        listens at ``level`` ("debug" ... "emergency"); nothing when not serving."""
+        if level not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {level!r}: use one of {', '.join(LOG_LEVELS)}")
+        transport, server = self._transport, self._server
+        if transport is not None and server is not None:
+            transport.call_soon(server.log, level, data, logger)
 
     def __repr__(self) -> str:
         state = f"serving {self.url}" if self.running else "not serving"

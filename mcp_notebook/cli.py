@@ -35,7 +35,11 @@ def _parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run a notebook in a fresh kernel and serve it")
     serve.add_argument(
-        "notebook", nargs="?", type=Path, help="the .ipynb to serve (default: the quickstart)"
+        "notebook",
+        nargs="?",
+        type=Path,
+        help="the .ipynb, or a percent-format .py (`# %% cells`), to serve (default: the "
+        "quickstart)",
     )
     serve.add_argument("--transport", choices=["http", "stdio"], default="http")
     serve.add_argument("--host", default="127.0.0.1")
@@ -44,6 +48,12 @@ def _parser() -> argparse.ArgumentParser:
     auth = serve.add_mutually_exclusive_group()
     auth.add_argument("--token", default=None, help="bearer token (default: random)")
     auth.add_argument("--no-auth", action="store_true", help="accept requests without a token")
+    serve.add_argument(
+        "--watch",
+        action="store_true",
+        help="when the notebook file changes, run its changed cells and those after them "
+        "again in the same kernel (needs the watch extra)",
+    )
     serve.add_argument(
         ALLOW_FLAG,
         action="store_true",
@@ -105,6 +115,7 @@ def _shows(text: str) -> bool:
 
 def _serve(args: argparse.Namespace) -> int:
     from .headless import ServeOptions, serve_http, serve_stdio
+    from .notebookfile import UnreadableNotebook
 
     path = args.notebook or _default_notebook()
     if not path.is_file():
@@ -123,11 +134,28 @@ def _serve(args: argparse.Namespace) -> int:
         auth=not args.no_auth,
         name=args.name,
         allow_remote_no_auth=args.allow_remote_no_auth,
+        watch=args.watch,
         dispatcher=args.dispatcher,
     )
-    if args.transport == "stdio":
-        return serve_stdio(path, options)
-    return serve_http(path, options)
+    on_ready = None
+    if args.watch:
+        try:
+            import watchfiles  # noqa: F401 - here, to say so before the kernel starts
+        except ImportError:
+            print(
+                'mcp-notebook serve --watch needs watchfiles: pip install "mcp-notebook[watch]"',
+                file=sys.stderr,
+            )
+            return 2
+        from .watching import watch
+
+        on_ready = watch
+    serve = serve_stdio if args.transport == "stdio" else serve_http
+    try:
+        return serve(path, options, on_ready)
+    except UnreadableNotebook as exc:
+        print(f"mcp-notebook serve: {exc}", file=sys.stderr)
+        return 2
 
 
 def _bridge(args: argparse.Namespace) -> int:

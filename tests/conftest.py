@@ -89,6 +89,8 @@ TIER_OF_PATH = {
     "tests/conformance/": "e2e",
     "tests/test_serve.py": "e2e",
     "tests/test_stdio_serve.py": "e2e",
+    "tests/test_stdio_start.py": "e2e",
+    "tests/test_serve_watch.py": "e2e",
     "tests/test_stdio_tasks.py": "e2e",
     "tests/test_serve_dispatcher.py": "e2e",
     "tests/fuzz/test_stdio_content_length.py": "e2e",

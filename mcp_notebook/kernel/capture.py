@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 from ..protocol import CallRecord, LoopExecutor
 from ..protocol.calls import Interrupted
 from ..protocol.executor import settle
+from ..protocol.queueing import CellWatch
 
 if TYPE_CHECKING:  # typeshed has no stub for _signal; it has the functions of `signal`
     _signals = signal
@@ -157,8 +158,8 @@ def _changed(record: CallRecord) -> None:
 class CapturingExecutor(LoopExecutor):
     """A LoopExecutor that runs every call's user code in a context of its own."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
-        super().__init__(loop)
+    def __init__(self, loop: asyncio.AbstractEventLoop, cells: CellWatch | None = None) -> None:
+        super().__init__(loop, cells)
         # Our SIGINT handler from the end of the cell that starts the server on: a cell
         # then saves and puts back ours, and a tool that starts during a cell and outlives
         # it can be interrupted after it.

@@ -153,6 +153,8 @@ class McpMagics(Magics):
             where = args.host if args.port is None else f"{args.host}:{args.port}"
             still = f" The server at {self.app.url} keeps serving." if self.app.url else ""
             raise UsageError(f"%mcp start: cannot listen on {where}: {exc}.{still}") from None
+        if self.app.headless:
+            return  # `mcp-notebook serve` says where it serves, once, in its own words
         if serving and serving != info.url:
             print(f"(Stopped serving at {serving}.)")
         print(f"MCP server {info.name!r} serving at {info.url}")

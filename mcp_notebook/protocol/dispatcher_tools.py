@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from ..registry import Registry
 from ..registry.content import error_result
-from ..registry.validation import SchemaCheck
+from ..registry.validation import SchemaCheck, argument_problem
 from ..wire import jsontext
 from .calls import CallLog, CallRecord
 from .jsonrpc import Message, invalid_params
@@ -159,12 +159,7 @@ def _argument_error(name: str, arguments: Any) -> str | None:
     if check is None:
         schema = _LIST_SCHEMA if name == LIST_TOOL else _CALL_SCHEMA
         check = _checks[name] = SchemaCheck(schema)
-    error = check.error(arguments)
-    if error is None:
-        return None
-    where = "/".join(str(p) for p in error.absolute_path)
-    prefix = f"Invalid argument '{where}'" if where else "Invalid arguments"
-    return f"{prefix} for tool '{name}': {error.message}"
+    return argument_problem(check, name, arguments)
 
 
 def _list(server: Calls, arguments: dict[str, Any]) -> dict[str, Any]:

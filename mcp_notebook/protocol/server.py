@@ -11,7 +11,6 @@ module gives it one method table per era. Every handler takes one
 from __future__ import annotations
 
 import asyncio
-import copy
 import logging
 import threading
 from collections import OrderedDict
@@ -19,29 +18,22 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..registry import Registry
-from . import dispatcher_tools, jsonrpc, modern
+from . import dispatcher_tools, jsonrpc, lifecycle, modern
 from .calls import CallLog
 from .dispatch import NO_REPLY, Dispatcher, Request
 from .executor import Executor, InlineExecutor
 from .jsonrpc import Message, RpcError, invalid_params
 from .kinds import Era
+from .lifecycle import Identity
 from .mrtr import Continuations
-from .names import META_SERVER_INFO
 from .names import META_SUBSCRIPTION_ID as SUBSCRIPTION_ID
+from .names import TASKS_VERSION
 from .paging import page
 from .request import RUN_USER_CODE, ReplyChannel, RequestContext
 from .session import LOG_LEVELS, Session, Tap, tell_taps
-from .taskcalls import EXTENSION as TASKS_EXTENSION
-from .taskcalls import (
-    HANDSHAKE_CAPABILITY,
-    TASKS_VERSION,
-    TaskCalls,
-    declares_tasks,
-    missing_extension,
-)
+from .taskcalls import TaskCalls, declares_tasks, missing_extension
 from .tasks import Task, TaskStore
 from .usercalls import Confirm, UserCalls
-from .versions import ALL_VERSIONS, negotiate
 
 logger = logging.getLogger(__name__)
 
@@ -185,6 +177,15 @@ class Server(TaskCalls, UserCalls):
             lambda s: any(u == uri or u.startswith(uri + "?") for u in s.subscriptions),
         )
 
+    def log(self, level: str, data: Any, logger_name: str | None = None) -> None:
+        """Send ``notifications/message`` to every session that listens at ``level``."""
+        if level not in LOG_LEVELS:
+            raise ValueError(f"unknown log level {level!r}: use one of {', '.join(LOG_LEVELS)}")
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger_name is not None:
+            params["logger"] = logger_name
+        self.broadcast("notifications/message", params, lambda s: s.wants_log(level))
+
     # -- entry point -------------------------------------------------------------------
     async def handle(
         self, message: Any, session: Session, channel: ReplyChannel | None = None
@@ -262,15 +263,13 @@ class Server(TaskCalls, UserCalls):
             if in_flight.get(request.id) is request:
                 del in_flight[request.id]
 
+    @property
+    def identity(self) -> Identity:
+        """Who this server is, for its handshake results (protocol/lifecycle.py)."""
+        return Identity(self.name, self.version, self.instructions)
+
     async def _discover(self, request: RequestContext) -> dict[str, Any]:
-        result: dict[str, Any] = {
-            "supportedVersions": list(ALL_VERSIONS),
-            "capabilities": {**self.capabilities(), "extensions": {TASKS_EXTENSION: {}}},
-            "_meta": {META_SERVER_INFO: {"name": self.name, "version": self.version}},
-        }
-        if self.instructions:
-            result["instructions"] = self.instructions
-        return result
+        return self.identity.discover_result()
 
     async def _listen(self, request: RequestContext) -> dict[str, Any]:
         """A stream of the change notifications the client opted into, until it hangs up."""
@@ -396,35 +395,17 @@ class Server(TaskCalls, UserCalls):
             in_flight.cancel(by_client=True)
 
     # -- lifecycle ---------------------------------------------------------------------
-    def capabilities(self, version: str | None = None) -> dict[str, Any]:
-        capabilities: dict[str, Any] = {
-            "tools": {"listChanged": True},
-            "resources": {"subscribe": True, "listChanged": True},
-            "prompts": {"listChanged": True},
-            "logging": {},
-            "completions": {},
-        }
-        if version == TASKS_VERSION:  # the revision with experimental tasks
-            capabilities["tasks"] = copy.deepcopy(HANDSHAKE_CAPABILITY)
-        return capabilities
+    def capabilities(self) -> dict[str, Any]:
+        return lifecycle.capabilities()
 
     async def _initialize(self, request: RequestContext) -> dict[str, Any]:
         params, session = request.params, request.session
-        requested = params.get("protocolVersion")
-        if not isinstance(requested, str):
-            raise invalid_params("initialize needs a protocolVersion string")
-        session.protocol_version = negotiate(requested)
+        result = self.identity.initialize_result(params)
+        session.protocol_version = result["protocolVersion"]
         info = params.get("clientInfo")
         session.client_info = info if isinstance(info, dict) else {}
         capabilities = params.get("capabilities")
         session.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
-        result: dict[str, Any] = {
-            "protocolVersion": session.protocol_version,
-            "capabilities": self.capabilities(session.protocol_version),
-            "serverInfo": {"name": self.name, "version": self.version},
-        }
-        if self.instructions:
-            result["instructions"] = self.instructions
         return result
 
     async def _ping(self, request: RequestContext) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from .codes import INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_CAPABILITY, SERVER_
 from .jsonrpc import RpcError, invalid_params
 from .mrtr import SETTLE_SECONDS, Asker, Continuations, Suspended
 from .names import META_RELATED_TASK as RELATED_TASK
+from .names import TASKS_EXTENSION, TASKS_VERSION
 from .paging import page
 from .request import RequestContext
 from .tasks import MAX_TTL_MS, Task, TaskStatus, TaskStore
@@ -45,13 +46,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-EXTENSION = "io.modelcontextprotocol/tasks"
-TASKS_VERSION = "2025-11-25"  # the handshake-era revision with experimental tasks
-HANDSHAKE_CAPABILITY: dict[str, Any] = {
-    "list": {},
-    "cancel": {},
-    "requests": {"tools": {"call": {}}},
-}
+EXTENSION = TASKS_EXTENSION
 # How long a call may stay queued before it counts as waiting behind something.
 # (no grace when the executor knows a cell holds the kernel: executor.cells.now).
 QUEUED_GRACE = 0.2
@@ -311,7 +306,7 @@ class TaskCalls:
             return
         error = run.exception()
         if isinstance(error, RpcError):
-            self.tasks.fail(task, error.to_error())
+            self.tasks.fail(task, dict(error.to_error()))
         elif error is not None:
             logger.error("task %s failed", task.id, exc_info=error)
             self.tasks.fail(task, {"code": -32603, "message": f"Internal error: {error}"})

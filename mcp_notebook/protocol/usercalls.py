@@ -24,6 +24,7 @@ from .executor import Executor, finishing, settle
 from .jsonrpc import RESOURCE_NOT_FOUND, SERVER_ERROR, RpcError, invalid_params
 from .kinds import Era, FinalStatus
 from .mrtr import SETTLE_SECONDS, TASK_ASKER, Asker, Continuations, Suspended
+from .queueing import watch
 from .request import RequestContext
 from .session import Session
 
@@ -175,9 +176,14 @@ class UserCalls:
             if problem is not None:
                 raise Declined(problem)
         injected: dict[type, Any] = {Context: context} if context is not None else {}
+        # Behind a running cell? Then it says so (.queueing); any executor may know.
+        cells = getattr(self.executor, "cells", None)
+        waiting = None if as_task else watch(request, record, cells)
         # Without a Context, user code says nothing on this request's stream: the reply
-        # may leave from the thread that ran it (see .request).
-        early = context is None and not as_task and request.offer_channel()
+        # may leave from the thread that ran it (see .request), unless the wait is told.
+        # A task's request has its answer already: nothing leaves early, no wait is told.
+        told = waiting is not None and waiting.streams
+        early = context is None and not told and not as_task and request.offer_channel()
 
         def finish(ok: bool, value: Any) -> dict[str, Any]:
             outcome = _tool_outcome(ok, value)
@@ -196,9 +202,13 @@ class UserCalls:
         if as_task:
             done: dict[str, Any] = await self.executor.run(work, record)
             return done
-        result: dict[str, Any] = await self._start(
-            work, record, context, f"tools/call {tool.name}", request
-        )
+        try:
+            result: dict[str, Any] = await self._start(
+                work, record, context, f"tools/call {tool.name}", request
+            )
+        finally:
+            if waiting is not None:
+                waiting.close()
         return result
 
     # -- 2026-07-28: calls that pause for client input ---------------------------------

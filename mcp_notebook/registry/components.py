@@ -18,7 +18,7 @@ from .blocks import BLOCK_TYPES
 from .content import resource_contents, text_block, to_json_value, tool_result
 from .signature import SignatureModel, injected_parameters, output_schema
 from .uri_template import UriTemplate
-from .validation import SchemaCheck, check_schema
+from .validation import SchemaCheck, argument_problem, check_schema
 
 TASK_MODES = ("optional", "required", "forbidden")
 
@@ -79,12 +79,7 @@ class Tool:
 
     def argument_error(self, arguments: dict[str, Any]) -> str | None:
         """A message naming the offending field, or None when the arguments fit the schema."""
-        error = self._arguments.error(arguments)
-        if error is None:
-            return None
-        where = "/".join(str(p) for p in error.absolute_path)
-        prefix = f"Invalid argument '{where}'" if where else "Invalid arguments"
-        return f"{prefix} for tool '{self.name}': {error.message}"
+        return argument_problem(self._arguments, self.name, arguments)
 
     def invoke(self, arguments: dict[str, Any], injected: dict[type, Any]) -> Any:
         """Call the function; ``injected`` maps types (e.g. Context) to values to pass."""

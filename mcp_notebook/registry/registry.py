@@ -8,7 +8,8 @@ without locks, and re-registering a name keeps its position in the listing.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from .components import Prompt, Resource, ResourceTemplate, Tool
@@ -16,6 +17,17 @@ from .components import Prompt, Resource, ResourceTemplate, Tool
 Kind = Literal["tools", "resources", "prompts", "updated"]
 # Called with a kind whose list changed, or ("updated", uri) when a resource's content did.
 Listener = Callable[[Kind, str | None], None]
+
+
+@dataclass(frozen=True)
+class RegistryState:
+    """Everything registered at one moment. The registry never changes its dicts in
+    place (copy-on-write), so holding them keeps that moment."""
+
+    tools: Mapping[str, Tool]
+    resources: Mapping[str, Resource]
+    templates: Mapping[str, ResourceTemplate]
+    prompts: Mapping[str, Prompt]
 
 
 class Registry:
@@ -103,6 +115,41 @@ class Registry:
         self._changed("resources")
         self._changed("prompts")
 
+    # -- whole states: `serve --watch` re-runs cells into a copy, then applies it ---------
+    def state(self) -> RegistryState:
+        with self._lock:
+            return RegistryState(self.tools, self.resources, self.templates, self.prompts)
+
+    def restore(self, state: RegistryState, updated: Iterable[str] = ()) -> list[str]:
+        """Make ``state`` current in one step and tell listeners only what differs.
+
+        A list is announced when what its ``*/list`` shows changed (definitions, order), not
+        when a component was merely registered again the same way. A resource still at its
+        URI but registered anew (its cell ran again) is announced as updated, with the URIs
+        in ``updated``. Returns what was announced: kinds, then ``updated:<uri>``.
+        """
+        with self._lock:
+            old = RegistryState(self.tools, self.resources, self.templates, self.prompts)
+            self.tools, self.resources = dict(state.tools), dict(state.resources)
+            self.templates, self.prompts = dict(state.templates), dict(state.prompts)
+        kinds: list[Kind] = []
+        if _listed(old.tools) != _listed(state.tools):
+            kinds.append("tools")
+        if (_listed(old.resources), _listed(old.templates)) != (
+            _listed(state.resources),
+            _listed(state.templates),
+        ):
+            kinds.append("resources")
+        if _listed(old.prompts) != _listed(state.prompts):
+            kinds.append("prompts")
+        renewed = [u for u, r in state.resources.items() if old.resources.get(u) not in (None, r)]
+        uris = list(dict.fromkeys([*renewed, *updated]))
+        for kind in kinds:
+            self._changed(kind)
+        for uri in uris:
+            self._changed("updated", uri)
+        return [*kinds, *(f"updated:{uri}" for uri in uris)]
+
     # -- lookups -----------------------------------------------------------------------
     def resources_by_name(self, name: str) -> str:
         """The URI of the resource called ``name``."""
@@ -121,3 +168,8 @@ class Registry:
             if values is not None:
                 return template, values
         return None
+
+
+def _listed(components: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """What a ``*/list`` shows of these components, in its order."""
+    return [c.definition for c in components.values()]

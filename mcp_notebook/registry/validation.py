@@ -61,6 +61,17 @@ class SchemaCheck:
         return shortened(best_match(self.reference.iter_errors(instance)))
 
 
+def argument_problem(check: SchemaCheck, tool: str, arguments: Any) -> str | None:
+    """What a client is told of arguments that do not fit a tool's input schema: the
+    offending field and the reason (None when they fit)."""
+    error = check.error(arguments)
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path)
+    prefix = f"Invalid argument '{where}'" if where else "Invalid arguments"
+    return f"{prefix} for tool '{tool}': {error.message}"
+
+
 def check_schema(schema: dict[str, Any]) -> None:
     """Raise ``jsonschema.SchemaError`` if ``schema`` is not a Draft 2020-12 schema."""
     import jsonschema

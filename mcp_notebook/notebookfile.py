@@ -1,0 +1,88 @@
+"""Reading a notebook's code cells: an ``.ipynb``, or a Jupytext percent-format ``.py``.
+
+``serve`` and ``serve --watch`` read notebooks only through :func:`code_cells`. A ``.py``
+file is read with ``jupytext`` (the ``jupytext`` extra), imported only for such a file.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import McpNotebookError
+
+PERCENT_SUFFIXES = (".py",)
+
+
+class UnreadableNotebook(McpNotebookError, ValueError):
+    """The file is not a notebook we can read (yet: an editor may be half-way through a save)."""
+
+
+@dataclass(frozen=True)
+class CodeCell:
+    number: int  # its place among all the notebook's cells, from 1 (what messages name)
+    source: str
+
+
+def code_cells(path: Path) -> list[CodeCell]:
+    """The code cells that have code, in order. ``FileNotFoundError`` if it is gone."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        if path.suffix.lower() in PERCENT_SUFFIXES:
+            cells = [(c.cell_type, c.source) for c in _read_percent(text).cells]
+        else:
+            cells = _read_ipynb(text)
+    except (ValueError, KeyError, TypeError) as exc:  # bad JSON, a cell without its fields
+        raise UnreadableNotebook(f"{path.name} is not a readable notebook: {exc}") from exc
+    return [
+        CodeCell(index + 1, source)
+        for index, (kind, source) in enumerate(cells)
+        if kind == "code" and source.strip()
+    ]
+
+
+def _read_ipynb(text: str) -> list[tuple[str, str]]:
+    """(cell type, source) of each cell. Format 4 is read as plain JSON: nbformat's import
+    costs about a second (it validates with jsonschema), on the start path of ``serve``.
+    Older formats go through nbformat, which converts them."""
+    document = json.loads(text)
+    if not isinstance(document, dict) or not isinstance(document.get("cells", []), list):
+        raise ValueError("no list of cells")
+    if not isinstance(document.get("nbformat"), int) or document["nbformat"] < 4:
+        import nbformat
+
+        return [(c.cell_type, c.source) for c in nbformat.reads(text, as_version=4).cells]
+    cells = []
+    for cell in document.get("cells", []):
+        if not isinstance(cell, dict):
+            raise ValueError("a cell that is not an object")
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else str(source)
+        cells.append((str(cell.get("cell_type", "")), source))
+    return cells
+
+
+def _read_percent(text: str) -> Any:
+    try:
+        import jupytext
+    except ImportError:
+        raise UnreadableNotebook(
+            "a .py notebook (Jupytext percent format, `# %%` cells) needs jupytext: "
+            'pip install "mcp-notebook[jupytext]"'
+        ) from None
+    return jupytext.reads(text, fmt="py:percent")
+
+
+def first_change(old: list[CodeCell], new: list[CodeCell]) -> int | None:
+    """The index (in ``new``) of the first code cell whose code differs from ``old``'s:
+    the cells from there on are the ones to run again. ``len(new)`` when cells were only
+    removed from the end; None when the code is the same (a markdown edit, a moved cell
+    number, outputs)."""
+    for index, (before, after) in enumerate(zip(old, new, strict=False)):
+        if before.source != after.source:
+            return index
+    if len(old) == len(new):
+        return None
+    return min(len(old), len(new))

@@ -1,0 +1,188 @@
+"""``mcp-notebook serve NOTEBOOK --watch``: when the file changes on disk, re-run what
+changed in the same kernel, and keep serving.
+
+The rule: the code cells from the first one whose code changed to the end run again, in
+order. A cell may use anything an earlier cell defined, so a change can affect every cell
+after it, never one before it; and running only the changed cells would leave the later
+ones with stale values. The cells before the first change do not run again: the kernel
+still holds what they made. Markdown, outputs and empty cells do not count.
+
+What the cells register is applied whole (``kernel/reloading.py``): clients hear only what
+changed, and a cell that fails leaves the last good registrations served and reports its
+traceback on stderr and to clients as a log notification (``notifications/message``,
+level "error"). The server in the kernel keeps running: every session and stream stays.
+
+Editors save in bursts, often by writing a new file and renaming it over the old one: we
+watch the folder (``watchfiles``, the ``watch`` extra), keep only events on this file's
+name, and wait until saves pause for ``QUIET_MS``. A save while a reload runs is not lost:
+the reload is followed by another, from the file as it is then.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .headless import NotebookError, NotebookKernel
+from .notebookfile import CodeCell, UnreadableNotebook, code_cells, first_change
+
+logger = logging.getLogger(__name__)
+
+QUIET_MS = 300  # saves closer together than this are one change
+MAX_WAIT_MS = 2000  # ... unless they keep coming for this long
+ARMED_MS = 250  # the watch says it is armed (and looks at its stop event) this often
+_KERNEL = '__import__("mcp_notebook.kernel.reloading").kernel.reloading.reloads'
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+class Watcher:
+    """Watches ``kernel.path`` and reloads ``kernel`` (two threads: the file system's, ours)."""
+
+    def __init__(self, kernel: NotebookKernel) -> None:
+        self.kernel = kernel
+        self.path = kernel.path
+        self.cells: list[CodeCell] = list(kernel.read())  # the last good run
+        self._text: str | None = None  # the text last read (None: compare the cells)
+        self._failed_from: int | None = None  # the first cell of a failed run, until one works
+        self._changed = threading.Event()
+        self.ready = threading.Event()  # the file system watch is armed (or broken)
+        self.broken = False
+        self._stopping = threading.Event()
+        self._threads = [
+            threading.Thread(target=self._watch, name="watch-notebook", daemon=True),
+            threading.Thread(target=self._reload_loop, name="reload-notebook", daemon=True),
+        ]
+
+    def start(self) -> None:
+        for thread in self._threads:
+            thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._changed.set()  # wakes the reload loop
+        for thread in self._threads:
+            thread.join(timeout=2)  # a cell still running is cut short by the shutdown
+
+    # -- the two threads ---------------------------------------------------------------
+    def _watch(self) -> None:
+        from watchfiles import watch
+
+        name = self.path.name
+
+        def ours(_change: Any, path: str) -> bool:  # the folder's other files do not count
+            return Path(path).name == name
+
+        try:
+            for changes in watch(
+                self.path.parent,
+                watch_filter=ours,
+                recursive=False,
+                step=QUIET_MS,
+                debounce=MAX_WAIT_MS,
+                rust_timeout=ARMED_MS,  # also how often it looks at the stop event
+                yield_on_timeout=True,
+                stop_event=self._stopping,
+                raise_interrupt=False,
+            ):
+                # Nothing slow here: events keep coming while we reload. The first pass,
+                # once armed, catches a save made while the notebook was starting.
+                if changes or not self.ready.is_set():
+                    self._changed.set()
+                self.ready.set()
+        except Exception:
+            logger.exception("serve --watch: watching %s failed; no more reloads", self.path)
+            self.broken = True
+            self.ready.set()  # nothing to wait for
+
+    def _reload_loop(self) -> None:
+        while True:
+            self._changed.wait()
+            if self._stopping.is_set():
+                return
+            self._changed.clear()  # a save from now on brings another pass
+            try:
+                self.reload()
+            except Exception:
+                if self._stopping.is_set():
+                    return  # the kernel is going away under us
+                logger.exception("serve --watch: reloading %s failed", self.path)
+
+    # -- one reload --------------------------------------------------------------------
+    def reload(self) -> bool:
+        """Run what changed since the last good run; whether the kernel ran anything."""
+        text = _read_text(self.path)
+        if text is None or not text.strip():
+            # Gone for a moment (a replace in progress) or empty (an in-place save between
+            # truncating and writing): the rest of the save brings another event.
+            return False
+        if text == self._text and self._failed_from is None:
+            return False  # only touched
+        try:
+            cells = code_cells(self.path)
+        except (UnreadableNotebook, FileNotFoundError) as exc:
+            # Half a save, or a typo in the JSON: the next save brings another try.
+            _say(f"{self.path.name} changed but cannot be read; still serving: {exc}")
+            self._tell_clients("warning", str(exc))
+            return False
+        self._text = text
+        changed = [i for i in (first_change(self.cells, cells), self._failed_from) if i is not None]
+        if not changed:
+            return False
+        # After a failed run the namespace holds what its first cells did: run them again
+        # even if the file went back to the last good code.
+        first = min(*changed, len(cells))
+        numbers = [c.number for c in cells[first:]]
+        which = f"cells {numbers[0]}-{numbers[-1]}" if numbers else "no cell (cells removed)"
+        _say(f"{self.path.name} changed: running {which} again")
+        self.kernel.run_own(f"{_KERNEL}.begin({first})")
+        try:
+            for index in range(first, len(cells)):
+                self.kernel.run_cell(index, cells[index], stop_on_error=False)
+        except NotebookError as exc:
+            self._failed(first, f"{exc}\nStill serving what was registered before this change.")
+            return True
+        # ";": the list it returns is read below, not printed as the cell's result
+        reply = self.kernel.run_own(f"{_KERNEL}.commit();", {"announced": f"{_KERNEL}.announced"})
+        self.cells = self.kernel.cells = cells
+        self._failed_from = None
+        told = reply["content"]["user_expressions"]["announced"]["data"]["text/plain"]
+        _say(f"{self.path.name} reloaded; clients told: {told}")
+        return True
+
+    def _failed(self, first: int, message: str) -> None:
+        _say(message)
+        self.kernel.run_own(f"{_KERNEL}.abort({_ANSI.sub('', message)!r})")
+        failed = self._failed_from
+        self._failed_from = first if failed is None else min(first, failed)
+
+    def _tell_clients(self, level: str, message: str) -> None:
+        code = f"{_KERNEL}.app.log({level!r}, {message!r}, 'mcp-notebook.watch')"
+        self.kernel.run_own(code)
+
+
+def watch(kernel: NotebookKernel) -> Callable[[], None]:
+    """Start watching ``kernel``'s notebook (serve's ``on_ready``); returns what stops it."""
+    watcher = Watcher(kernel)
+    watcher.start()
+    # Serving starts once a save cannot be missed any more.
+    if watcher.ready.wait(timeout=10) and not watcher.broken:
+        _say(f"Watching {kernel.path} for changes")
+    else:
+        _say(f"Not watching {kernel.path} yet: the file system watch is slow to start")
+    return watcher.stop
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)

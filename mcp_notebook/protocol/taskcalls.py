@@ -38,6 +38,7 @@ from .mrtr import SETTLE_SECONDS, Asker, Continuations, Suspended
 from .names import META_RELATED_TASK as RELATED_TASK
 from .names import TASKS_EXTENSION, TASKS_VERSION
 from .paging import page
+from .queueing import waiting_message
 from .request import RequestContext
 from .tasks import MAX_TTL_MS, Task, TaskStatus, TaskStore
 
@@ -290,13 +291,24 @@ class TaskCalls:
         self._settle(task, run)
 
     def _approval(self, task: Task) -> None:
-        """Say in the task's status message that a person at the notebook must approve."""
+        """Say in the task's status message what it waits for: a person at the notebook
+        who must approve it, or the running cell ahead of it (which the record names too,
+        as .queueing does for a call that is not a task)."""
         record = task.record
-        waiting = record is not None and record.status == "awaiting confirmation"
-        if waiting and task.message != AWAITING_APPROVAL:
-            self.tasks.set_status(task, task.status, AWAITING_APPROVAL)
-        elif not waiting and task.message == AWAITING_APPROVAL:
-            self.tasks.set_status(task, task.status, None)
+        note: str | None = None
+        if record is not None and _awaiting(record):
+            note = AWAITING_APPROVAL
+        elif record is not None and record.status == "queued":
+            cells = getattr(self.executor, "cells", None)
+            cell = getattr(cells, "now", None)
+            if cell is not None:
+                note = waiting_message(cell)
+                if record.behind != cell.label:
+                    record.behind = cell.label
+                    record._changed()  # the monitor shows what it waits for
+        ours = task.message == AWAITING_APPROVAL or (task.message or "").startswith("waiting for")
+        if note != task.message and (note is not None or ours):
+            self.tasks.set_status(task, task.status, note)
 
     def _settle(self, task: Task, run: asyncio.Future[Any]) -> None:
         if run.cancelled():

@@ -108,8 +108,10 @@ def test_a_call_behind_a_5_s_cell_is_a_task_at_once_and_polling_yields_its_resul
     created = tasks.result("tools/call", {"name": "mark", "arguments": {"label": "behind"}})
     validate_task_message("tools/call", created)
     assert created["resultType"] == "task" and created["status"] == "working"
-    # It has not run: the cell still holds the kernel.
-    assert not (tmp_path / "ran").exists()
+    # It has not run: the cell still holds the kernel, and the task says so.
+    waiting = tasks.result("tasks/get", {"taskId": created["taskId"]})
+    assert waiting["status"] == "working"
+    assert waiting.get("statusMessage", "").startswith("waiting for the running cell")
     done = tasks.until_terminal(created["taskId"])
     assert done["status"] == "completed"
     assert done["result"]["content"][0]["text"] == "ran behind"

@@ -52,6 +52,9 @@ EXTENSION = TASKS_EXTENSION
 # (no grace when the executor knows a cell holds the kernel: executor.cells.now).
 QUEUED_GRACE = 0.2
 _TICK = 0.05  # how often the decision looks at the call's status while it waits
+# How often a running task's follower looks again (its work's end wakes it at once): cheap
+# for many long tasks, soon enough for its status message and for answers to arrive.
+_FOLLOW_TICK = 0.25
 AWAITING_APPROVAL = "waiting for approval in the notebook"
 
 
@@ -239,16 +242,17 @@ class TaskCalls:
             context.on_progress = partial(self.tasks.report_progress, task)
 
         def stop() -> None:
-            # Queued: never runs; async: cancelled at its next await; sync: interrupted
-            # where it runs, if the executor can (kernel/capture.py), as Interrupt would.
+            # Sync code running on the kernel's main thread: interrupted where it runs, if
+            # the executor can (kernel/capture.py), as Kernel > Interrupt would; it then
+            # ends "interrupted" there. Queued: never runs; async: cancelled at its await.
+            interrupt = getattr(self.executor, "interrupt", None)
+            if interrupt is not None and task.record is not None and interrupt(task.record):
+                return
             loop = run.get_loop()
             if _on(loop):
                 run.cancel()
             else:
                 loop.call_soon_threadsafe(run.cancel)
-            interrupt = getattr(self.executor, "interrupt", None)
-            if interrupt is not None and task.record is not None:
-                interrupt(task.record)
 
         task.stop = stop
         if asker is not None:
@@ -273,9 +277,7 @@ class TaskCalls:
                     waits.add(asked)
                 try:
                     await asyncio.wait(
-                        waits,
-                        timeout=None if asked is not None else _TICK,
-                        return_when=asyncio.FIRST_COMPLETED,
+                        waits, timeout=_FOLLOW_TICK, return_when=asyncio.FIRST_COMPLETED
                     )
                 finally:
                     if asked is not None:

@@ -179,47 +179,19 @@ class TaskCalls:
         ``CreateTaskResult`` (the task stored first, so a tasks/get resolves at once)."""
         after = 0.0 if mode == "required" else self.tasks.after
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + after
-        queued_since: float | None = None
         try:
-            while not run.done():
-                now = loop.time()
-                if now >= deadline or _awaiting(record):
-                    break
-                if record.status == "queued":
-                    queued_since = now if queued_since is None else queued_since
-                    if _behind_a_cell(self.executor) or now - queued_since >= QUEUED_GRACE:
-                        break
-                waits: set[asyncio.Future[Any]] = {run}
-                asked = None
-                if asker is not None:
-                    asked = asyncio.ensure_future(asker.asked.wait())
-                    waits.add(asked)
-                try:
-                    await asyncio.wait(
-                        waits,
-                        timeout=min(_TICK, max(0.0, deadline - now)),
-                        return_when=asyncio.FIRST_COMPLETED,
-                    )
-                finally:
-                    if asked is not None:
-                        asked.cancel()
-                if _awaiting(record):
-                    break  # a confirmation asked of the client is the task's first input
-                if asker is not None and asker.pending and not run.done():
-                    await asyncio.sleep(SETTLE_SECONDS)  # requests made together go together
-                    if run.done():
-                        break
-                    # Input before the task exists: a multi round-trip, no task yet.
-                    call = Suspended(run, asker, target, context, record)
-                    return {
-                        "resultType": "input_required",
-                        "inputRequests": asker.input_requests(),
-                        "requestState": self.continuations.suspend(call),
-                    }
+            asks_first = await self._until_decided(run, asker, record, loop.time() + after)
         except asyncio.CancelledError:
             run.cancel()  # the client gave up before a task existed
             raise
+        if asks_first:  # input before the task exists: a multi round-trip
+            assert asker is not None
+            call = Suspended(run, asker, target, context, record)
+            return {
+                "resultType": "input_required",
+                "inputRequests": asker.input_requests(),
+                "requestState": self.continuations.suspend(call),
+            }
         if run.done() and mode != "required":
             result: dict[str, Any] = run.result()  # fast enough: the plain result
             return result
@@ -234,6 +206,48 @@ class TaskCalls:
         self._attach(task, run, asker, context)
         self._track(task, run, asker)
         return created(task)
+
+    async def _until_decided(
+        self,
+        run: asyncio.Future[Any],
+        asker: Asker | None,
+        record: CallRecord,
+        deadline: float,
+    ) -> bool:
+        """Wait until the call ends, must become a task (the deadline passed, it waits for
+        a confirmation or behind a cell), or asks the client for input before any task
+        exists (True: a multi round-trip). False: decide from ``run`` now."""
+        loop = asyncio.get_running_loop()
+        queued_since: float | None = None
+        while not run.done():
+            now = loop.time()
+            if now >= deadline or _awaiting(record):
+                return False
+            if record.status == "queued":
+                queued_since = now if queued_since is None else queued_since
+                if _behind_a_cell(self.executor) or now - queued_since >= QUEUED_GRACE:
+                    return False
+            waits: set[asyncio.Future[Any]] = {run}
+            asked = None
+            if asker is not None:
+                asked = asyncio.ensure_future(asker.asked.wait())
+                waits.add(asked)
+            try:
+                await asyncio.wait(
+                    waits,
+                    timeout=min(_TICK, max(0.0, deadline - now)),
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+            finally:
+                if asked is not None:
+                    asked.cancel()
+            if _awaiting(record):
+                return False  # a confirmation asked of the client is the task's first input
+            if asker is not None and asker.pending and not run.done():
+                await asyncio.sleep(SETTLE_SECONDS)  # requests made together go together
+                if not run.done():
+                    return True
+        return False
 
     def _attach(
         self, task: Task, run: asyncio.Future[Any], asker: Asker | None, context: Any = None

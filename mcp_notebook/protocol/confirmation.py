@@ -20,7 +20,7 @@ from typing import Any, Protocol
 from .calls import CallRecord
 from .context import Context
 from .jsonrpc import RpcError
-from .mrtr import TASK_ASKER, Asker
+from .mrtr import Asker
 from .session import ClientUnavailable, Session
 from .usercalls import Declined
 
@@ -94,6 +94,7 @@ class Confirmer:
         session: Session,
         record: CallRecord,
         request_id: Any,
+        asker: Asker | None = None,
     ) -> dict[str, Any]:
         if not needs_confirmation(self.app.confirm_policy, tool):
             return arguments
@@ -101,7 +102,7 @@ class Confirmer:
         ui: FrontEnd | None = self.app.ui
         if ui is not None and ui.attached:
             return await ui.ask(tool, arguments, session, record, timeout)
-        return await ask_client(tool, arguments, session, record, request_id, timeout)
+        return await ask_client(tool, arguments, session, record, request_id, timeout, asker)
 
 
 def _question(tool: Any, arguments: dict[str, Any]) -> str:
@@ -140,19 +141,20 @@ async def ask_client(
     record: CallRecord,
     request_id: Any,
     timeout: float,
+    asker: Asker | None = None,
 ) -> dict[str, Any]:
     """No notebook is watching: ask the client's user, or deny and say how to allow it.
 
     The question goes out related to ``request_id``, the call's request, so that it
     travels on that request's stream (an HTTP POST's SSE response) where the client
-    expects it.
+    expects it; for a 2026-07-28 task (``asker``, its input requests) it becomes one of
+    the task's input requests instead.
     """
     how = (
         "To let it run without asking, change the policy in the notebook: `%mcp confirm none` "
         "(or `mcp.confirm_policy = 'none'`), or register the tool without confirm=True."
     )
     if getattr(session, "era", "handshake") == "modern":
-        asker = TASK_ASKER.get()
         if asker is not None and "elicitation" in session.client_capabilities:
             # A task: the question is one of its input requests (tasks/get shows it,
             # tasks/update answers it); no request is held open meanwhile.

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextvars
 import hashlib
 import hmac
 import itertools
@@ -27,11 +26,6 @@ from typing import Any
 from ..wire import jsontext
 from .jsonrpc import INVALID_PARAMS, RpcError
 
-# The Asker of the 2026-07-28 task call running in this asyncio task, if any: a
-# confirmation asked without a notebook becomes one of the task's input requests.
-TASK_ASKER: contextvars.ContextVar[Asker | None] = contextvars.ContextVar(
-    "mcp_notebook_task_asker", default=None
-)
 # How long a suspended call waits for its retry before it is cancelled.
 CONTINUATION_TTL = 600.0
 # After the first request for input, wait this long for others made at once (a gather).

@@ -23,14 +23,17 @@ from .context import Context
 from .executor import Executor, finishing, settle
 from .jsonrpc import RESOURCE_NOT_FOUND, SERVER_ERROR, RpcError, invalid_params
 from .kinds import Era, FinalStatus
-from .mrtr import SETTLE_SECONDS, TASK_ASKER, Asker, Continuations, Suspended
+from .mrtr import SETTLE_SECONDS, Asker, Continuations, Suspended
 from .queueing import watch
 from .request import RequestContext
 from .session import Session
 
-# confirm(tool, arguments, session, record, request_id) -> the arguments to run with, or
-# raises Declined. The request id says which request a question to the client belongs to.
-Confirm = Callable[[Any, dict[str, Any], Session, CallRecord, Any], Awaitable[dict[str, Any]]]
+# confirm(tool, arguments, session, record, request_id, asker) -> the arguments to run
+# with, or raises Declined. The request id says which request a question to the client
+# belongs to; asker (a 2026-07-28 task's, or None) makes the question a task input.
+Confirm = Callable[
+    [Any, dict[str, Any], Session, CallRecord, Any, "Asker | None"], Awaitable[dict[str, Any]]
+]
 
 
 class Declined(McpNotebookError):
@@ -124,10 +127,10 @@ class UserCalls:
         request: RequestContext,
         asker: Asker | None = None,
     ) -> dict[str, Any]:
-        """The work of a call that may be a task (cancelled before it starts: nothing ran).
-        Its own asyncio task: ``TASK_ASKER`` is set for this call alone."""
-        TASK_ASKER.set(asker)
-        outcome = self._run_tool(tool, arguments, record, context, request, as_task=True)
+        """The work of a call that may be a task (cancelled before it starts: nothing ran)."""
+        outcome = self._run_tool(
+            tool, arguments, record, context, request, as_task=True, asker=asker
+        )
         return await self._settled(outcome, record, context, denied_fails=True)
 
     async def _settled(
@@ -167,11 +170,15 @@ class UserCalls:
         context: Context | None,
         request: RequestContext,
         as_task: bool = False,
+        asker: Asker | None = None,
     ) -> dict[str, Any]:
         """Confirm, then run the tool; its result is recorded where it ran. As a task,
-        nothing leaves early and client input waits for ``tasks/update``."""
+        nothing leaves early and client input (``asker``, on 2026-07-28) waits for
+        ``tasks/update``."""
         if self.confirm is not None:
-            arguments = await self.confirm(tool, arguments, request.session, record, request.id)
+            arguments = await self.confirm(
+                tool, arguments, request.session, record, request.id, asker
+            )
             problem = tool.argument_error(arguments)  # the user may have edited them
             if problem is not None:
                 raise Declined(problem)

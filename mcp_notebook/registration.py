@@ -44,6 +44,7 @@ class Registrations:
         confirm: bool = False,
         meta: dict[str, Any] | None = None,
         icons: list[dict[str, Any]] | None = None,
+        task: str = "optional",
         app: Any = None,
         visibility: list[str] | None = None,
     ) -> Callable[[F], F]: ...
@@ -62,6 +63,7 @@ class Registrations:
         confirm: bool = False,
         meta: dict[str, Any] | None = None,
         icons: list[dict[str, Any]] | None = None,
+        task: str = "optional",
         app: Any = None,
         visibility: list[str] | None = None,
     ) -> Any:
@@ -94,6 +96,7 @@ class Registrations:
                     confirm=confirm,
                     meta=meta,
                     icons=icons,
+                    task=task,
                     view_uri=view if isinstance(view, str) else view.uri if view else None,
                     visibility=visibility,
                     view_meta=None if view is None or isinstance(view, str) else view.result_meta,

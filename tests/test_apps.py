@@ -155,7 +155,7 @@ async def test_the_modern_era_declares_the_extension_and_reads_it_per_request():
     server = Server(notebook().registry)
     discover = modern_request("server/discover", None, {})
     found = await server.handle(discover, modern.open_request(discover))
-    assert found["result"]["capabilities"]["extensions"] == {UI: {}}
+    assert found["result"]["capabilities"]["extensions"][UI] == {}
     validate(found["result"], "DiscoverResult", MODERN)
     for caps, expected in ((UI_CAPS, True), ({}, False)):
         message = modern_request("tools/list", None, caps)
@@ -345,3 +345,20 @@ def test_a_styled_frame_is_its_styler_html():
     assert repr(view) == "<AppView ui://notebook/styled (Styler)>"
     page = mcp.registry.resources["ui://notebook/styled"].read()["contents"][0]["text"]
     assert "background-color: yellow" in page and ">12</td>" in page
+
+
+async def test_the_dispatcher_never_offers_the_model_an_app_only_tool():
+    server = Server(notebook().registry, dispatcher=True)
+    session, _ = await handshake(server, UI_CAPS)
+    listed = await ask(
+        server, session, "tools/call", {"name": "list_notebook_tools", "arguments": {}}
+    )
+    names = {t["name"] for t in listed["result"]["structuredContent"]["tools"]}
+    assert "add" in names and "refresh" not in names
+    dispatched = await ask(
+        server,
+        session,
+        "tools/call",
+        {"name": "call_notebook_tool", "arguments": {"name": "refresh", "arguments": {}}},
+    )
+    assert "error" in dispatched or dispatched["result"]["isError"]

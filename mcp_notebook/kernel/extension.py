@@ -33,16 +33,19 @@ def load(ipython: Any) -> None:
     if "ui" not in _loaded and _in_kernel(ipython):
         # Monitors, confirmation prompts, per-call output capture (mcp_notebook/ui).
         from ..ui.hub import Hub
-        from . import capture
+        from . import capture, cells
 
         capture.install(ipython)
         loop = asyncio.get_running_loop()
+        # The executor knows which cell holds the loop: a queued call says so (cells.py).
+        watch = cells.install(ipython)
         _loaded["ui"] = mcp.ui = Hub(
             mcp,
             loop,
             headless=mcp.headless,  # pinned by `mcp-notebook serve` before this loads
-            executor=partial(capture.CapturingExecutor, loop),
+            executor=partial(capture.CapturingExecutor, loop, watch),
             replay=capture.replay,
+            cells=watch,
         )
     if "ipython" not in _loaded:
         # Close the socket and the server thread with the kernel (shutdown or restart).

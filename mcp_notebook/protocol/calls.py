@@ -83,6 +83,9 @@ class CallRecord:
     log: CallLog | None = field(default=None, repr=False)
     # Which of arguments, result, output, error the history keeps only abbreviated.
     abbreviated: frozenset[str] = frozenset()
+    # What the call waited for while queued, e.g. "cell [7]" (a running cell held the
+    # kernel); None if it did not wait behind one (.queueing).
+    behind: str | None = None
     size: int = 0  # bytes the history counts for this call (an estimate)
     # The dispatcher tool the client called to reach this one (protocol/dispatcher_tools.py).
     via: str | None = None

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from ..registry import Registry
+from ..registry import Registry, views
 from ..registry.content import error_result
 from ..registry.validation import SchemaCheck, argument_problem
 from ..wire import jsontext
@@ -172,6 +172,8 @@ def _list(server: Calls, arguments: dict[str, Any]) -> dict[str, Any]:
         and (exact is None or tool.name == exact)
         and all(word in _searched(tool.definition) for word in words)
     ]
+    # The listing is the model's: never a tool only app views may call (MCP Apps).
+    found = views.tools_for(found, ui=False)
     structured = {"tools": found[:MAX_LISTED], "total": len(found)}
     text = jsontext.dumps(structured).decode()
     if len(found) > MAX_LISTED:

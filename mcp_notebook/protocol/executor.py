@@ -19,11 +19,15 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from .calls import CallRecord
+from .queueing import CellWatch
 
 Finish = Callable[[bool, Any], Any]
 
 
 class Executor(Protocol):
+    # An executor may also have ``cells``: a CellWatch of the loop it runs user code on,
+    # so that a call queued behind a running cell can say so (.queueing).
+
     def prepare(self, work: Callable[[], Any], record: CallRecord) -> Callable[[], Any]:
         """``work`` (user code serving ``record``) as it must run on this executor."""
         ...
@@ -74,6 +78,7 @@ class InlineExecutor:
     """Runs user code on the loop that handles the request (tests, plain scripts)."""
 
     prepare = staticmethod(unchanged)
+    cells: CellWatch | None = None
 
     async def run(self, work: Callable[[], Any], record: CallRecord | None = None) -> Any:
         if record is not None:
@@ -140,8 +145,9 @@ class LoopExecutor:
 
     prepare = staticmethod(unchanged)
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, cells: CellWatch | None = None) -> None:
         self.loop = loop
+        self.cells = cells  # in a kernel: the cell that holds its loop (kernel/cells.py)
 
     async def run(self, work: Callable[[], Any], record: CallRecord | None = None) -> Any:
         caller = asyncio.get_running_loop()

@@ -6,7 +6,7 @@ handling a request is turned into ``-32603`` in exactly one place (``dispatch.Di
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 from ..errors import McpNotebookError
 from ..wire import jsontext
@@ -25,6 +25,18 @@ from .codes import (  # the codes live in codes.py; importable from here as befo
 
 Message = dict[str, Any]
 
+
+class _ErrorFields(TypedDict):
+    code: int
+    message: str
+
+
+class ErrorObject(_ErrorFields, total=False):
+    """The ``error`` of an error reply (JSON-RPC 2.0 section 5.1); ``data`` only if any."""
+
+    data: Any
+
+
 __all__ = [
     "HEADER_MISMATCH",
     "INTERNAL_ERROR",
@@ -36,6 +48,7 @@ __all__ = [
     "RESOURCE_NOT_FOUND",
     "SERVER_ERROR",
     "UNSUPPORTED_VERSION",
+    "ErrorObject",
     "Message",
     "RpcError",
     "dumps",
@@ -60,8 +73,8 @@ class RpcError(McpNotebookError):
         self.message = message
         self.data = data
 
-    def to_error(self) -> dict[str, Any]:
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
+    def to_error(self) -> ErrorObject:
+        error: ErrorObject = {"code": self.code, "message": self.message}
         if self.data is not None:
             error["data"] = self.data
         return error

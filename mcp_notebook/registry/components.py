@@ -21,6 +21,8 @@ from .uri_template import UriTemplate
 from .validation import SchemaCheck, argument_problem, check_schema
 from .views import check_visibility, tool_meta
 
+TASK_MODES = ("optional", "required", "forbidden")
+
 
 def _drop_none(values: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
@@ -38,6 +40,8 @@ class Tool:
     confirm: bool = False
     meta: dict[str, Any] | None = None
     icons: list[dict[str, Any]] | None = None
+    # Whether a call may be answered with a task handle: "optional", "required", "forbidden".
+    task: str = "optional"
     wrap_output: bool = False
     # MCP Apps: the ui:// resource that shows this tool's results, who may call it
     # ("model", "app"), and what each result carries for the view (per-call renderings).
@@ -48,6 +52,10 @@ class Tool:
     definition: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
+        if self.task not in TASK_MODES:
+            raise ValueError(
+                f"task={self.task!r}: use one of {', '.join(repr(m) for m in TASK_MODES)}"
+            )
         self.visibility = check_visibility(self.visibility)
         self.meta = tool_meta(self.meta, self.view_uri, self.visibility)
         self.injected = injected_parameters(self.fn)

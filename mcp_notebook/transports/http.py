@@ -13,6 +13,7 @@ session's GET stream. Every SSE event has an id, and ``Last-Event-ID`` resumes a
 from __future__ import annotations
 
 import asyncio
+import http.client
 import itertools
 import logging
 import socket
@@ -31,13 +32,15 @@ from tornado.routing import Rule
 from ..protocol import Server, Session, jsonrpc
 from ..protocol.jsonrpc import INVALID_REQUEST, RpcError
 from . import binding
+from .bodies import WholeBody
 from .direct import DirectReply
 from .endpoint import Endpoint
-from .handler import GET_STREAM, McpHandler, NotFoundHandler, StreamedMcpHandler, WholeBody
+from .handler import GET_STREAM, McpHandler, NotFoundHandler
 from .limits import ConnectionLimiter, Refusal, SessionAdmission
 from .security import AUTHENTICATE, NOT_FOUND, Guard
 from .settings import DEFAULT_MAX_BODY, Limits
 from .sse import SseStream
+from .streamed import StreamedMcpHandler
 
 logger = logging.getLogger(__name__)
 
@@ -334,7 +337,7 @@ class _LimitedHttpServer(tornado.httpserver.HTTPServer):
 
 def _response(status: int, body: bytes, headers: dict[str, str]) -> bytes:
     """A complete HTTP/1.1 JSON response after which the connection closes."""
-    reason = tornado.httputil.responses.get(status, "Error")
+    reason = http.client.responses.get(status, "Error")
     lines = [f"HTTP/1.1 {status} {reason}", "Content-Type: application/json"]
     lines += [f"{name}: {value}" for name, value in headers.items()]
     lines += [f"Content-Length: {len(body)}", "Connection: close", "", ""]

@@ -11,38 +11,38 @@ import asyncio
 import itertools
 from typing import Any
 
-from ..protocol import modern
+from ..protocol import Session, modern
 from ..protocol.jsonrpc import (
     HEADER_MISMATCH,
     METHOD_NOT_FOUND,
     MISSING_CAPABILITY,
     UNSUPPORTED_VERSION,
+    Message,
     RpcError,
 )
 from ..protocol.names import SESSION_HEADER, VERSION_HEADER
 from ..protocol.request import ANSWERED_EARLY
 from ..protocol.versions import HANDSHAKE_VERSIONS
 from . import headers
+from .posts import Post
+from .replying import ReplyingHandler
 from .sse import SseStream
 
 _stream_numbers = itertools.count(1)  # 2026 streams are never resumed: local names do
 
 
-class ModernRequests:
-    """Mixed into the endpoint's RequestHandler."""
+class ModernRequests(ReplyingHandler):
+    """The 2026-07-28 part of the endpoint's handler (McpHandler builds on it)."""
+
+    _call: asyncio.Future[Message | None] | None = None  # the request being served
 
     # -- POST, 2026-07-28: one self-contained request ---------------------------------
-    def _is_modern(self, message: Any) -> bool:
-        """A request of the stateless revision: its _meta or its header says so."""
-        if modern.requested_version(message) is not None:
-            return True
-        header = self.request.headers.get(VERSION_HEADER)
-        return header is not None and header not in HANDSHAKE_VERSIONS
-
-    async def _post_modern(self, message: dict[str, Any], kind: str, wants_json: bool) -> None:
-        if kind != "request":
+    async def _post_modern(self, post: Post) -> None:
+        if post.kind != "request":
             self.set_status(202)  # nothing a client sends besides requests needs an answer
-            return self.finish()
+            self.finish()
+            return
+        message = post.message
         request_id, method = message["id"], message["method"]
         server = self.transport.server
         try:
@@ -63,14 +63,20 @@ class ModernRequests:
             return self.fail(400, f"Header mismatch: {problem}", HEADER_MISMATCH, request_id)
         if not server.serves(method, "modern"):
             return self.fail(404, f"Method not found: {method}", METHOD_NOT_FOUND, request_id)
+        await self._call_modern(post, session)
+
+    async def _call_modern(self, post: Post, session: Session) -> None:
+        """Serve a request that passed the checks; its reply goes as JSON, early from the
+        kernel thread, or on the request's SSE stream once something was streamed."""
+        message, wants_json = post.message, post.wants_json
         stream = SseStream(f"m{next(_stream_numbers)}", numbered=False)
         stream.writer = self
         self._stream = stream
         session.transport = "http"
         session.outbound = lambda outgoing, related: _sent(stream, outgoing)
-        early = wants_json and method in ANSWERED_EARLY
+        early = wants_json and message["method"] in ANSWERED_EARLY
         direct = self._direct_reply(_status, self._cancel_call) if early else None
-        self._call = asyncio.ensure_future(server.handle(message, session, direct))
+        self._call = asyncio.ensure_future(self.transport.server.handle(message, session, direct))
         try:
             reply = await self._call
         except asyncio.CancelledError:
@@ -88,7 +94,7 @@ class ModernRequests:
         return self._reply(reply, wants_json)
 
     def _cancel_call(self) -> None:
-        call = getattr(self, "_call", None)
+        call = self._call
         if call is not None and not call.done():
             call.cancel()
 
@@ -115,10 +121,13 @@ class ModernRequests:
         return True
 
 
+_ERROR_STATUS = {MISSING_CAPABILITY: 400, METHOD_NOT_FOUND: 404}
+
+
 def _status(reply: dict[str, Any]) -> int:
     """The HTTP status of a 2026-07-28 reply: some errors have their own."""
-    error = reply.get("error") or {}
-    return {MISSING_CAPABILITY: 400, METHOD_NOT_FOUND: 404}.get(error.get("code"), 200)
+    error = reply.get("error")
+    return _ERROR_STATUS.get(error.get("code"), 200) if error else 200
 
 
 def _sent(stream: SseStream, message: dict[str, Any]) -> bool:

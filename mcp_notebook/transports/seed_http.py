@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Sequence
 from typing import Any
 
 from ..protocol import Server, Session, jsonrpc
@@ -34,7 +35,7 @@ def first_is_seed(messages: list[Any]) -> bool:
     return is_seed_message(first[0] if isinstance(first, list) and first else first)
 
 
-async def answer(handler: Any, server: Server, messages: list[Any], shape: str) -> None:
+async def answer(handler: Any, server: Server, messages: Sequence[Any], shape: str) -> None:
     """Serve one dialect session over this POST; ``shape`` is single, batch or lines."""
     stream = NDJSON in handler.request.headers.get("Accept", "").lower()
     standard = server.open_session(Session(transport="http-seed", initialized=True))
@@ -46,7 +47,7 @@ async def answer(handler: Any, server: Server, messages: list[Any], shape: str) 
         if reply is None:
             raise RpcError(jsonrpc.INTERNAL_ERROR, f"{method} was cancelled")
         if "error" in reply:
-            error = reply["error"]
+            error: jsonrpc.ErrorObject = reply["error"]
             raise RpcError(error["code"], error["message"], error.get("data"))
         return reply["result"]
 

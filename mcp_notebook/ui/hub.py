@@ -3,8 +3,13 @@
 Threads (DESIGN.md §3): the call log's observers run on the server's thread or the
 kernel's; they only note which call changed and, once per batch, ask the kernel's loop to
 render (``call_soon_threadsafe``), at most every ``interval`` seconds. Widgets are touched
-on the kernel's loop only. A confirmation waits on the server's loop for a ``Decision``
-that a click (a comm message, handled by the kernel's loop between cells) settles.
+on the kernel's loop, with one exception: while a cell holds that loop (``cells``, which
+the kernel keeps), nothing queued on it runs before the cell ends, so a batch is rendered
+from a short-lived timer thread instead, and a call queued behind the cell shows as such
+while it waits. ipywidgets sends state from any thread (its messages go through the
+kernel's IOPub thread); one lock keeps two renders from interleaving. A confirmation waits
+on the server's loop for a ``Decision`` that a click (a comm message, handled by the
+kernel's loop between cells) settles.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from IPython.display import display
 
 from ..protocol import CallRecord, Executor, Session
 from ..protocol.confirmation import describe
+from ..protocol.queueing import CellWatch
 from . import render
 from .confirm import ConfirmPanel, PromptArea
 from .decision import Decision
@@ -51,11 +57,14 @@ class Hub:
         headless: bool,
         executor: Callable[[], Executor],
         replay: Callable[[Any, CallRecord], Any],
+        cells: CellWatch | None = None,
     ) -> None:
         # headless: under `mcp-notebook serve` nobody watches the notebook (settable: a pin
         # made after the extension loaded sets it, app.serve_headless).
         self.app, self.loop, self.headless = app, loop, headless
         self._make_executor, self._replay = executor, replay
+        self.cells = cells  # which cell holds the kernel's loop, if any (kernel/cells.py)
+        self._render = threading.Lock()  # one render at a time, whichever thread renders
         self.monitors: list[Monitor] = []
         self.panels: dict[int, ConfirmPanel] = {}  # pending, by call id
         self.area: PromptArea | None = None
@@ -67,6 +76,9 @@ class Hub:
         self._last = 0.0
         self._ticking = False
         self._unsubscribe = app.calls.subscribe(self._observe)
+        self._tasks = getattr(app, "tasks", None)  # the task store, if the app keeps one
+        if self._tasks is not None:
+            self._tasks.observe(self._task_changed)
 
     # -- wiring (app.start) ----------------------------------------------------------------
     @property
@@ -101,6 +113,8 @@ class Hub:
 
     def close(self) -> None:
         self._unsubscribe()
+        if self._tasks is not None:
+            self._tasks.unobserve(self._task_changed)
         for monitor in list(self.monitors):
             monitor.close()
 
@@ -109,6 +123,9 @@ class Hub:
         if "replay" not in record.__dict__:
             record.replay = partial(self._replay, self.app, record)  # type: ignore[attr-defined]
         self._poke(record.id)
+
+    def _task_changed(self, task: Any) -> None:
+        self._poke()  # any thread; the monitors re-render on the kernel's loop
 
     def _poke(self, call_id: int | None = None) -> None:
         if not self.monitors:
@@ -119,29 +136,39 @@ class Hub:
             if self._armed:
                 return
             self._armed = True
+        if self.cells is not None and self.cells.now is not None:
+            # A cell holds the kernel's loop: a callback queued there would wait for it.
+            timer = threading.Timer(self._delay(), self._flush)
+            timer.daemon = True
+            timer.start()
+            return
         try:
             self.loop.call_soon_threadsafe(self._arm)
         except RuntimeError:  # the kernel's loop is closing
             with self._lock:
                 self._armed = False
 
+    def _delay(self) -> float:
+        return max(0.0, self._last + self.interval - time.monotonic())
+
     def _arm(self) -> None:
-        delay = max(0.0, self._last + self.interval - time.monotonic())
-        self.loop.call_later(delay, self._flush)
+        self.loop.call_later(self._delay(), self._flush)
 
     def _flush(self) -> None:
-        with self._lock:
-            changed, self._changed, self._armed = self._changed, set(), False
-        self._last = time.monotonic()
-        for monitor in list(self.monitors):
-            monitor.refresh(changed)
+        with self._render:
+            with self._lock:
+                changed, self._changed, self._armed = self._changed, set(), False
+            self._last = time.monotonic()
+            for monitor in list(self.monitors):
+                monitor.refresh(changed)
 
     def _tick(self) -> None:
         if not self.monitors:
             self._ticking = False
             return
-        for monitor in list(self.monitors):
-            monitor.refresh(set())  # the header only
+        with self._render:
+            for monitor in list(self.monitors):
+                monitor.refresh(set())  # the header only
         self.loop.call_later(TICK, self._tick)
 
     def state(self) -> dict[str, Any]:
@@ -162,11 +189,12 @@ class Hub:
 
     # -- monitors (kernel loop) --------------------------------------------------------------
     def monitor(self) -> Monitor:
-        monitor = Monitor(self.state, self.app.calls, self.trace, self.forget)
-        self.monitors.append(monitor)
-        for panel in self.panels.values():
-            monitor.show_pending(panel)
-        monitor.refresh(None)
+        monitor = Monitor(self.state, self.app.calls, self.trace, self.forget, tasks=self._tasks)
+        with self._render:
+            self.monitors.append(monitor)
+            for panel in self.panels.values():
+                monitor.show_pending(panel)
+            monitor.refresh(None)
         if self.attached and not self._ticking:
             self._ticking = True
             self.loop.call_later(TICK, self._tick)

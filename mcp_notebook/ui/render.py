@@ -66,6 +66,14 @@ def took(record: CallRecord) -> str:
     return f"{record.duration:.1f} s"
 
 
+def status(record: CallRecord) -> str:
+    """The call's status as a person reads it: "queued behind cell [7]" while a running
+    cell holds the kernel (``record.behind``), else the status itself."""
+    if record.status == "queued" and record.behind:
+        return f"queued behind {record.behind}"
+    return record.status
+
+
 def row(record: CallRecord) -> str:
     """One line of the call table, padded into columns."""
     cells = (
@@ -78,7 +86,7 @@ def row(record: CallRecord) -> str:
         compact(shown(record.arguments, ROW_BYTES)),
     )
     padded = [cut(c, w).ljust(w) for c, (_, w) in zip(cells, COLUMNS, strict=True)]
-    line = " ".join([*padded, took(record).rjust(7), record.status])
+    line = " ".join([*padded, took(record).rjust(7), status(record)])
     return line.replace(" ", NBSP)
 
 
@@ -175,6 +183,11 @@ def detail(record: CallRecord) -> str:
         parts.append(
             "<i class='mcp-error'>Interrupted from the notebook (Kernel &gt; Interrupt): the "
             "client got an error.</i>"
+        )
+    if record.behind:
+        verb = "Queued" if record.status == "queued" else "Waited"
+        parts.append(
+            f"<i>{verb} behind {html.escape(record.behind)}: a running cell held the kernel.</i>"
         )
     if record.abbreviated:
         parts.append(

@@ -1,0 +1,202 @@
+"""How the endpoint's handler answers, in every era: the checks made before a request is
+read, errors as HTTP statuses with JSON-RPC bodies, a reply as JSON or one SSE event, SSE
+streams, and the early reply written from the kernel thread (direct.py).
+
+The ways of a POST build on this: modern_post.py (2026-07-28), handler.py (the
+handshake era, GET, DELETE) and seed_http.py (the seed dialect).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+import tornado.iostream
+import tornado.web
+from tornado.http1connection import HTTP1Connection
+
+from ..protocol import jsonrpc
+from ..protocol.jsonrpc import INVALID_REQUEST, Message, RpcError
+from .bodies import announced_length
+from .direct import DirectReply, always_ok
+from .endpoint import Endpoint
+from .security import AUTHENTICATE
+from .sse import SseStream
+
+RETRY_MS = 500  # how long a client waits before resuming a stream that broke
+# Statuses given before the request is looked at: their replies name no request id.
+_UNREAD = (401, 403, 413)
+
+
+def error_body(code: int, message: str, request_id: Any = None) -> bytes:
+    return jsonrpc.dumps(jsonrpc.error_response(request_id, RpcError(code, message)))
+
+
+class ReplyingHandler(tornado.web.RequestHandler):
+    """A RequestHandler of the MCP endpoint, with its means of answering."""
+
+    def initialize(self, transport: Endpoint) -> None:
+        self.transport = transport
+        self._streaming = False
+        self._ended: asyncio.Event | None = None
+        self._message: Any = None  # the decoded body, once post() has read it
+        self._stream: SseStream | None = None  # the SSE stream this response carries
+        self.seed_closed: asyncio.Event | None = None  # a seed-dialect stream's end
+
+    def _body(self) -> bytes:
+        return self.request.body
+
+    # -- gatekeeping -------------------------------------------------------------------
+    def fail(
+        self,
+        status: int,
+        message: str,
+        code: int = INVALID_REQUEST,
+        request_id: Any = None,
+        data: Any = None,
+    ) -> None:
+        """Answer with an HTTP error carrying a JSON-RPC error; it names the request's id
+        when the body has a readable one (not for 401/403/413: those bodies are not read)."""
+        if request_id is None and status not in _UNREAD:
+            request_id = self._readable_id()
+        self.set_status(status)
+        self.set_header("Content-Type", "application/json")
+        if status == 401:
+            self.set_header("WWW-Authenticate", AUTHENTICATE)
+        error = RpcError(code, message, data)
+        self.finish(jsonrpc.dumps(jsonrpc.error_response(request_id, error)))
+
+    def _readable_id(self) -> Any:
+        """The id of the request this body holds, if it has one a reply may echo."""
+        message = self._message
+        if message is None and self.request.method == "POST":
+            with contextlib.suppress(RpcError):
+                message = jsonrpc.parse(self._body())
+        return jsonrpc.readable_id(message)
+
+    def prepare(self) -> None:
+        headers = self.request.headers
+        refusal = self.transport.guard.refusal(headers)
+        if refusal is not None:
+            return self.fail(*refusal)
+        try:
+            length = announced_length(headers)
+        except ValueError as exc:
+            return self.fail(400, f"Bad Request: {exc}")
+        if length is not None and length > self.transport.max_body:
+            return self.fail(413, self._too_large_message())
+        return None
+
+    def _too_large_message(self) -> str:
+        return f"Payload Too Large: the limit is {self.transport.max_body} bytes"
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        request_id = None if status_code in _UNREAD else self._readable_id()
+        self.set_header("Content-Type", "application/json")
+        self.finish(error_body(INVALID_REQUEST, self._reason, request_id))
+
+    def _connection(self) -> HTTP1Connection:
+        """The request's connection. tornado annotates it as the abstract HTTPConnection;
+        its HTTP server always gives an HTTP1Connection, which has the stream and context."""
+        connection = self.request.connection
+        if not isinstance(connection, HTTP1Connection):
+            raise TypeError(f"not a connection of tornado's HTTP server: {connection!r}")
+        return connection
+
+    def _gone(self) -> bool:
+        """Whether the client's connection is closed, or lent to a call (detached)."""
+        stream: tornado.iostream.IOStream | None = self._connection().stream
+        return stream is None or stream.closed()
+
+    # -- replies -----------------------------------------------------------------------
+    def _direct_reply(
+        self,
+        status: Callable[[dict[str, Any]], int] = always_ok,
+        on_hang_up: Callable[[], None] | None = None,
+    ) -> DirectReply | None:
+        """An early reply for this POST, if its connection can outlive the response."""
+        request = self.request
+        connection = request.headers.get("Connection", "").lower()
+        if request.version != "HTTP/1.1" or "close" in (t.strip() for t in connection.split(",")):
+            return None  # tornado closes such connections after the response
+        http1 = self._connection()
+        # tornado's HTTPServer gives each connection an _HTTPRequestContext (private; the
+        # attribute is annotated as object): it has the client's address and its family.
+        context: Any = http1.context
+
+        def lendable() -> tornado.iostream.IOStream | None:
+            stream: tornado.iostream.IOStream | None = http1.stream  # None once detached
+            if self._finished or self._streaming or stream is None or stream.closed():
+                return None
+            if isinstance(stream, tornado.iostream.SSLIOStream):
+                return None  # bytes on the raw socket would bypass TLS
+            return stream
+
+        def detach() -> None:
+            request_stream = self._stream
+            if request_stream is not None and request_stream.writer is self:
+                request_stream.writer = None  # nothing more will be streamed here
+            self.detach()
+
+        return DirectReply(
+            lendable,
+            detach,
+            lambda stream: self.transport.reattach(stream, context.address),
+            context.address_family,
+            self.transport.lent,
+            status,
+            on_hang_up,
+        )
+
+    def _reply(self, reply: Message | None, wants_json: bool) -> None:
+        if self._gone():  # client gone mid-call
+            return
+        if reply is None:  # cancelled by the client: no response is due
+            self.set_status(202)
+            self.finish()
+            return
+        body = jsonrpc.encode_reply(reply)
+        if wants_json:
+            self.set_header("Content-Type", "application/json")
+            self.finish(body)
+        else:
+            self.set_header("Content-Type", "text/event-stream")
+            self.set_header("Cache-Control", "no-cache")
+            self.finish(b"event: message\ndata: " + body + b"\n\n")
+
+    # -- SSE writing (POST streams and GET streams) ------------------------------------
+    def _start_sse(self, first_id: str | None) -> None:
+        self._streaming = True
+        self._ended = asyncio.Event()
+        self.set_header("Content-Type", "text/event-stream")
+        self.set_header("Cache-Control", "no-cache")
+        self.set_header("X-Accel-Buffering", "no")
+        if first_id is not None:
+            # The priming event: an id to resume from, how soon to retry, and empty data.
+            self.write(f"id: {first_id}\nretry: {RETRY_MS}\ndata: \n\n")
+        self.flush()
+
+    def write_event(self, event_id: str | None, data: str) -> None:
+        if self._finished or self._gone():
+            return
+        if not self._streaming:
+            self._start_sse(None if event_id is None else f"{event_id.rpartition('.')[0]}.0")
+        if event_id is None:
+            self.write(f"event: message\ndata: {data}\n\n")
+        else:
+            self.write(f"id: {event_id}\nevent: message\ndata: {data}\n\n")
+        self.flush()
+
+    def end_stream(self, retry_ms: int | None = None, last_id: str | None = None) -> None:
+        if self._finished:
+            return
+        if not self._streaming and last_id is not None:
+            self._start_sse(last_id)  # closing early: give the client an id to resume from
+        if retry_ms is not None and not self._gone():
+            self.write(f"retry: {int(retry_ms)}\n\n")
+        if self._ended is not None:
+            self._ended.set()
+        with contextlib.suppress(tornado.iostream.StreamClosedError):
+            self.finish()

@@ -1,0 +1,204 @@
+"""The endpoint for request bodies tornado does not read whole first (bodies.py): counted as
+they arrive, refused early when over the limit or too slow, drained before the close.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import http.client
+import socket
+from collections.abc import Callable
+from typing import Any
+
+import tornado.ioloop
+import tornado.iostream
+import tornado.web
+
+from ..protocol import jsonrpc
+from ..protocol.jsonrpc import INVALID_REQUEST, RpcError
+from .direct import http_date
+from .endpoint import Endpoint
+from .handler import McpHandler
+from .security import AUTHENTICATE
+
+# After answering a request whose body is still coming, the rest is read and dropped for
+# at most this long and this many bytes before the connection closes. Closing at once
+# would make the client's TCP stack reset the connection, and a reset loses our answer.
+LINGER_SECONDS = 5.0
+LINGER_BYTES = 16 * 1024 * 1024
+
+
+@tornado.web.stream_request_body
+class StreamedMcpHandler(McpHandler):
+    """The endpoint for bodies of unknown or excessive size, or of a Content-Length that is
+    not one: counted as they arrive, so that one over the limit gets its 413 without being
+    kept, and one that does not arrive in time its 408.
+
+    A request refused before its body has been read is answered at once, on the raw
+    connection, and the rest of the body is drained (within ``LINGER_*``) before the
+    connection closes, so the client reads the answer instead of a connection reset.
+    """
+
+    def initialize(self, transport: Endpoint) -> None:
+        super().initialize(transport)
+        self._chunks: list[bytes] = []
+        self._size = 0
+        self._refused = False  # answered before the body ended: the rest is dropped
+        self._answered: asyncio.Future[None] | None = None  # writing that answer
+        self._dropped = 0
+        self._timers: list[object] = []
+
+    def prepare(self) -> None:
+        # We count the body ourselves; tornado's own limit would answer a bare 400.
+        self._connection().set_max_body_size(2**63)
+        super().prepare()
+        if not self._finished and not self._refused:
+            # A body that trickles or never ends gets 408 instead of holding the connection.
+            self._later(self.transport.limits.body_timeout, self._too_slow)
+
+    def data_received(self, chunk: bytes) -> None:
+        if self._refused:
+            self._dropped += len(chunk)
+            if self._dropped > LINGER_BYTES:
+                self._close()
+            return
+        self._size += len(chunk)
+        if self._size > self.transport.max_body:
+            self._chunks.clear()
+            self.fail(413, self._too_large_message())
+        else:
+            self._chunks.append(chunk)
+
+    def _body(self) -> bytes:
+        return b"".join(self._chunks)
+
+    def fail(
+        self,
+        status: int,
+        message: str,
+        code: int = INVALID_REQUEST,
+        request_id: Any = None,
+        data: Any = None,
+    ) -> None:
+        if self._body_read():
+            return super().fail(status, message, code, request_id, data)
+        self._refuse(status, jsonrpc.error_response(None, RpcError(code, message, data)))
+
+    def _body_read(self) -> bool:
+        return self.request._body_future.done()  # tornado has no public name for this
+
+    def _refuse(self, status: int, reply: dict[str, Any]) -> None:
+        """Answer now, while the body is still coming; close once it is drained."""
+        if self._refused:
+            return
+        self._refused = True
+        self._chunks.clear()
+        response = _close_response(status, jsonrpc.dumps(reply))
+        if not self._prepared_future_done():
+            # Still in prepare(): the connection can be taken from tornado, body unread.
+            task = asyncio.ensure_future(_linger(self.detach(), response))
+            _lingering.add(task)
+            task.add_done_callback(_lingering.discard)
+            return
+        stream = self._connection().stream
+        # tornado goes on reading the body into data_received, which drops it.
+        self._answered = stream.write(response)
+        self._answered.add_done_callback(lambda _: _shut_write(stream))
+        self._later(LINGER_SECONDS, self._close)
+
+    def _prepared_future_done(self) -> bool:
+        prepared = self._prepared_future
+        return prepared is None or prepared.done()
+
+    def _too_slow(self) -> None:
+        if not self._body_read() and not self._refused:
+            seconds = f"{self.transport.limits.body_timeout:g}"
+            self.fail(408, f"Request Timeout: the body did not arrive within {seconds} s")
+
+    def _later(self, seconds: float, callback: Callable[[], None]) -> None:
+        self._timers.append(tornado.ioloop.IOLoop.current().call_later(seconds, callback))
+
+    def _close(self) -> None:
+        stream: tornado.iostream.IOStream | None = self._connection().stream  # None: detached
+        if stream is not None:
+            stream.close()
+
+    def _stop_timers(self) -> None:
+        loop = tornado.ioloop.IOLoop.current()
+        for timer in self._timers:
+            loop.remove_timeout(timer)
+        self._timers.clear()
+
+    async def _after_body(self) -> bool:
+        """Whether the method may go on: False after a refusal (the connection closes)."""
+        self._stop_timers()
+        if self._refused:
+            stream = self.detach()  # the whole body was drained: nothing unread is lost
+            with contextlib.suppress(tornado.iostream.StreamClosedError):
+                if self._answered is not None:
+                    await self._answered  # closing drops what is not written yet
+            stream.close()
+            return False
+        return True
+
+    async def post(self) -> None:
+        if await self._after_body():
+            await super().post()
+
+    async def get(self) -> None:
+        if await self._after_body():
+            await super().get()
+
+    async def delete(self) -> None:
+        if await self._after_body():
+            await super().delete()
+
+    async def options(self) -> None:
+        if await self._after_body():
+            await super().options()
+
+    def on_connection_close(self) -> None:
+        self._stop_timers()
+        super().on_connection_close()
+
+    def on_finish(self) -> None:
+        self._stop_timers()
+
+
+_lingering: set[asyncio.Future[None]] = set()  # refused connections being drained
+
+
+def _close_response(status: int, body: bytes) -> bytes:
+    """A whole HTTP/1.1 response that ends the connection."""
+    reason = http.client.responses.get(status, "Error")
+    head = [f"HTTP/1.1 {status} {reason}", "Content-Type: application/json"]
+    if status == 401:
+        head.append(f"WWW-Authenticate: {AUTHENTICATE}")
+    head += [f"Content-Length: {len(body)}", "Connection: close"]
+    return "\r\n".join(head).encode() + b"\r\nDate: " + http_date() + b"\r\n\r\n" + body
+
+
+def _shut_write(stream: tornado.iostream.IOStream) -> None:
+    """Send FIN after the answer: the client sees it end, and we can still read."""
+    with contextlib.suppress(OSError, AttributeError):
+        if not stream.closed():
+            stream.socket.shutdown(socket.SHUT_WR)
+
+
+async def _linger(stream: tornado.iostream.IOStream, response: bytes) -> None:
+    """Answer on a connection taken from tornado, drain what the client still sends (up to
+    ``LINGER_BYTES``, for ``LINGER_SECONDS``), then close it."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + LINGER_SECONDS
+    dropped = 0
+    try:
+        await stream.write(response)
+        _shut_write(stream)
+        while dropped <= LINGER_BYTES:
+            read = stream.read_bytes(65536, partial=True)
+            dropped += len(await asyncio.wait_for(read, max(0.0, deadline - loop.time())))
+    except (tornado.iostream.StreamClosedError, asyncio.TimeoutError, OSError):
+        pass
+    finally:
+        stream.close()

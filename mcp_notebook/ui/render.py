@@ -21,7 +21,8 @@ COLUMNS = (("time", 8), ("client", 16), ("method", 14), ("target", 22), ("argume
 MAX_INLINE = 100_000  # characters of one result block shown in the page
 
 STYLE = """<style>
-.mcp-monitor .mcp-calls select, .mcp-monitor .mcp-mono {
+.mcp-monitor .mcp-calls select, .mcp-monitor .mcp-task-table select,
+.mcp-monitor .mcp-mono {
   font-family: var(--jp-code-font-family, monospace); font-size: 12px; }
 .mcp-monitor .mcp-head pre { margin: 0; padding-left: 4px; }
 .mcp-monitor pre { white-space: pre-wrap; word-break: break-word; margin: 2px 0; }

@@ -55,7 +55,7 @@ class TaskView(widgets.VBox):
             f"<b>tasks</b> (clients poll these)<pre class='mcp-mono'>{header()}</pre>"
         )
         self.table = widgets.Select(options=[], rows=rows, layout=widgets.Layout(width="100%"))
-        self.table.add_class("mcp-calls")
+        self.table.add_class("mcp-task-table")  # not mcp-calls: that is the call table
         self.cancel_button = widgets.Button(
             description="Cancel task", disabled=True, button_style="warning"
         )

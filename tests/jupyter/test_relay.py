@@ -1,0 +1,210 @@
+"""A notebook's MCP server through a real Jupyter Server, at its port and behind its login.
+
+The server runs with a token and the base URL ``/base/``; the kernel is one it started
+(POST api/kernels), which runs ``%mcp start`` on loopback as in JupyterLab.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import json
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+
+import httpx2
+import pytest
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from ..conftest import MODES
+from ..kernel.test_http_modern import SETUP as MODERN_SETUP
+from ..kernel.test_http_modern import Modern
+from ..stdio import module_params
+from ..waiting import OPEN_GET_STREAMS, until, wait_until
+from .server import JupyterServer, ServerKernel
+
+NAME = "via-jupyter"
+SETUP = (
+    MODERN_SETUP
+    + '''
+@mcp.tool
+def size(text: str) -> int:
+    """How long a text is."""
+    return len(text)
+
+mcp.prompt("summarize", "Summarize {topic}.")
+'''
+)
+
+
+@pytest.fixture(scope="module")
+def jupyter() -> Iterator[JupyterServer]:
+    server = JupyterServer("/base/")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def kernel(jupyter) -> Iterator[ServerKernel]:
+    k = jupyter.start_kernel()
+    k.run("%load_ext mcp_notebook")
+    k.run("import asyncio\nfrom mcp_notebook import Context")
+    k.run(SETUP)
+    k.run(f"%mcp start --port 0 --name {NAME}")
+    try:
+        yield k
+    finally:
+        k.shutdown()
+
+
+@pytest.fixture(scope="module")
+def endpoint(jupyter, kernel) -> str:
+    return jupyter.endpoint(NAME)
+
+
+@asynccontextmanager
+async def sdk(url: str, headers: dict[str, str], mode: str, **options) -> AsyncIterator[Client]:
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=30) as http,
+        Client(streamable_http_client(url, http_client=http), mode=mode, **options) as client,
+    ):
+        yield client
+
+
+@MODES
+async def test_the_sdk_lists_calls_reads_and_gets_through_jupyter_server(jupyter, endpoint, mode):
+    assert endpoint.startswith(f"http://127.0.0.1:{jupyter.port}/base/mcp-notebook/")
+    async with sdk(endpoint, jupyter.headers, mode) as client:
+        tools = {t.name for t in (await client.list_tools()).tools}
+        assert {"add", "where", "size"} <= tools
+        result = await client.call_tool("add", {"a": 2, "b": 3})
+        assert result.content[0].text == "5"
+        read = await client.read_resource("text://notes")
+        assert read.contents[0].text == "notes"
+        prompt = await client.get_prompt("summarize", {"topic": "sales"})
+        assert prompt.messages[0].content.text == "Summarize sales."
+
+
+@MODES
+async def test_a_cell_defining_a_tool_reaches_the_client_through_jupyter_server(
+    jupyter, endpoint, kernel, mode
+):
+    changed = asyncio.Event()
+
+    async def on_message(message) -> None:
+        if getattr(message, "method", None) == "notifications/tools/list_changed":
+            changed.set()
+
+    tool = f"defined_for_{mode}"
+    async with sdk(endpoint, jupyter.headers, mode, message_handler=on_message) as client:
+        await client.list_tools()
+        define = f"@mcp.tool\ndef {tool}() -> str:\n    return 'new'\n"
+        if mode == "legacy":  # on the session's GET stream, relayed as it arrives
+            await until(lambda: kernel.eval(OPEN_GET_STREAMS) >= 1, "the GET stream")
+            kernel.run(define)
+        else:  # 2026-07-28: on a subscriptions/listen stream
+            async with client.listen(tools_list_changed=True) as subscription:
+                kernel.run(define)
+                await asyncio.wait_for(subscription.__anext__(), 20)
+        await asyncio.wait_for(changed.wait(), 20)
+        assert tool in {t.name for t in (await client.list_tools()).tools}
+        assert (await client.call_tool(tool, {})).content[0].text == "new"
+
+
+CALL = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "add",
+        "arguments": {"a": 1}}}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "authorization", [None, "token wrong", "Bearer wrong", "kernel's own token"]
+)
+def test_without_the_jupyter_token_nothing_reaches_the_kernel(
+    jupyter, endpoint, kernel, authorization
+):
+    calls, sessions = kernel.eval("len(mcp.calls)"), kernel.eval("len(mcp._server.sessions)")
+    if authorization == "kernel's own token":  # valid at the kernel, not at Jupyter Server
+        authorization = f"Bearer {kernel.eval('mcp.token')}"
+    headers = {"Content-Type": "application/json", "Accept": "application/json"}
+    if authorization:
+        headers["Authorization"] = authorization
+    initialize = {**CALL, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+                  "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}}  # fmt: skip
+    for message in (CALL, initialize):
+        response = httpx2.post(endpoint, json=message, headers=headers, timeout=30)
+        assert response.status_code in (401, 403), response.text
+        assert "result" not in response.text
+    stream = httpx2.get(endpoint, headers={**headers, "Accept": "text/event-stream"}, timeout=30)
+    assert stream.status_code in (401, 403)
+    listing = httpx2.get(jupyter.url + "mcp-notebook/api/servers", headers=headers, timeout=30)
+    assert listing.status_code in (401, 403)
+    assert kernel.eval("len(mcp.calls)") == calls
+    assert kernel.eval("len(mcp._server.sessions)") == sessions
+
+
+def test_the_listing_names_the_server_and_never_its_token(jupyter, endpoint, kernel):
+    response = jupyter.api("GET", "mcp-notebook/api/servers")
+    assert response.status_code == 200
+    servers = {s["name"]: s for s in response.json()["servers"]}
+    assert servers[NAME]["url"] == endpoint
+    assert servers[NAME]["kernel_id"] == kernel.id and servers[NAME]["own_kernel"] is True
+    assert kernel.eval("mcp.token") not in response.text
+
+
+def test_an_unknown_name_is_404_and_a_known_one_keeps_the_mcp_headers(jupyter, endpoint):
+    modern = Modern(jupyter.endpoint("nobody-serves-this"), jupyter.token)
+    status, _, messages = modern.send(modern.message("tools/list"))
+    assert status == 404 and "nobody-serves-this" in messages[0]["error"]["message"]
+    modern = Modern(endpoint, jupyter.token)  # Bearer <jupyter token>: Jupyter takes it too
+    where = modern.message("tools/call", {"name": "where", "arguments": {"region": "eu"}})
+    status, _, messages = modern.send(where, **{"Mcp-Param-Region": "eu"})
+    assert status == 200 and messages[-1]["result"]["content"][0]["text"] == "eu"
+    # The kernel still sees every MCP header: one that disagrees with the body is its 400.
+    status, _, messages = modern.send(where, **{"Mcp-Param-Region": "us"})
+    assert status == 400 and messages[0]["error"]["code"] == -32020
+    status, _, messages = modern.send(where, **{"Mcp-Name": "add"})
+    assert status == 400 and messages[0]["error"]["code"] == -32020
+
+
+def test_progress_streams_as_it_happens_and_hanging_up_cancels_the_call(jupyter, endpoint, kernel):
+    kernel.run("cancelled.clear()")
+    modern = Modern(endpoint, jupyter.token)
+    message = modern.message(
+        "tools/call", {"name": "wait_long", "arguments": {}, "_meta": {"progressToken": 5}}
+    )
+    connection = http.client.HTTPConnection(modern.host, modern.port, timeout=30)
+    connection.request("POST", modern.path, json.dumps(message), modern.headers(message))
+    response = connection.getresponse()
+    assert response.status == 200
+    assert response.headers["Content-Type"].startswith("text/event-stream")
+    seen = b""
+    while b"notifications/progress" not in seen:  # the tool runs on: streamed, not buffered
+        seen += response.readline()
+    connection.sock.close()  # hang up at Jupyter Server: its relay hangs up at the kernel
+    connection.close()
+    wait_until(lambda: kernel.eval("cancelled") == [True], "the call cancelled")
+    assert kernel.eval("[c.status for c in mcp.calls if c.target == 'wait_long'][-1]") == (
+        "cancelled"
+    )
+
+
+async def test_large_bodies_pass_and_the_kernels_limit_still_holds(jupyter, endpoint, kernel):
+    limit = kernel.eval("mcp._transport.max_body")
+    async with sdk(endpoint, jupyter.headers, "legacy") as client:
+        text = "x" * (limit - 64 * 1024)
+        assert (await client.call_tool("size", {"text": text})).content[0].text == str(len(text))
+    modern = Modern(endpoint, jupyter.token)
+    status, _, _ = modern.send(
+        modern.message("tools/call", {"name": "size", "arguments": {"text": "y" * (limit + 1)}})
+    )
+    assert status == 413  # the kernel's own answer, passed on
+
+
+@MODES
+async def test_the_bridge_reaches_the_notebook_through_jupyter_server(jupyter, endpoint, mode):
+    params = module_params("bridge", "--url", endpoint, "--token", jupyter.token)
+    async with Client(params, mode=mode) as client:
+        assert "add" in {t.name for t in (await client.list_tools()).tools}
+        assert (await client.call_tool("add", {"a": 20, "b": 1})).content[0].text == "21"

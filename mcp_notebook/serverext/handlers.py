@@ -113,9 +113,8 @@ class RelayHandler(APIHandler):
         self._exchange = exchange
         headers = request_headers(self.request.headers, relay_headers(record, self.current_user))
         try:
-            await exchange.run(
-                self.request.method or "GET", self.request.query, headers, self.request.body, self
-            )
+            # No query string: the endpoint takes none, and Jupyter's ?token= stays here.
+            await exchange.run(self.request.method or "GET", headers, self.request.body, self)
         except UpstreamError as exc:
             return self._refuse(502, f"Bad Gateway: {exc}")
         except (iostream.StreamClosedError, httputil.HTTPInputError) as exc:

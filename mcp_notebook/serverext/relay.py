@@ -103,7 +103,6 @@ class Exchange:
     async def run(
         self,
         method: str,
-        query: str,
         headers: httputil.HTTPHeaders,
         body: bytes,
         sink: Sink,
@@ -134,8 +133,8 @@ class Exchange:
             headers["Authorization"] = f"Bearer {target.token}"
         if body or method in ("POST", "PUT", "PATCH"):
             headers["Content-Length"] = str(len(body))
-        path = target.path + (f"?{query}" if query else "")
-        await connection.write_headers(httputil.RequestStartLine(method, path, "HTTP/1.1"), headers)
+        start = httputil.RequestStartLine(method, target.path, "HTTP/1.1")
+        await connection.write_headers(start, headers)
         if body:
             await connection.write(body)
         connection.finish()

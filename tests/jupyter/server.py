@@ -26,8 +26,15 @@ class JupyterServer:
     The extension is not named on the command line: it is on because the package's
     ``jupyter_server_config.d`` file is installed (what a user's install does)."""
 
-    def __init__(self, base_url: str = "/base/", *extra: str, env: dict[str, str] | None = None):
-        self.token = secrets.token_hex(16)
+    def __init__(
+        self,
+        base_url: str = "/base/",
+        *extra: str,
+        env: dict[str, str] | None = None,
+        token: str | None = None,
+    ):
+        """``token=""``: Jupyter Server accepts requests without one."""
+        self.token = secrets.token_hex(16) if token is None else token
         self.root = tempfile.mkdtemp(prefix="mcp-notebook-jupyter-")
         command = [
             sys.executable,
@@ -63,7 +70,7 @@ class JupyterServer:
 
     @property
     def headers(self) -> dict[str, str]:
-        return {"Authorization": f"token {self.token}"}
+        return {"Authorization": f"token {self.token}"} if self.token else {}
 
     def endpoint(self, name: str) -> str:
         return f"{self.url}mcp-notebook/{name}/mcp"

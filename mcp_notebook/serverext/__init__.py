@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .where import URL_ENV
+from ..reach import URL_ENV
 
 
 def _jupyter_server_extension_points() -> list[dict[str, str]]:

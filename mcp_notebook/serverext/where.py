@@ -1,9 +1,11 @@
 """Tell the kernels a Jupyter Server starts where it can be reached from outside.
 
 A kernel learns nothing of its server but the environment it inherits, so the extension
-puts the server's URL (its ``custom_display_url`` when configured, else the URL it listens at,
-with the base URL; never a token) into :data:`URL_ENV`. ``%mcp start`` then prints the endpoint a
-client outside can use. Set the variable yourself to override it (a proxy in front).
+puts the server's outside URL into :data:`~mcp_notebook.reach.URL_ENV`, which ``%mcp
+start`` reads (reach.py). Never a token. Under JupyterHub that is the user's public
+server URL (``JUPYTERHUB_PUBLIC_URL``), or only its path when the hub was not told its
+public address; else the server's ``custom_display_url`` if set, or the URL it listens at,
+with the base URL. A value already set (by the user) is kept.
 """
 
 from __future__ import annotations
@@ -11,10 +13,12 @@ from __future__ import annotations
 import os
 from typing import Any
 
-URL_ENV = "MCP_NOTEBOOK_JUPYTER_URL"
+from ..reach import URL_ENV
 
 
-def server_url(serverapp: Any) -> str:
+def server_url(serverapp: Any, env: dict[str, str] | os._Environ[str]) -> str:
+    if env.get("JUPYTERHUB_SERVICE_PREFIX"):
+        return env.get("JUPYTERHUB_PUBLIC_URL") or env["JUPYTERHUB_SERVICE_PREFIX"]
     url = serverapp.connection_url  # public_url would carry the server's token
     shown = getattr(serverapp, "custom_display_url", "")
     if shown:
@@ -29,7 +33,7 @@ def announce(serverapp: Any) -> None:
 
     def publish() -> None:
         try:
-            os.environ.setdefault(URL_ENV, server_url(serverapp))
+            os.environ.setdefault(URL_ENV, server_url(serverapp, os.environ))
         except Exception:  # never fail the server over a hint
             serverapp.log.debug("mcp_notebook: no server URL for kernels", exc_info=True)
 

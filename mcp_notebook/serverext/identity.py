@@ -16,7 +16,9 @@ from ..transports.relayed import RELAY_KEY_HEADER, RELAY_USER_HEADER
 
 def user_name(user: Any) -> str:
     """The Jupyter user's name as Jupyter Server knows it (JupyterHub: the hub's name)."""
-    name = getattr(user, "username", None) or getattr(user, "name", None)
+    # jupyter_server's User: ``name`` is what people read (a token's anonymous user has a
+    # random ``username``); under JupyterHub both are the hub's user name.
+    name = getattr(user, "name", None) or getattr(user, "username", None)
     if not name and isinstance(user, dict):
         name = user.get("name") or user.get("username")
     return str(name or "unknown")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Mapping
+from typing import Protocol
 from urllib.parse import unquote
 
 RELAY_KEY_HEADER = "X-Mcp-Notebook-Relay"
@@ -24,3 +25,13 @@ def jupyter_user(headers: Mapping[str, str], relay_key: str | None) -> str | Non
         return None
     user = unquote(headers.get(RELAY_USER_HEADER) or "")[:MAX_USER]
     return user or "unknown"
+
+
+class _HasRelayKey(Protocol):
+    relay_key: str | None
+
+
+def via(headers: Mapping[str, str], guard: _HasRelayKey) -> str | None:
+    """What a session records of who passed its client on: "Jupyter user alice", or None."""
+    user = jupyter_user(headers, guard.relay_key)
+    return f"Jupyter user {user}" if user is not None else None

@@ -208,3 +208,34 @@ async def test_the_bridge_reaches_the_notebook_through_jupyter_server(jupyter, e
     async with Client(params, mode=mode) as client:
         assert "add" in {t.name for t in (await client.list_tools()).tools}
         assert (await client.call_tool("add", {"a": 20, "b": 1})).content[0].text == "21"
+
+
+async def test_the_monitor_shows_the_jupyter_user_and_a_direct_client_cannot_pose_as_one(
+    jupyter, endpoint, kernel
+):
+    forged = {"X-Mcp-Notebook-Jupyter-User": "mallory", "X-Mcp-Notebook-Relay": "guess"}
+    async with (
+        httpx2.AsyncClient(headers={**jupyter.headers, **forged}, timeout=30) as http,
+        Client(streamable_http_client(endpoint, http_client=http), mode="legacy") as client,
+    ):
+        await client.call_tool("add", {"a": 1, "b": 1})
+        # Jupyter's login cookie keeps this client the same (anonymous) Jupyter user.
+        me = (await http.get(jupyter.url + "api/me")).json()["identity"]["name"]
+        label = kernel.eval("mcp.calls[-1].client")
+        assert label.endswith(f" via Jupyter user {me}") and "mallory" not in label
+        table = kernel.eval(
+            "[c['transport'] for c in __import__('mcp_notebook.ui.render', fromlist=['x'])"
+            ".clients(mcp._server, [])]"
+        )
+        assert f"http via Jupyter user {me}" in table
+    direct = {"Authorization": f"Bearer {kernel.eval('mcp.token')}", **forged}
+    async with sdk(kernel.eval("mcp.url"), direct, "legacy") as client:
+        await client.call_tool("add", {"a": 2, "b": 2})
+        assert "via" not in kernel.eval("mcp.calls[-1].client")  # forged headers: ignored
+    modern = Modern(kernel.eval("mcp.url"), kernel.eval("mcp.token"))
+    call = modern.message("tools/call", {"name": "add", "arguments": {"a": 3, "b": 3}})
+    assert modern.send(call, **forged)[0] == 200
+    assert "via" not in kernel.eval("mcp.calls[-1].client")
+    modern = Modern(endpoint, jupyter.token)  # 2026-07-28 through Jupyter Server
+    assert modern.send(call)[0] == 200
+    assert " via Jupyter user " in kernel.eval("mcp.calls[-1].client")

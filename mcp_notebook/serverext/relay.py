@@ -9,6 +9,8 @@ is how a client cancels a 2026-07-28 request or ends a listen stream.
 
 from __future__ import annotations
 
+import ipaddress
+import socket
 from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
@@ -17,7 +19,6 @@ from urllib.parse import urlsplit
 from tornado import httputil
 from tornado.http1connection import HTTP1Connection, HTTP1ConnectionParameters
 from tornado.iostream import IOStream
-from tornado.tcpclient import TCPClient
 
 from ..transports.security import is_loopback
 
@@ -92,6 +93,25 @@ class _Delegate(httputil.HTTPMessageDelegate):
         return self.sink.chunk(chunk)  # its Future holds the next read back: flow control
 
 
+async def _connect(host: str, port: int) -> IOStream:
+    """A connection to a loopback address, without a resolver: tornado's TCPClient asks
+    getaddrinfo on a thread even for 127.0.0.1, a thread hop on every relayed request."""
+    try:
+        family = socket.AF_INET6 if ipaddress.ip_address(host).version == 6 else socket.AF_INET
+    except ValueError:  # "localhost": the one name worth resolving
+        family, _, _, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        host = str(address[0])
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    stream = IOStream(sock)
+    try:
+        await stream.connect((host, port))
+    except BaseException:
+        stream.close()
+        raise
+    return stream
+
+
 class Exchange:
     """One request to the kernel and its response, into ``sink``; :meth:`close` aborts it."""
 
@@ -109,7 +129,7 @@ class Exchange:
     ) -> None:
         target = self.target
         try:
-            stream = await TCPClient().connect(target.host, target.port)
+            stream = await _connect(target.host, target.port)
         except OSError as exc:
             raise UpstreamError(f"the kernel's server does not answer: {exc}") from None
         self._stream = stream

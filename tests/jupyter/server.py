@@ -102,12 +102,13 @@ class ServerKernel(Kernel):
     """A kernel Jupyter Server started (POST api/kernels: it inherits the server's
     environment), driven over its channels from the connection file the server wrote."""
 
-    def __init__(self, server: JupyterServer, kernel_id: str) -> None:
+    def __init__(self, server: Any, kernel_id: str, runtime_dir: Path | None = None) -> None:
+        """``server``: what started it (``api(method, path)`` reaches its REST API);
+        ``runtime_dir``: where that server writes connection files (default: ours)."""
         self.server, self.id = server, kernel_id
         self.manager = None
-        self.client = BlockingKernelClient(
-            connection_file=str(Path(jupyter_runtime_dir()) / f"kernel-{kernel_id}.json")
-        )
+        folder = runtime_dir or Path(jupyter_runtime_dir())
+        self.client = BlockingKernelClient(connection_file=str(folder / f"kernel-{kernel_id}.json"))
         self.client.load_connection_file()
         self.client.start_channels()
         self.client.wait_for_ready(timeout=60)

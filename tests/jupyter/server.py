@@ -8,6 +8,7 @@ import secrets
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -111,7 +112,16 @@ class ServerKernel(Kernel):
         self.client = BlockingKernelClient(connection_file=str(folder / f"kernel-{kernel_id}.json"))
         self.client.load_connection_file()
         self.client.start_channels()
-        self.client.wait_for_ready(timeout=60)
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                self.client.wait_for_ready(timeout=60)
+                break
+            except RuntimeError:
+                # Without a manager the client judges "alive" by the heartbeat, which a
+                # kernel still starting on a loaded machine may not answer yet.
+                if time.monotonic() > deadline or not self.alive():
+                    raise
 
     def alive(self) -> bool:
         return self.server.api("GET", f"api/kernels/{self.id}").status_code == 200

@@ -11,6 +11,7 @@ import http.client
 import json
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from urllib.parse import urlsplit
 
 import httpx2
 import pytest
@@ -34,6 +35,15 @@ def size(text: str) -> int:
     return len(text)
 
 mcp.prompt("summarize", "Summarize {topic}.")
+
+@mcp.tool
+async def wait_for_file(path: str, ctx: Context) -> str:
+    """Reports progress, then waits until ``path`` exists."""
+    import os
+    ctx.report_progress(1, message="waiting")
+    while not os.path.exists(path):
+        await asyncio.sleep(0.02)
+    return "released"
 '''
 )
 
@@ -181,7 +191,9 @@ def test_progress_streams_as_it_happens_and_hanging_up_cancels_the_call(jupyter,
     assert response.headers["Content-Type"].startswith("text/event-stream")
     seen = b""
     while b"notifications/progress" not in seen:  # the tool runs on: streamed, not buffered
-        seen += response.readline()
+        line = response.readline()
+        assert line, "the stream ended before the progress event"
+        seen += line
     connection.sock.close()  # hang up at Jupyter Server: its relay hangs up at the kernel
     connection.close()
     wait_until(lambda: kernel.eval("cancelled") == [True], "the call cancelled")
@@ -239,3 +251,55 @@ async def test_the_monitor_shows_the_jupyter_user_and_a_direct_client_cannot_pos
     modern = Modern(endpoint, jupyter.token)  # 2026-07-28 through Jupyter Server
     assert modern.send(call)[0] == 200
     assert " via Jupyter user " in kernel.eval("mcp.calls[-1].client")
+
+
+def test_a_broken_stream_resumes_with_last_event_id_through_jupyter_server(
+    jupyter, endpoint, tmp_path
+):
+    headers = {
+        **jupyter.headers,
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+    }
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "resumer", "version": "1"}}}  # fmt: skip
+    reply = httpx2.post(endpoint, json=init, headers=headers, timeout=30)
+    headers["Mcp-Session-Id"] = reply.headers["Mcp-Session-Id"]
+    headers["MCP-Protocol-Version"] = "2025-11-25"
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert httpx2.post(endpoint, json=initialized, headers=headers).status_code == 202
+    release = tmp_path / "release"
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "wait_for_file", "arguments": {"path": str(release)},
+        "_meta": {"progressToken": "p"}}}  # fmt: skip
+    parts = urlsplit(endpoint)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    connection.request("POST", parts.path, json.dumps(call), headers)
+    response = connection.getresponse()
+    assert response.headers["Content-Type"].startswith("text/event-stream")
+    event_id = None
+    while True:  # up to the progress event, and its id
+        line = response.readline().decode()
+        assert line, "the stream ended before the progress event"
+        if line.startswith("id:"):
+            event_id = line[3:].strip()
+        if "notifications/progress" in line:
+            break
+    assert event_id
+    connection.sock.close()  # the stream breaks; the call goes on (2025-11-25)
+    connection.close()
+    release.touch()
+    resumed = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    resume = {**headers, "Accept": "text/event-stream", "Last-Event-ID": event_id}
+    resumed.request("GET", parts.path, headers=resume)
+    response = resumed.getresponse()
+    assert response.status == 200
+    while True:  # the rest of the broken stream: the call's result
+        line = response.readline().decode()
+        assert line, "the resumed stream ended before the result"
+        message = json.loads(line[5:]) if line.startswith("data:") and line[5:].strip() else {}
+        if message.get("id") == 2:
+            assert message["result"]["content"][0]["text"] == "released"
+            break
+    resumed.close()

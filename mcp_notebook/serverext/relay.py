@@ -20,6 +20,7 @@ from tornado import httputil
 from tornado.http1connection import HTTP1Connection, HTTP1ConnectionParameters
 from tornado.iostream import IOStream
 
+from ..errors import McpNotebookError
 from ..transports.security import is_loopback
 
 # Request headers a client's request keeps; everything else (cookies, Jupyter's token,
@@ -35,7 +36,7 @@ CHUNK = 64 * 1024
 UNLIMITED = 2**62  # a GET or listen stream may run for days; each chunk is passed on at once
 
 
-class UpstreamError(Exception):
+class UpstreamError(McpNotebookError, ConnectionError):
     """The kernel's endpoint could not be reached, or was not a loopback one."""
 
 

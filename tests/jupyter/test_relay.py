@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
+import socket
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from urllib.parse import urlsplit
@@ -17,6 +18,8 @@ import httpx2
 import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
+
+from mcp_notebook import discovery
 
 from ..conftest import MODES
 from ..kernel.test_http_modern import SETUP as MODERN_SETUP
@@ -303,3 +306,53 @@ def test_a_broken_stream_resumes_with_last_event_id_through_jupyter_server(
             assert message["result"]["content"][0]["text"] == "released"
             break
     resumed.close()
+
+
+# GET streams with a connection attached (a broken one stays, to be resumed).
+WRITING_GET_STREAMS = (
+    "sum(s['g'].writer is not None for s in mcp._transport.streams.values() if 'g' in s)"
+)
+
+
+def test_hanging_up_a_get_stream_closes_it_at_the_kernel(jupyter, endpoint, kernel):
+    before = kernel.eval(WRITING_GET_STREAMS)
+    headers = {**jupyter.headers, "Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream"}  # fmt: skip
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "listener", "version": "1"}}}  # fmt: skip
+    reply = httpx2.post(endpoint, json=init, headers=headers, timeout=30)
+    session = {"Mcp-Session-Id": reply.headers["Mcp-Session-Id"],
+               "MCP-Protocol-Version": "2025-11-25"}  # fmt: skip
+    parts = urlsplit(endpoint)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    stream_headers = {**jupyter.headers, **session, "Accept": "text/event-stream"}
+    connection.request("GET", parts.path, headers=stream_headers)
+    response = connection.getresponse()
+    assert response.status == 200  # headers arrive before any event: the stream is open
+    assert response.headers["Content-Type"].startswith("text/event-stream")
+    wait_until(lambda: kernel.eval(WRITING_GET_STREAMS) == before + 1, "the kernel's GET stream")
+    connection.sock.close()
+    connection.close()
+    wait_until(lambda: kernel.eval(WRITING_GET_STREAMS) == before, "the GET stream closed")
+    ended = httpx2.delete(endpoint, headers={**jupyter.headers, **session}, timeout=30)
+    assert ended.status_code == 200
+    assert kernel.eval(f"{session['Mcp-Session-Id']!r} in mcp._server.sessions") is False
+
+
+@pytest.mark.parametrize(
+    "url, says",
+    [("http://127.0.0.1:{port}/mcp", "does not answer"), ("http://192.0.2.1:80/mcp", "loopback")],
+)
+def test_a_kernel_that_is_gone_or_not_on_loopback_is_a_502(jupyter, url, says):
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    path = discovery.register("gone", url.format(port=port), "secret-kernel-token")
+    try:
+        modern = Modern(jupyter.endpoint("gone"), jupyter.token)
+        status, _, messages = modern.send(modern.message("tools/list"))
+    finally:
+        discovery.unregister(path)
+    assert status == 502 and says in messages[0]["error"]["message"]
+    assert "secret-kernel-token" not in json.dumps(messages)

@@ -166,6 +166,9 @@ class McpMagics(Magics):
             )
             if status["dispatcher"]:
                 print(f"Dispatcher on for every client ({LIST_TOOL}, {CALL_TOOL})")
+            through = through_jupyter(self.app.name)
+            if through is not None:
+                print(f"Through Jupyter Server: {through.url}")
         print(
             f"{len(status['tools'])} tools, {len(status['resources'])} resources, "
             f"{len(status['resource_templates'])} templates, {len(status['prompts'])} prompts"

@@ -33,7 +33,4 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     )
 
 
-# Older Jupyter Server and Notebook 6 look for these names.
-load_jupyter_server_extension = _load_jupyter_server_extension
-
 __all__ = ["URL_ENV"]

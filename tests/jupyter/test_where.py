@@ -67,6 +67,11 @@ async def test_start_prints_the_url_through_jupyter_server_and_no_token(
     assert await adds(url, jupyter.headers, mode) == "42"
 
 
+def test_status_names_the_url_through_jupyter_server(jupyter, kernel, started):
+    _, printed = kernel.run("%mcp status")
+    assert f"Through Jupyter Server: {jupyter.endpoint(NAME)}" in printed
+
+
 async def test_the_claude_code_line_works_as_printed(jupyter, kernel, started):
     _, printed = kernel.run("%mcp config claude-code")
     outside = printed.split("through Jupyter Server", 1)[1]

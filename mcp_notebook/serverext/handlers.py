@@ -12,25 +12,22 @@ from __future__ import annotations
 import json
 import logging
 from typing import Any
-from urllib.parse import quote
 
 from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from tornado import httputil, iostream, web
 
 from .. import discovery
+from ..protocol import jsonrpc
+from ..protocol.jsonrpc import INVALID_REQUEST, RpcError
+from ..reach import PREFIX, endpoint_path
 from .identity import relay_headers
 from .relay import Exchange, Target, UpstreamError, request_headers, response_headers
 
 logger = logging.getLogger(__name__)
 
-PREFIX = "mcp-notebook"
 RESOURCE = "kernels"
 SSE = "text/event-stream"
-
-
-def endpoint_path(base_url: str, name: str) -> str:
-    return f"{base_url}{PREFIX}/{quote(name, safe='')}/mcp"
 
 
 def routes(base_url: str) -> list[tuple[str, type[web.RequestHandler]]]:
@@ -40,9 +37,14 @@ def routes(base_url: str) -> list[tuple[str, type[web.RequestHandler]]]:
     ]
 
 
-def _error_body(message: str) -> str:
-    """A JSON-RPC error without an id, as the kernel's own endpoint answers refusals."""
-    return json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}})
+def _request_id(body: bytes) -> Any:
+    """The id of the JSON-RPC request in ``body``, when it has a readable one."""
+    try:
+        message = json.loads(body) if body else None
+    except ValueError:  # not JSON (or not UTF-8): the kernel would say so; we cannot
+        return None
+    request_id = message.get("id") if isinstance(message, dict) else None
+    return request_id if isinstance(request_id, (str, int)) else None
 
 
 class ServersHandler(APIHandler):
@@ -56,7 +58,7 @@ class ServersHandler(APIHandler):
         kernels = set(self.kernel_manager.list_kernel_ids())
         servers: list[dict[str, Any]] = []
         for record in discovery.running():
-            path = endpoint_path(base, record.name)
+            path = endpoint_path(base, record.name)  # base ends with "/"
             servers.append(
                 {
                     "name": record.name,
@@ -98,8 +100,13 @@ class RelayHandler(APIHandler):
         await self._relay(name)
 
     def _refuse(self, status: int, message: str) -> None:
+        """Our own answer (the kernel was not reached), as the kernel's endpoint would
+        shape it: a JSON-RPC error to the request's id when it has a readable one."""
         self.set_status(status)
-        self.finish(_error_body(message))
+        error = jsonrpc.error_response(
+            _request_id(self.request.body), RpcError(INVALID_REQUEST, message)
+        )
+        self.finish(jsonrpc.dumps(error))
 
     async def _relay(self, name: str) -> None:
         try:

@@ -170,6 +170,7 @@ def test_an_unknown_name_is_404_and_a_known_one_keeps_the_mcp_headers(jupyter, e
     modern = Modern(jupyter.endpoint("nobody-serves-this"), jupyter.token)
     status, _, messages = modern.send(modern.message("tools/list"))
     assert status == 404 and "nobody-serves-this" in messages[0]["error"]["message"]
+    assert messages[0]["id"] == 1  # the relay's own answers go to the request's id too
     modern = Modern(endpoint, jupyter.token)  # Bearer <jupyter token>: Jupyter takes it too
     where = modern.message("tools/call", {"name": "where", "arguments": {"region": "eu"}})
     status, _, messages = modern.send(where, **{"Mcp-Param-Region": "eu"})

@@ -13,7 +13,7 @@ import json
 import logging
 from typing import Any
 
-from jupyter_server.auth.decorator import authorized
+from jupyter_server.auth.decorator import allow_unauthenticated, authorized
 from jupyter_server.base.handlers import APIHandler
 from tornado import httputil, iostream, web
 
@@ -22,12 +22,22 @@ from ..protocol import jsonrpc
 from ..protocol.jsonrpc import INVALID_REQUEST, RpcError
 from ..reach import PREFIX, endpoint_path
 from .identity import relay_headers
-from .relay import Exchange, Target, UpstreamError, request_headers, response_headers
+from .relay import (
+    PASSED_PREFIX,
+    PASSED_REQUEST,
+    Exchange,
+    Target,
+    UpstreamError,
+    request_headers,
+    response_headers,
+)
 
 logger = logging.getLogger(__name__)
 
 RESOURCE = "kernels"
 SSE = "text/event-stream"
+# What a page on another origin (one Jupyter lets in: allow_origin, or a token) must read.
+EXPOSED = "Mcp-Session-Id, MCP-Protocol-Version"
 
 
 def routes(base_url: str) -> list[tuple[str, type[web.RequestHandler]]]:
@@ -45,6 +55,10 @@ def _request_id(body: bytes) -> Any:
         return None
     request_id = message.get("id") if isinstance(message, dict) else None
     return request_id if isinstance(request_id, (str, int)) else None
+
+
+def _passed(header: str) -> bool:
+    return header in PASSED_REQUEST or header.startswith(PASSED_PREFIX)
 
 
 class ServersHandler(APIHandler):
@@ -145,6 +159,7 @@ class RelayHandler(APIHandler):
         self.set_status(status, reason)
         for header, value in response_headers(headers):
             self.set_header(header, value)
+        self.set_header("Access-Control-Expose-Headers", EXPOSED)
         self._streaming = headers.get("Content-Type", "").startswith(SSE)
         if self._streaming:
             self.set_header("X-Accel-Buffering", "no")  # nginx in front: pass events on
@@ -155,6 +170,17 @@ class RelayHandler(APIHandler):
             return None
         self.write(data)
         return self.flush() if self._streaming else None
+
+    @allow_unauthenticated
+    def options(self, *args: Any, **kwargs: Any) -> None:
+        """A CORS preflight: Jupyter's answer, plus the MCP request headers a browser
+        client asks to send (Jupyter's own list names only its API's headers)."""
+        super().options(*args, **kwargs)
+        asked = self.request.headers.get("Access-Control-Request-Headers", "").split(",")
+        mcp = [h.strip() for h in asked if _passed(h.strip().lower())]
+        allowed = self._headers.get("Access-Control-Allow-Headers", "")
+        self.set_header("Access-Control-Allow-Headers", ", ".join([allowed, *mcp]).strip(", "))
+        self.set_header("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
 
     def on_connection_close(self) -> None:
         if self._exchange is not None:

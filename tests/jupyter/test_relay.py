@@ -357,3 +357,37 @@ def test_a_kernel_that_is_gone_or_not_on_loopback_is_a_502(jupyter, url, says):
         discovery.unregister(path)
     assert status == 502 and says in messages[0]["error"]["message"]
     assert "secret-kernel-token" not in json.dumps(messages)
+
+
+def test_origins_are_judged_by_jupyter_through_it_and_by_the_kernel_directly(
+    jupyter, endpoint, kernel
+):
+    calls = kernel.eval("len(mcp.calls)")
+    origin = {"Origin": "http://elsewhere.example", "Content-Type": "application/json",
+              "Accept": "application/json"}  # fmt: skip
+    # Jupyter's rule: a request carrying its token may come from any page (the token is
+    # the proof), and is answered with CORS headers that let the page read the session.
+    allowed = httpx2.post(endpoint, json=CALL, headers={**origin, **jupyter.headers})
+    assert allowed.status_code == 400  # reached the kernel: a session is required there
+    assert allowed.headers["Access-Control-Allow-Origin"] == "http://elsewhere.example"
+    assert "Mcp-Session-Id" in allowed.headers["Access-Control-Expose-Headers"]
+    # Without it, a foreign page is refused by Jupyter's origin check (its answer: 404).
+    assert httpx2.post(endpoint, json=CALL, headers=origin).status_code in (403, 404)
+    # Direct to the kernel: its own rules, which refuse a foreign Origin even with the token.
+    direct = {**origin, "Authorization": f"Bearer {kernel.eval('mcp.token')}"}
+    assert httpx2.post(kernel.eval("mcp.url"), json=CALL, headers=direct).status_code == 403
+    assert kernel.eval("len(mcp.calls)") == calls
+    preflight = httpx2.options(
+        endpoint,
+        headers={
+            "Origin": "http://elsewhere.example",
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": "authorization, content-type, mcp-session-id, "
+            "mcp-protocol-version, mcp-method, mcp-name, mcp-param-region, last-event-id",
+        },
+    )
+    assert preflight.status_code in (200, 204)
+    granted = {
+        h.strip().lower() for h in preflight.headers["Access-Control-Allow-Headers"].split(",")
+    }
+    assert {"authorization", "mcp-session-id", "mcp-param-region", "last-event-id"} <= granted

@@ -19,6 +19,7 @@ from .protocol import CallLog, InlineExecutor, LoopExecutor, Server
 from .protocol.confirmation import Confirmer, Policy, needs_confirmation, parse_policy
 from .protocol.executor import Executor
 from .protocol.session import LOG_LEVELS
+from .protocol.tasks import TaskStore
 from .registration import Registrations
 from .registry import Kind, Registry, Tool
 from .transports.binding import check_address
@@ -48,6 +49,8 @@ class NotebookMCP(Registrations):
     def __init__(self, name: str | None = None, *, history: int = 1000) -> None:
         self.registry = Registry()
         self.calls = CallLog(maxlen=history)  # the last `history` calls: mcp.calls.maxlen
+        # Tool calls answered with a task handle; kept across server stops, not restarts.
+        self.tasks = TaskStore()
         self._name = name
         self.instructions: str | None = None
         # Which tools ask the person at the notebook before they run (protocol/confirmation.py), and
@@ -189,6 +192,7 @@ class NotebookMCP(Registrations):
             executor=executor or self._executor(),
             calls=self.calls,
             dispatcher=dispatcher,
+            tasks=self.tasks,
         )
         server.confirm = Confirmer(self).confirm
         return server

@@ -1,32 +1,45 @@
 """``mcp-notebook serve``: run a notebook in a fresh kernel and keep its server up.
 
 The notebook runs in a real ipykernel started by jupyter_client, exactly as in Jupyter;
-the server lives inside that kernel. This process only drives it and relays what the
-cells print to stderr (stdout stays free for protocols).
+the server lives inside that kernel. This process only drives it and shows on stderr
+which cell runs and what the cells print (stdout stays free for protocols).
+
+Over stdio the client is answered from the first moment: the kernel starts and the
+notebook runs on a thread of their own while the bridge reads stdin, answers the
+handshake and holds the rest until the notebook serves (bridge/held.py).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import queue
 import secrets
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 from urllib.parse import urlsplit
 
 from jupyter_client.manager import KernelManager
 
 from . import stopping
+from ._version import __version__
 from .errors import McpNotebookError
 from .exposure import who_can_reach
-from .notebookfile import CodeCell, code_cells
+from .notebookfile import CodeCell, UnreadableNotebook, code_cells
 from .openfiles import raise_open_file_limit
+from .startview import StartView, first_line
+
+if TYPE_CHECKING:
+    from .bridge import Bridge
+    from .bridge.startup import Startup
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +47,11 @@ logger = logging.getLogger(__name__)
 # kernel must be gone by then, busy or not.
 HURRIED_SHUTDOWN = 2.0
 SETTLE_TIMEOUT = 10.0  # seconds for requests in flight to be answered when the kernel dies
+READY_TIMEOUT = 60.0  # seconds for a fresh kernel to answer
+POLL = 0.1  # seconds between looks at a stop request and the kernel's life while waiting
+INTERRUPT_GRACE = 1.0  # seconds for an interrupted cell to end before the kernel shuts down
+# A Unix socket's path has room for about 104 bytes (macOS); the kernel's take a suffix.
+MAX_SOCKET_PREFIX = 90
 
 # Run first in the fresh kernel: pin serve's options (they win over the notebook's own
 # `%mcp start` arguments). The extension, whenever it loads, sees the kernel is headless.
@@ -57,7 +75,17 @@ _ADDRESS = {
 
 
 class NotebookError(McpNotebookError, RuntimeError):
-    """A cell failed while the notebook was starting."""
+    """A cell failed while the notebook was starting (or the kernel did not start).
+
+    ``summary``: one line for a client (the message holds the whole traceback)."""
+
+    def __init__(self, message: str, summary: str | None = None) -> None:
+        super().__init__(message)
+        self.summary = summary or message.splitlines()[0]
+
+
+class Stopped(McpNotebookError, RuntimeError):
+    """The start was stopped on request (Ctrl-C, SIGTERM, stdin closed): not a failure."""
 
 
 @dataclass
@@ -73,51 +101,105 @@ class ServeOptions:
     dispatcher: bool = False  # every client gets the dispatcher's tools
 
 
-class NotebookKernel:
-    """A kernel that has executed a notebook's code cells and serves its registry."""
+class View(Protocol):
+    """Where the start is shown (startview.StartView on stderr)."""
 
-    def __init__(self, path: Path, options: ServeOptions) -> None:
+    def step(self, done: int, total: int, text: str) -> None: ...
+    def output(self, text: str) -> None: ...
+    def tick(self) -> None: ...
+    def finish(self, text: str) -> None: ...
+
+
+def read_code_cells(path: Path) -> list[CodeCell]:
+    """The notebook's code cells that have code, in order (``.ipynb`` or percent ``.py``)."""
+    try:
+        return code_cells(path)
+    except UnreadableNotebook as exc:
+        raise NotebookError(str(exc)) from None
+    except OSError as exc:
+        raise NotebookError(f"{path.name} is not a notebook: {exc}") from None
+
+
+class NotebookKernel:
+    """A kernel that has executed a notebook's code cells and serves its registry.
+
+    :meth:`start` is :meth:`launch` (the kernel process starts; returns at once) then
+    :meth:`run` (waits for it, runs the cells, starts the server: ``url`` and ``token``).
+    :meth:`shutdown` may come from any thread at any time: a start in progress stops
+    within :data:`POLL` seconds (:class:`Stopped`).
+    """
+
+    def __init__(self, path: Path, options: ServeOptions, view: View | None = None) -> None:
         self.path = path.resolve()
         self.options = options
         self.name = options.name or self.path.stem
+        self.view: View = view or StartView(self.path.name, sys.stderr)
+        # The code cells as they last ran to the end (read once; --watch renews them).
+        self.cells: list[CodeCell] | None = None
         self.url: str | None = None
         self.token: str | None = None
         self.manager: KernelManager | None = None
         self.client: Any = None
-        self.cells: list[CodeCell] = []  # the code cells as they last ran to the end
-        # Shutdown may come from a console handler's thread while the main thread polls.
+        self.folder: str | None = None  # private: the connection file and IPC sockets
+        self._running: str | None = None  # the id of the execute request in progress
+        self._stopping = threading.Event()
+        # The manager and the client have one user at a time: the start, then shutdown
+        # (which may come from a console handler's thread while the start runs).
         self._lock = threading.Lock()
 
-    def start(self) -> None:
-        # Held throughout: a console handler's shutdown (another thread) waits for start
-        # to finish or be interrupted, instead of closing the client under its feet.
-        with self._lock:
-            self._start()
+    @property
+    def steps(self) -> int:
+        """The start's steps: the kernel, each code cell, the server."""
+        return len(self.read()) + 2
 
-    def _start(self) -> None:
-        cells = code_cells(self.path)
+    def read(self) -> list[CodeCell]:
+        if self.cells is None:
+            self.cells = read_code_cells(self.path)
+        return self.cells
+
+    def start(self) -> None:
+        self.launch()
+        self.run()
+
+    def launch(self) -> None:
+        """Start the kernel process (with IPC channels where the platform has them)."""
+        total = self.steps
+        self.view.step(0, total, "starting the kernel")
         env = {**os.environ, "JPY_SESSION_NAME": str(self.path)}
-        raise_open_file_limit()  # before the launch: the kernel (and its server) inherits it
-        self.manager = KernelManager(kernel_name="python3")
-        # The kernel's own stdout goes to our stderr: stdout may be a protocol stream.
-        self.manager.start_kernel(
-            env=env,
-            cwd=str(self.path.parent),
-            stdout=sys.stderr.fileno(),
-            **kernel_popen_options(),
-        )
-        self.client = self.manager.client()
-        self.client.start_channels()
-        self.client.wait_for_ready(timeout=60)
-        # Not in the kernel's history: the code names the token.
-        self._execute(_SETUP.format(options=self.pinned()), "setup", store_history=False)
-        for index, cell in enumerate(cells):
-            self.run_cell(index, cell)
-        self.cells = cells
-        reply = self._execute(_START, "start", _ADDRESS, store_history=False)
-        values = reply["content"]["user_expressions"]
-        self.url = _literal(values["url"])
-        self.token = _literal(values["token"])
+        with self._lock:
+            if self._stopping.is_set():
+                raise Stopped
+            raise_open_file_limit()  # before the launch: the kernel (and its server) inherits it
+            self.folder = tempfile.mkdtemp(prefix="mcp-notebook-")
+            self.manager = KernelManager(kernel_name="python3", **kernel_channels(self.folder))
+            # The kernel's own stdout goes to our stderr: stdout may be a protocol stream.
+            self.manager.start_kernel(
+                env=env,
+                cwd=str(self.path.parent),
+                stdout=sys.stderr.fileno(),
+                **kernel_popen_options(),
+            )
+
+    def run(self) -> None:
+        """Wait for the kernel, run the notebook in it, and start its server."""
+        with self._lock:
+            if self.manager is None or self._stopping.is_set():
+                raise Stopped
+            cells, total = self.read(), self.steps
+            self.client = self.manager.client()
+            self.client.start_channels()
+            self._wait_ready()
+            # Not in the kernel's history: the code names the token.
+            self._execute(_SETUP.format(options=self.pinned()), "setup", store_history=False)
+            for index, cell in enumerate(cells):
+                where = f"cell {index + 1} of {len(cells)}"
+                self.view.step(index + 1, total, f"{where}: {first_line(cell.source)}")
+                self._run_cell(index, cell, where)
+            self.view.step(total - 1, total, "starting the server")
+            reply = self._execute(_START, "start", _ADDRESS, store_history=False)
+            values = reply["content"]["user_expressions"]
+            self.url = _literal(values["url"])
+            self.token = _literal(values["token"])
 
     def pinned(self) -> dict[str, Any]:
         """serve's options, for ``mcp.serve_headless``: they win over the notebook's."""
@@ -135,14 +217,46 @@ class NotebookKernel:
         return options
 
     def run_cell(self, index: int, cell: CodeCell, *, stop_on_error: bool = True) -> None:
-        """Execute code cell ``index`` of the notebook (``NotebookError`` if it fails)."""
-        if self.options.watch:
-            self.run_own(_MARK.format(index=index))
-        self._execute(cell.source, f"cell {cell.number}", stop_on_error=stop_on_error)
+        """Execute code cell ``index`` of the notebook once the start is over (``serve
+        --watch``): ``NotebookError`` if it fails, :class:`Stopped` once serve stops."""
+        with self._lock:
+            self._check_started()
+            self._run_cell(index, cell, f"cell {cell.number}", stop_on_error=stop_on_error)
 
     def run_own(self, code: str, expressions: dict[str, str] | None = None) -> dict[str, Any]:
-        """Run code of ours, not the notebook's: kept out of the kernel's history."""
-        return self._execute(code, "mcp-notebook", expressions, store_history=False)
+        """Run code of ours, not the notebook's, once the start is over: kept out of the
+        kernel's history."""
+        with self._lock:
+            self._check_started()
+            return self._execute(code, "mcp-notebook", expressions, store_history=False)
+
+    def _check_started(self) -> None:
+        if self.client is None or self._stopping.is_set():
+            raise Stopped
+
+    # -- talking to the kernel (with the lock held) --------------------------------------
+    def _run_cell(
+        self, index: int, cell: CodeCell, where: str, *, stop_on_error: bool = True
+    ) -> None:
+        if self.options.watch:  # what was registered before it (kernel/reloading.py)
+            self._execute(_MARK.format(index=index), "mcp-notebook", store_history=False)
+        self._execute(cell.source, where, stop_on_error=stop_on_error)
+
+    def _wait_ready(self) -> None:
+        """Until the kernel answers on its shell channel and publishes on IOPub (a
+        subscriber misses what was published before it connected)."""
+        client, deadline = self.client, time.monotonic() + READY_TIMEOUT
+        while True:
+            asked = client.kernel_info()
+            attempt = time.monotonic() + 1.0
+            while time.monotonic() < attempt:
+                reply = self._receive(client.get_shell_msg, "the kernel's start", deadline)
+                if reply is not None and reply["parent_header"].get("msg_id") == asked:
+                    try:
+                        client.get_iopub_msg(timeout=0.2)
+                        return
+                    except queue.Empty:
+                        break  # IOPub not connected yet: ask again
 
     def _execute(
         self,
@@ -153,36 +267,123 @@ class NotebookKernel:
         store_history: bool = True,
         stop_on_error: bool = True,
     ) -> dict[str, Any]:
-        reply = self.client.execute_interactive(
+        client = self.client
+        asked = client.execute(
             code,
             store_history=store_history,
             user_expressions=expressions or {},
-            output_hook=_relay_output,
-            timeout=self.options.startup_timeout,
+            allow_stdin=False,  # nobody can answer input() in a headless kernel
             stop_on_error=stop_on_error,
         )
+        self._running = asked
+        deadline = time.monotonic() + self.options.startup_timeout
+        busy = True
+        while busy:
+            message = self._receive(client.get_iopub_msg, where, deadline)
+            if message is None or message["parent_header"].get("msg_id") != asked:
+                continue
+            if message["msg_type"] == "status":
+                busy = message["content"]["execution_state"] != "idle"
+            else:
+                self._show(message)
+        while True:
+            reply = self._receive(client.get_shell_msg, where, deadline)
+            if reply is not None and reply["parent_header"].get("msg_id") == asked:
+                break
+        self._running = None
         content = reply["content"]
         if content["status"] != "ok":
             trace = "\n".join(content.get("traceback") or [f"{content.get('ename')}"])
-            raise NotebookError(f"{self.path.name}: {where} failed:\n{trace}")
+            problem = f"{content.get('ename', content['status'])}: {content.get('evalue', '')}"
+            raise NotebookError(
+                f"{self.path.name}: {where} failed:\n{trace}",
+                f"{self.path.name}: {where} failed: {problem.rstrip(': ')}",
+            )
         return reply
 
+    def _receive(
+        self, get: Callable[..., dict[str, Any]], where: str, deadline: float
+    ) -> dict[str, Any] | None:
+        """The next message of a channel, or None after :data:`POLL` seconds, having
+        checked that nobody asked to stop and that the kernel lives."""
+        try:
+            return get(timeout=POLL)
+        except queue.Empty:
+            pass
+        if self._stopping.is_set():
+            raise Stopped
+        assert self.manager is not None
+        if not self.manager.is_alive():
+            raise NotebookError(f"{self.path.name}: the kernel died during {where}")
+        if time.monotonic() > deadline:
+            raise NotebookError(f"{self.path.name}: {where} did not finish in time")
+        self.view.tick()
+        return None
+
+    def _show(self, message: dict[str, Any]) -> None:
+        content, kind = message["content"], message["msg_type"]
+        if kind == "stream":
+            self.view.output(content["text"])
+        elif kind in ("execute_result", "display_data"):
+            text = content.get("data", {}).get("text/plain")
+            if text:
+                self.view.output(text + "\n")
+
+    def _interrupt_running_cell(self) -> None:
+        """A start stopped mid-cell: interrupt the cell and let it end, so that the kernel
+        shuts down idle (a busy one fails to send the cell's reply on closed sockets)."""
+        running, self._running = self._running, None
+        if running is None or self.manager is None or not self.manager.is_alive():
+            return
+        self.manager.interrupt_kernel()
+        deadline = time.monotonic() + INTERRUPT_GRACE
+        while time.monotonic() < deadline:
+            try:
+                message = self.client.get_iopub_msg(timeout=POLL)
+            except queue.Empty:
+                continue
+            if message["parent_header"].get("msg_id") == running and (
+                message["msg_type"] == "status" and message["content"]["execution_state"] == "idle"
+            ):
+                return
+
+    # -- the kernel's life ---------------------------------------------------------------
     def alive(self) -> bool:
-        with self._lock:
-            return self.manager is not None and self.manager.is_alive()
+        manager = self.manager
+        return manager is not None and manager.is_alive()
 
     def shutdown(self, hurry: bool = False) -> None:
-        """Shut the kernel down (it removes its discovery file); a second call waits for
-        the first and does nothing. ``hurry``: kill it if it has not exited after
-        HURRIED_SHUTDOWN seconds (jupyter_client waits 5 s for a busy kernel)."""
+        """Stop a start in progress, shut the kernel down (it removes its discovery file)
+        and remove its private folder; a second call waits for the first and does
+        nothing. ``hurry``: kill it if it has not exited after HURRIED_SHUTDOWN seconds
+        (jupyter_client waits 5 s for a busy kernel)."""
+        self._stopping.set()
         with self._lock:
             if self.client is not None:
+                self._interrupt_running_cell()
                 self.client.stop_channels()
             if self.manager is not None and self.manager.has_kernel:
                 if hurry:
                     self.manager.shutdown_wait_time = HURRIED_SHUTDOWN
                 self.manager.shutdown_kernel(now=False)
             self.manager = self.client = None
+            if self.folder is not None:
+                shutil.rmtree(self.folder, ignore_errors=True)
+                self.folder = None
+
+
+def kernel_channels(folder: str) -> dict[str, Any]:
+    """How the kernel's channels are reached, for ``KernelManager``: Unix sockets in
+    ``folder`` (private to this user) where the platform has them, so no TCP port is
+    open for them and none of their traffic is readable on the wire; TCP on loopback on
+    Windows. The connection file (it holds the key) is in ``folder`` too."""
+    options: dict[str, Any] = {"connection_file": os.path.join(folder, "kernel.json")}
+    prefix = os.path.join(folder, "kernel")
+    if sys.platform != "win32" and len(os.fsencode(prefix)) <= MAX_SOCKET_PREFIX:
+        options.update(transport="ipc", ip=prefix)
+    else:
+        options.update(transport="tcp", ip="127.0.0.1")
+    return options
 
 
 def kernel_popen_options() -> dict[str, Any]:
@@ -206,15 +407,35 @@ def _literal(value: dict[str, Any]) -> Any:
     return ast.literal_eval(value["data"]["text/plain"])
 
 
-def _relay_output(message: dict[str, Any]) -> None:
-    content = message["content"]
-    kind = message["msg_type"]
-    if kind == "stream":
-        sys.stderr.write(content["text"])
-    elif kind in ("execute_result", "display_data"):
-        text = content.get("data", {}).get("text/plain")
-        if text:
-            sys.stderr.write(text + "\n")
+def sets_instructions(cells: list[CodeCell]) -> bool:
+    """Whether the notebook may set ``mcp.instructions``, which its handshake carries:
+    then nothing can answer the handshake before the notebook has run."""
+    return any("instructions" in cell.source for cell in cells)
+
+
+# -- stdio ---------------------------------------------------------------------------------
+class _Reporter:
+    """The start's steps, shown on stderr and, once the bridge exists, told to it."""
+
+    def __init__(self, view: View) -> None:
+        self.view = view
+        self.startup: Startup | None = None
+
+    def step(self, done: int, total: int, text: str) -> None:
+        self.view.step(done, total, text)
+        if self.startup is not None:
+            from .bridge.startup import Step
+
+            self.startup.advance(Step(done, total, text))
+
+    def output(self, text: str) -> None:
+        self.view.output(text)
+
+    def tick(self) -> None:
+        self.view.tick()
+
+    def finish(self, text: str) -> None:
+        self.view.finish(text)
 
 
 # Called once the notebook has run; returns what stops it (watching.watch for --watch).
@@ -223,9 +444,6 @@ OnReady = Callable[["NotebookKernel"], Callable[[], None]]
 
 def serve_stdio(path: Path, options: ServeOptions, on_ready: OnReady | None = None) -> int:
     """Serve MCP on this process's stdin/stdout: the notebook's kernel behind the bridge."""
-    from .bridge import Bridge, Target, protocol_stdout
-
-    output = protocol_stdout()
     # The kernel's endpoint is private to this process: loopback, any port, its own token.
     private = ServeOptions(
         host="127.0.0.1",
@@ -236,29 +454,98 @@ def serve_stdio(path: Path, options: ServeOptions, on_ready: OnReady | None = No
         watch=options.watch,
         dispatcher=options.dispatcher,
     )
-    kernel = NotebookKernel(path, private)
-    stopped = threading.Event()
-    stopper = _stop_on_request(kernel, stopped)
-    stop_ready = None
+    reporter = _Reporter(StartView(path.name, sys.stderr))
+    kernel = NotebookKernel(path, private, reporter)
     try:
-        kernel.start()
-        stop_ready = on_ready(kernel) if on_ready else None
-        print(f"Serving {path} over MCP stdio", file=sys.stderr, flush=True)
-        bridge = Bridge(Target(name=kernel.name, url=kernel.url, token=kernel.token), output)
-        threading.Thread(
-            target=_exit_with_kernel, args=(kernel, stopped, bridge), daemon=True
-        ).start()
-        bridge.run(sys.stdin.buffer)
-        return 0
+        cells = kernel.read()
     except NotebookError as exc:
         print(str(exc), file=sys.stderr)
         return 1
+    stopped = threading.Event()
+    stopper = _stop_on_request(kernel, stopped)
+    attached = threading.Event()  # the bridge exists: the start may report to it
+    bridge: list[Bridge] = []
+    stops: list[Callable[[], None]] = []  # what on_ready started, to stop at the end
+    threading.Thread(
+        target=_run_notebook,
+        args=(kernel, reporter, attached, bridge, stopped, on_ready, stops),
+        name="notebook-start",
+        daemon=True,
+    ).start()
+    try:
+        # While the kernel boots: the bridge, and the answers that need no notebook.
+        from .bridge import Bridge, protocol_stdout
+        from .bridge.startup import LateTarget, Startup, Step
+        from .protocol.lifecycle import Identity
+
+        output = protocol_stdout()
+        identity = None if sets_instructions(cells) else Identity(kernel.name, __version__)
+        startup = Startup(kernel.name, identity)
+        startup.advance(Step(0, kernel.steps, "starting the kernel"))
+        bridge.append(Bridge(LateTarget(startup), output, startup=startup))
+        reporter.startup = startup
+        attached.set()
+        bridge[0].run(sys.stdin.buffer)
+        return 0
     except KeyboardInterrupt:
         return 0
     finally:
-        if stop_ready is not None:
-            stop_ready()
+        for stop in stops:
+            stop()
         _shut_down(kernel, stopped, stopper)
+
+
+def _run_notebook(
+    kernel: NotebookKernel,
+    reporter: _Reporter,
+    attached: threading.Event,
+    bridge: list[Bridge],
+    stopped: threading.Event,
+    on_ready: OnReady | None,
+    stops: list[Callable[[], None]],
+) -> None:
+    """The start, on its own thread; then it watches the kernel."""
+    try:
+        try:
+            kernel.launch()
+        finally:
+            attached.wait()  # the bridge must exist to hear how the start ends
+        kernel.run()
+    except Stopped:
+        return
+    except Exception as exc:
+        if stopped.is_set():
+            return  # stopped on purpose, while the kernel went: nothing failed
+        if not isinstance(exc, NotebookError):
+            logger.exception("the notebook could not start")
+            exc = NotebookError(f"{kernel.path.name}: could not start: {exc}")
+        _fail_start(kernel, reporter, bridge[0], stopped, exc)
+    assert reporter.startup is not None and kernel.url is not None
+    reporter.finish(f"Serving {kernel.path.name} over MCP stdio")
+    if on_ready is not None:  # before the held requests go: e.g. no save is missed
+        stops.append(on_ready(kernel))
+    if not reporter.startup.ready(kernel.url, kernel.token):
+        return  # the client went away meanwhile: serve is stopping
+    _exit_with_kernel(kernel, stopped, bridge[0])
+
+
+def _fail_start(
+    kernel: NotebookKernel,
+    reporter: _Reporter,
+    bridge: Bridge,
+    stopped: threading.Event,
+    error: NotebookError,
+) -> NoReturn:
+    """Every request that waited gets its error; then serve ends with status 1."""
+    reporter.finish(f"{kernel.path.name} did not start")
+    print(str(error), file=sys.stderr, flush=True)
+    assert reporter.startup is not None
+    reporter.startup.fail(f"mcp-notebook serve: {error.summary}")
+    bridge.settle(SETTLE_TIMEOUT)
+    stopped.set()
+    kernel.shutdown()
+    sys.stderr.flush()
+    os._exit(1)
 
 
 def _exit_with_kernel(kernel: NotebookKernel, stopped: threading.Event, bridge: Any) -> None:
@@ -272,6 +559,7 @@ def _exit_with_kernel(kernel: NotebookKernel, stopped: threading.Event, bridge: 
     os._exit(1)
 
 
+# -- HTTP ----------------------------------------------------------------------------------
 def serve_http(path: Path, options: ServeOptions, on_ready: OnReady | None = None) -> int:
     kernel = NotebookKernel(path, options)
     stopped = threading.Event()
@@ -279,6 +567,7 @@ def serve_http(path: Path, options: ServeOptions, on_ready: OnReady | None = Non
     stop_ready = None
     try:
         kernel.start()
+        kernel.view.finish(f"{path.name} ran")
         stop_ready = on_ready(kernel) if on_ready else None
         print(f"Serving {path} over MCP Streamable HTTP at {kernel.url}", file=sys.stderr)
         if kernel.token:
@@ -295,9 +584,10 @@ def serve_http(path: Path, options: ServeOptions, on_ready: OnReady | None = Non
         print("The kernel died; stopping.", file=sys.stderr)
         return 1
     except NotebookError as exc:
+        kernel.view.finish(f"{path.name} did not start")
         print(str(exc), file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Stopped):
         print("Shutting down the kernel.", file=sys.stderr)
         return 0
     finally:

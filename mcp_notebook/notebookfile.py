@@ -6,6 +6,7 @@ file is read with ``jupytext`` (the ``jupytext`` extra), imported only for such 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,18 +31,37 @@ def code_cells(path: Path) -> list[CodeCell]:
     text = path.read_text(encoding="utf-8")
     try:
         if path.suffix.lower() in PERCENT_SUFFIXES:
-            notebook = _read_percent(text)
+            cells = [(c.cell_type, c.source) for c in _read_percent(text).cells]
         else:
-            import nbformat
-
-            notebook = nbformat.reads(text, as_version=4)
+            cells = _read_ipynb(text)
     except (ValueError, KeyError, TypeError) as exc:  # bad JSON, a cell without its fields
         raise UnreadableNotebook(f"{path.name} is not a readable notebook: {exc}") from exc
     return [
-        CodeCell(index + 1, cell.source)
-        for index, cell in enumerate(notebook.cells)
-        if cell.cell_type == "code" and cell.source.strip()
+        CodeCell(index + 1, source)
+        for index, (kind, source) in enumerate(cells)
+        if kind == "code" and source.strip()
     ]
+
+
+def _read_ipynb(text: str) -> list[tuple[str, str]]:
+    """(cell type, source) of each cell. Format 4 is read as plain JSON: nbformat's import
+    costs about a second (it validates with jsonschema), on the start path of ``serve``.
+    Older formats go through nbformat, which converts them."""
+    document = json.loads(text)
+    if not isinstance(document, dict) or not isinstance(document.get("cells", []), list):
+        raise ValueError("no list of cells")
+    if not isinstance(document.get("nbformat"), int) or document["nbformat"] < 4:
+        import nbformat
+
+        return [(c.cell_type, c.source) for c in nbformat.reads(text, as_version=4).cells]
+    cells = []
+    for cell in document.get("cells", []):
+        if not isinstance(cell, dict):
+            raise ValueError("a cell that is not an object")
+        source = cell.get("source", "")
+        source = "".join(source) if isinstance(source, list) else str(source)
+        cells.append((str(cell.get("cell_type", "")), source))
+    return cells
 
 
 def _read_percent(text: str) -> Any:

@@ -44,6 +44,7 @@ class Registrations:
         confirm: bool = False,
         meta: dict[str, Any] | None = None,
         icons: list[dict[str, Any]] | None = None,
+        task: str = "optional",
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -60,6 +61,7 @@ class Registrations:
         confirm: bool = False,
         meta: dict[str, Any] | None = None,
         icons: list[dict[str, Any]] | None = None,
+        task: str = "optional",
     ) -> Any:
         """Register a function as a tool: ``@mcp.tool`` or ``@mcp.tool(name=..., ...)``."""
 
@@ -83,6 +85,7 @@ class Registrations:
                     confirm=confirm,
                     meta=meta,
                     icons=icons,
+                    task=task,
                 )
             )
             return func

@@ -46,7 +46,7 @@ class Watcher:
     def __init__(self, kernel: NotebookKernel) -> None:
         self.kernel = kernel
         self.path = kernel.path
-        self.cells: list[CodeCell] = list(kernel.cells)  # the last good run
+        self.cells: list[CodeCell] = list(kernel.read())  # the last good run
         self._text: str | None = None  # the text last read (None: compare the cells)
         self._failed_from: int | None = None  # the first cell of a failed run, until one works
         self._changed = threading.Event()

@@ -50,6 +50,21 @@ RESULT_TYPES = {
 }
 
 
+TASK_RESULT_TYPES = {
+    "tasks/get": "GetTaskResult",
+    "tasks/update": "UpdateTaskResult",
+    "tasks/cancel": "CancelTaskResult",
+}
+
+
+def validate_task_message(method: str, result: dict[str, Any]) -> dict[str, Any]:
+    """A result of the Tasks extension (ext-tasks.schema.json): a ``CreateTaskResult`` for
+    a ``tools/call`` answered with a task, else the method's own result type."""
+    if method == "tools/call":
+        return validate(result, "CreateTaskResult", "ext-tasks")
+    return validate(result, TASK_RESULT_TYPES[method], "ext-tasks")
+
+
 def validate_reply(method: str, reply: dict[str, Any], version: str = LATEST) -> dict[str, Any]:
     """A reply to ``method``: a valid JSON-RPC response whose result fits the method's type."""
     if "error" in reply:

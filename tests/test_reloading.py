@@ -275,6 +275,9 @@ class StandInKernel:
         self.release = threading.Event()
         self.release.set()
 
+    def read(self) -> list[CodeCell]:
+        return self.cells
+
     def run_own(self, code: str, expressions: dict[str, str] | None = None) -> dict:
         self.ran.append(code.split(".reloads.", 1)[-1])  # begin(1), commit();, abort('...')
         values = {

@@ -60,6 +60,14 @@ def test_prints_url_and_token_on_stderr_and_nothing_on_stdout(quickstart):
     assert served.url in text and "Token: s3cret" in text
     # The notebook loads the extension itself: serve does not load it a second time first.
     assert "already loaded" not in text
+    # The address and the token once, in serve's words: the notebook's own `%mcp start`
+    # announces nothing headless, and the kernel runs without a TCP warning.
+    assert text.count(served.url) == 1 and text.count("s3cret") == 1
+    assert "bearer token is required" not in text and "without encryption" not in text
+    cells = [line for line in text.splitlines() if line.startswith("mcp-notebook: ")]
+    assert [line.split(": ", 2)[2][:11] for line in cells[1:6]] == [
+        f"cell {n} of 5" for n in range(1, 6)
+    ]
 
 
 def test_ctrl_c_shuts_the_kernel_down():
@@ -90,7 +98,7 @@ def test_a_failing_cell_stops_start_up_with_its_traceback(tmp_path):
     served._reader.join(5)
     text = "".join(served.stderr)
     assert code == 1
-    assert "cell 2 failed" in text
+    assert "cell 2 of 3 failed" in text
     assert "ZeroDivisionError" in text
 
 

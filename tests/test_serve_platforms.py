@@ -26,6 +26,7 @@ import pytest
 
 from mcp_notebook import discovery, headless, openfiles, stopping
 from mcp_notebook.bridge import protocol_stdout
+from mcp_notebook.startview import GUTTER
 
 from .serving import ServeProcess
 from .stdio import INITIALIZE, RawStdio
@@ -238,6 +239,9 @@ def test_stdin_closed_by_a_gui_client_stops_serve_its_kernel_and_its_discovery_f
     raw = RawStdio("serve", str(write_notebook(tmp_path, "x = 1")), "--transport", "stdio")
     raw.send(INITIALIZE)
     raw.reply_to(1)
+    # initialize is answered while the notebook starts; tools/list once it serves.
+    raw.send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    raw.reply_to(2)
     [record] = discovery.running()
     assert raw.close() == 0  # what a client that does not signal does: close the pipe
     assert exited(record.pid)
@@ -373,7 +377,7 @@ def test_serve_raises_its_kernels_low_open_file_limit(tmp_path):
     try:
         served.wait_for_url()
         kernel_says = [line for line in served.stderr if "kernel soft limit:" in line]
-        assert kernel_says == [f"kernel soft limit: {expected_soft_limit()}\n"]
+        assert kernel_says == [f"{GUTTER}kernel soft limit: {expected_soft_limit()}\n"]
     finally:
         served.stop()
 

@@ -80,7 +80,9 @@ class Heard:
             self.methods.append(method)
 
     async def on_log(self, params: Any) -> None:
-        self.logs.append(params)
+        # Only --watch's: over stdio the start's steps come as log messages too.
+        if params.logger == "mcp-notebook.watch":
+            self.logs.append(params)
 
     def tools_changed(self) -> int:
         return self.methods.count("notifications/tools/list_changed")

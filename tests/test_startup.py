@@ -104,3 +104,32 @@ asyncio.run(main())
     text, loaded = second
     assert loaded is True
     assert "'one' is not of type 'integer'" in text, text
+
+
+def test_serves_start_path_loads_no_jsonschema_nbformat_or_pydantic():
+    """What `serve --transport stdio` does before its kernel is up (read the notebook,
+    answer the client's initialize) imports none of the modules that cost it seconds
+    (jupyter_client, which starts the kernel, brings a little of tornado's: not ours)."""
+    quickstart = ROOT / "notebooks" / "quickstart.ipynb"
+    code = f"""\
+import io, json, pathlib, sys
+from mcp_notebook import __version__, cli, headless
+from mcp_notebook.bridge import Bridge
+from mcp_notebook.bridge.startup import LateTarget, Startup
+from mcp_notebook.protocol.lifecycle import Identity
+
+cells = headless.read_code_cells(pathlib.Path({str(quickstart)!r}))
+startup = Startup("quickstart", Identity("quickstart", __version__))
+output = io.BytesIO()
+bridge = Bridge(LateTarget(startup), output, startup=startup)
+bridge.feed({{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {{
+    "protocolVersion": "2025-11-25", "capabilities": {{}}, "clientInfo": {{"name": "t"}}}}}})
+reply = json.loads(output.getvalue().splitlines()[0])
+heavy = ("jsonschema", "nbformat", "pydantic", "IPython", "ipywidgets", "mcp_notebook.registry")
+print(json.dumps([len(cells), reply["result"]["serverInfo"]["name"],
+                  [name for name in heavy if name in sys.modules]]))
+startup.fail("done")
+"""
+    cells, name, loaded = json.loads(python(code))
+    assert (cells, name) == (5, "quickstart")
+    assert loaded == []

@@ -21,15 +21,17 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, BinaryIO, Protocol
 
-from ..protocol import dispatcher_tools, jsonrpc
-from ..protocol.seed import is_seed_message
+from ..protocol import jsonrpc
+from ..protocol.seed.naming import is_seed_message
 from ..protocol.versions import modern_version
 from .channel import Channel, error_reply, readable_id
 from .link import Message
 from .modern import ModernRelay
+from .startup import Startup
 from .upstream import BRIDGE_ERROR, Target, Upstream
 from .workers import Workers
 
@@ -44,23 +46,27 @@ EOF_GRACE = 5.0  # seconds for requests in flight to be answered once stdin clos
 
 
 class Relay(Protocol):
-    workers: Workers
-
     def feed(self, message: Any) -> None: ...
+    def settle(self, timeout: float) -> bool: ...
     def end_streams(self) -> None: ...
     def close(self) -> None: ...
 
 
 class Bridge:
+    """``startup``: the notebook behind ``target`` is still starting (``serve --transport
+    stdio``): standard MCP goes through :class:`~.held.HeldRelay` until it serves."""
+
     def __init__(
         self,
         target: Target,
         output: BinaryIO,
         eof_grace: float = EOF_GRACE,
+        startup: Startup | None = None,
         *,
         dispatcher: bool = False,
     ) -> None:
         self.target = target
+        self.startup = startup
         self.dispatcher = dispatcher  # ask the notebook for the dispatcher's tools
         self.channel = Channel(output)
         self.relay: Relay | None = None
@@ -82,9 +88,15 @@ class Bridge:
         # A client that wrote its requests and closed stdin still reads the replies,
         # for a moment; listen streams never end by themselves: they end now.
         logger.debug("stdin closed; up to %g s for the replies in flight", self.eof_grace)
+        deadline = time.monotonic() + self.eof_grace
+        if self.startup is not None and not self.startup.settled:
+            if self.relay is not None and getattr(self.relay, "holds_requests", True):
+                self.startup.wait(self.eof_grace)  # the notebook may be up in a moment
+            # What still waits for the notebook gets its error now.
+            self.startup.fail(f"the client closed stdin before {self.target.describe()} started")
         if self.relay is not None:
             self.relay.end_streams()
-        self.settle(self.eof_grace)
+        self.settle(max(0.0, deadline - time.monotonic()))
 
     def feed(self, message: Any) -> None:
         if self.relay is None:
@@ -92,7 +104,14 @@ class Bridge:
                 from .seed_relay import SeedRelay
 
                 logger.info("the client speaks the MCP v1.0 dialect (seed 000)")
+                # Its initialize reports what is registered: it waits for the notebook
+                # (in the target), as everything else of the dialect does.
                 self.relay = SeedRelay(self.target, self.channel)
+            elif self.startup is not None:
+                from .held import HeldRelay
+
+                standard = StandardRelay(self.target, self.channel, self.dispatcher)
+                self.relay = HeldRelay(standard, self.startup, self.channel)
             else:
                 self.relay = StandardRelay(self.target, self.channel, self.dispatcher)
         self.relay.feed(message)
@@ -100,7 +119,7 @@ class Bridge:
     def settle(self, timeout: float) -> bool:
         """Wait for the requests in flight to be answered (an error, if the notebook is
         gone: its connections break at once); False on timeout."""
-        return self.relay is None or self.relay.workers.settle(timeout)
+        return self.relay is None or self.relay.settle(timeout)
 
     def close(self) -> None:
         """End the session with the notebook; once, whoever calls it first (the main thread,
@@ -118,7 +137,11 @@ class StandardRelay:
 
     def __init__(self, target: Target, channel: Channel, dispatcher: bool = False) -> None:
         self.channel = channel
-        self.dispatcher = dispatcher
+        self.asking: Callable[[Message], Message] | None = None
+        if dispatcher:  # it imports the registry (pydantic): not on the bridge's start path
+            from ..protocol.dispatcher_tools import asking
+
+            self.asking = asking
         self.upstream = Upstream(target, deliver=channel.write, reconnected=self._refresh)
         self.modern = ModernRelay(self.upstream, channel.write)
         self.workers = Workers("bridge-call")
@@ -134,8 +157,8 @@ class StandardRelay:
             return
         method = message.get("method")
         if kind == "request":
-            if self.dispatcher:  # as a client that asks for it: in initialize and each _meta
-                message = dispatcher_tools.asking(message)
+            if self.asking is not None:  # as a client that asks: in initialize and each _meta
+                message = self.asking(message)
             if modern_version(message):
                 handle = functools.partial(self.modern.handle, abort=self.modern.admit(message))
                 self.workers.submit(self._guarded, handle, message)
@@ -182,6 +205,9 @@ class StandardRelay:
         # A new session on a restarted kernel: whatever the client listed may have changed.
         for kind in REFRESH:
             self.channel.write({"jsonrpc": "2.0", "method": f"notifications/{kind}/list_changed"})
+
+    def settle(self, timeout: float) -> bool:
+        return self.workers.settle(timeout)
 
     def end_streams(self) -> None:
         self.modern.end_listens()

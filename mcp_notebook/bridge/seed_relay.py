@@ -38,6 +38,8 @@ class SeedRelay:
         self.channel = channel
         self.upstream = Upstream(target, deliver=self._deliver, reconnected=self._reconnected)
         self.workers = Workers("bridge-seed-call")
+        self._pending: set[concurrent.futures.Future[None]] = set()  # messages being handled
+        self._pending_lock = threading.Lock()
         self._ids = itertools.count(1)
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._run_loop, name="bridge-seed", daemon=True)
@@ -51,7 +53,21 @@ class SeedRelay:
     # -- the client -> the session -----------------------------------------------------
     def feed(self, message: Any) -> None:
         # One task per message, started in arrival order; each reply goes out when ready.
-        asyncio.run_coroutine_threadsafe(self._handle(message), self.loop)
+        handled = asyncio.run_coroutine_threadsafe(self._handle(message), self.loop)
+        with self._pending_lock:
+            self._pending.add(handled)
+        handled.add_done_callback(self._handled)
+
+    def _handled(self, handled: concurrent.futures.Future[None]) -> None:
+        with self._pending_lock:
+            self._pending.discard(handled)
+
+    def settle(self, timeout: float) -> bool:
+        """Wait until every message fed so far is handled and its reply written."""
+        with self._pending_lock:
+            pending = list(self._pending)
+        _, waiting = concurrent.futures.wait(pending, timeout)
+        return not waiting
 
     async def _handle(self, message: Any) -> None:
         try:

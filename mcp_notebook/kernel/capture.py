@@ -170,6 +170,12 @@ class CapturingExecutor(LoopExecutor):
     def prepare(work: Callable[[], Any], record: CallRecord) -> Callable[[], Any]:
         return partial(_in_own_context, work, record)
 
+    @staticmethod
+    def interrupt(record: CallRecord) -> bool:
+        """Interrupt ``record``'s synchronous code if it runs now on the kernel's main
+        thread, as Kernel > Interrupt would (a cancelled task); False if it does not."""
+        return _interrupts.interrupt_call(record)
+
 
 def _in_own_context(work: Callable[[], Any], record: CallRecord) -> Any:
     return contextvars.copy_context().run(_begin, work, record)
@@ -179,11 +185,14 @@ def _begin(work: Callable[[], Any], record: CallRecord) -> Any:
     _hook_streams()
     _CALL.set(record)
     watching = _interrupts.enter()
+    outer, _interrupts.running = _interrupts.running, record if watching else None
     try:
         value = _run_sync(work)
     except BaseException as exc:
         remember_failure(exc)
         raise
+    finally:
+        _interrupts.running = outer
     if inspect.isawaitable(value):
         # Created here, the task copies this context: output after an await is the call's too.
         task = asyncio.ensure_future(_finish(value))
@@ -227,6 +236,8 @@ class _Interrupts:
     def __init__(self) -> None:
         self.tasks: set[asyncio.Task[Any]] = set()
         self.interrupted: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
+        self.running: CallRecord | None = None  # whose synchronous code runs on main now
+        self.target: CallRecord | None = None  # the one call a SIGINT of ours is meant for
 
     def enter(self) -> bool:
         """A call starts on this thread; False if signals cannot be handled here.
@@ -257,8 +268,25 @@ class _Interrupts:
     def was_interrupted(self, task: asyncio.Task[Any]) -> bool:
         return task in self.interrupted
 
+    def interrupt_call(self, record: CallRecord) -> bool:
+        """From another thread: SIGINT the main thread for this one call (a cancelled
+        task). The handler checks again that it still runs, and else does nothing."""
+        main = threading.main_thread().ident
+        if self.running is not record or main is None:
+            return False
+        self.target = record
+        kill = getattr(signal, "pthread_kill", None)  # wakes a sleep on the main thread
+        if kill is not None:
+            kill(main, _SIGINT)
+        else:  # Windows: Python runs the handler on the main thread all the same
+            signal.raise_signal(_SIGINT)
+        return True
+
     def interrupt(self, frame: Any) -> None:
         """In the signal handler: stop the call running now, or the async ones waiting."""
+        target, self.target = self.target, None
+        if target is not None and self.running is not target:
+            return  # meant for one call, which has ended since: nothing else is touched
         while frame is not None:
             code = frame.f_code
             if code is _run_sync.__code__ or code is _finish.__code__:

@@ -1,4 +1,4 @@
-"""``%mcp start|stop|status|list|config|monitor|confirm|debug|trace|history``."""
+"""``%mcp start|stop|status|list|config|monitor|confirm|debug|trace|history|tasks``."""
 
 from __future__ import annotations
 
@@ -82,7 +82,33 @@ def _parser() -> _Parser:
     )
     history.add_argument("--max-calls", type=int, default=None, help="calls kept")
     history.add_argument("--clear", action="store_true", help="forget every call")
+    tasks = commands.add_parser(
+        "tasks", help="list the tasks clients poll, set when a call becomes one, cancel one"
+    )
+    tasks.add_argument(
+        "--after",
+        default=None,
+        help="an optional-task call becomes a task once it ran this long (e.g. 2s, 500ms)",
+    )
+    tasks.add_argument("--cancel", default=None, metavar="TASK", help="a task's id or number")
     return parser
+
+
+def _duration(text: str) -> float:
+    """Seconds, from "2s", "500ms", "1.5" (seconds); a UsageError otherwise."""
+    value = text.strip().lower()
+    scale = 1.0
+    if value.endswith("ms"):
+        value, scale = value[:-2], 0.001
+    elif value.endswith("s"):
+        value = value[:-1]
+    try:
+        seconds = float(value) * scale
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= 86400:  # NaN fails too
+        raise UsageError(f"%mcp tasks: --after needs a duration like 2s or 500ms, not {text!r}")
+    return seconds
 
 
 @magics_class
@@ -129,6 +155,8 @@ class McpMagics(Magics):
             where = args.host if args.port is None else f"{args.host}:{args.port}"
             still = f" The server at {self.app.url} keeps serving." if self.app.url else ""
             raise UsageError(f"%mcp start: cannot listen on {where}: {exc}.{still}") from None
+        if self.app.headless:
+            return  # `mcp-notebook serve` says where it serves, once, in its own words
         if serving and serving != info.url:
             print(f"(Stopped serving at {serving}.)")
         print(f"MCP server {info.name!r} serving at {info.url}")
@@ -266,6 +294,27 @@ class McpMagics(Magics):
             for key, description in items:
                 summary = (description or "").strip().splitlines()[0:1]
                 print(f"  {key}" + (f" - {summary[0]}" if summary else ""))
+
+    def _tasks(self, args: argparse.Namespace) -> None:
+        store = self.app.tasks
+        if args.after is not None:
+            store.after = _duration(args.after)
+        if args.cancel is not None:
+            task = next((t for t in store.list() if args.cancel in (t.id, str(t.number))), None)
+            if task is None:
+                raise UsageError(f"%mcp tasks: no task {args.cancel!r} (see %mcp tasks)")
+            store.cancel(task, "cancelled from the notebook")
+        tasks = store.list()
+        print(
+            f"Tasks (mcp.tasks): {len(tasks)} kept; an optional-task call becomes a task "
+            f"after {store.after:g}s (or at once when it must wait)."
+        )
+        for task in tasks:
+            progress = f", progress {task.progress[0]:g}" if task.progress else ""
+            print(
+                f"  #{task.number} {task.status:<14} {task.target} from {task.client or '?'}, "
+                f"{task.age():.0f}s old{progress}  id {task.id}"
+            )
 
     def _history(self, args: argparse.Namespace) -> None:
         calls = self.app.calls

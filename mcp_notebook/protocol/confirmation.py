@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from .calls import CallRecord
 from .context import Context
 from .jsonrpc import RpcError
+from .mrtr import Asker
 from .session import ClientUnavailable, Session
 from .usercalls import Declined
 
@@ -93,6 +94,7 @@ class Confirmer:
         session: Session,
         record: CallRecord,
         request_id: Any,
+        asker: Asker | None = None,
     ) -> dict[str, Any]:
         if not needs_confirmation(self.app.confirm_policy, tool):
             return arguments
@@ -100,7 +102,36 @@ class Confirmer:
         ui: FrontEnd | None = self.app.ui
         if ui is not None and ui.attached:
             return await ui.ask(tool, arguments, session, record, timeout)
-        return await ask_client(tool, arguments, session, record, request_id, timeout)
+        return await ask_client(tool, arguments, session, record, request_id, timeout, asker)
+
+
+def _question(tool: Any, arguments: dict[str, Any]) -> str:
+    return (
+        f"Allow the notebook tool '{tool.name}' to run with these arguments?\n"
+        f"{json.dumps(arguments, indent=2, default=str)}"
+    )
+
+
+async def _ask_in_task(
+    asker: Asker, tool: Any, arguments: dict[str, Any], record: CallRecord, timeout: float
+) -> dict[str, Any]:
+    record.set_status("awaiting confirmation")
+    params = {
+        "mode": "form",
+        "message": _question(tool, arguments),
+        "requestedSchema": {"type": "object", "properties": {}},
+    }
+    try:
+        answer = await asyncio.wait_for(
+            asker.ask("elicitation/create", params, f"confirm-{record.id}"), timeout
+        )
+    except asyncio.TimeoutError:
+        raise Declined(
+            f"The user declined to run tool '{tool.name}': no answer within {timeout:g} s."
+        ) from None
+    if answer.get("action") == "accept":
+        return arguments
+    raise Declined(f"The user declined to run tool '{tool.name}' ({answer.get('action')}).")
 
 
 async def ask_client(
@@ -110,20 +141,26 @@ async def ask_client(
     record: CallRecord,
     request_id: Any,
     timeout: float,
+    asker: Asker | None = None,
 ) -> dict[str, Any]:
     """No notebook is watching: ask the client's user, or deny and say how to allow it.
 
     The question goes out related to ``request_id``, the call's request, so that it
     travels on that request's stream (an HTTP POST's SSE response) where the client
-    expects it.
+    expects it; for a 2026-07-28 task (``asker``, its input requests) it becomes one of
+    the task's input requests instead.
     """
     how = (
         "To let it run without asking, change the policy in the notebook: `%mcp confirm none` "
         "(or `mcp.confirm_policy = 'none'`), or register the tool without confirm=True."
     )
     if getattr(session, "era", "handshake") == "modern":
-        # 2026-07-28 asks through input-required results, which only a running tool can
-        # produce (protocol/mrtr.py); the confirmation comes before the tool starts.
+        if asker is not None and "elicitation" in session.client_capabilities:
+            # A task: the question is one of its input requests (tasks/get shows it,
+            # tasks/update answers it); no request is held open meanwhile.
+            return await _ask_in_task(asker, tool, arguments, record, timeout)
+        # Otherwise 2026-07-28 asks through input-required results, which only a running
+        # tool can produce (protocol/mrtr.py); the confirmation comes before it starts.
         raise Declined(
             f"Tool '{tool.name}' needs the user's confirmation, but no notebook front end is "
             f"attached and a 2026-07-28 client cannot be asked before a tool starts. {how}"
@@ -136,12 +173,8 @@ async def ask_client(
     record.set_status("awaiting confirmation")
     loop = asyncio.get_running_loop()
     context = Context(session, loop, request_id)
-    message = (
-        f"Allow the notebook tool '{tool.name}' to run with these arguments?\n"
-        f"{json.dumps(arguments, indent=2, default=str)}"
-    )
     try:
-        answer = await asyncio.wait_for(context.elicit(message), timeout)
+        answer = await asyncio.wait_for(context.elicit(_question(tool, arguments)), timeout)
     except asyncio.TimeoutError:
         raise Declined(
             f"The user declined to run tool '{tool.name}': no answer within {timeout:g} s."

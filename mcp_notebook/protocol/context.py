@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import uuid
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +18,7 @@ from ..errors import McpNotebookError
 from ..registry.injected import Injected
 from .jsonrpc import MISSING_CAPABILITY, RpcError
 from .mrtr import Asker
+from .names import META_RELATED_TASK as RELATED_TASK
 from .session import LOG_LEVELS, Session
 
 
@@ -53,6 +54,12 @@ class Context(Injected):
         self._last_progress: float | None = None
         # 2026-07-28: requests to the client become input requests of the call (MRTR).
         self.asker: Asker | None = None
+        # Set when the call is a task: its progress goes to the task store too.
+        self.on_progress: Callable[[float, float | None], None] | None = None
+        # A 2025-11-25 task: its requests to the client name the task (related-task) and
+        # ``on_asking(True/False)`` moves it to input_required and back.
+        self.related_task: str | None = None
+        self.on_asking: Callable[[bool], None] | None = None
 
     # -- about the call ----------------------------------------------------------------
     @property
@@ -79,6 +86,8 @@ class Context(Injected):
         if self._last_progress is not None and progress <= self._last_progress:
             raise ValueError(f"progress must increase: {progress} after {self._last_progress}")
         self._last_progress = progress
+        if self.on_progress is not None:
+            self.on_progress(progress, total)
         if self.progress_token is None:
             return
         params: dict[str, Any] = {"progressToken": self.progress_token, "progress": progress}
@@ -215,11 +224,21 @@ class Context(Injected):
         if self.asker is not None:
             coroutine = _answer(self.asker, method, params, key)
         else:
+            if self.related_task is not None:
+                meta = {**params.get("_meta", {}), RELATED_TASK: {"taskId": self.related_task}}
+                params = {**params, "_meta": meta}
             coroutine = self.session.request(method, params, self.request_id)
-        if _on_loop(self._loop):
-            reply: dict[str, Any] = await coroutine
-        else:
-            reply = await _across(coroutine, self._loop)
+        asking = self.on_asking
+        if asking is not None:
+            asking(True)
+        try:
+            if _on_loop(self._loop):
+                reply: dict[str, Any] = await coroutine
+            else:
+                reply = await _across(coroutine, self._loop)
+        finally:
+            if asking is not None:
+                asking(False)
         return reply
 
 

@@ -18,27 +18,29 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..registry import Registry
-from . import dispatcher_tools, jsonrpc, modern
+from . import dispatcher_tools, jsonrpc, lifecycle, modern
 from .calls import CallLog
 from .dispatch import NO_REPLY, Dispatcher, Request
 from .executor import Executor, InlineExecutor
 from .jsonrpc import Message, RpcError, invalid_params
 from .kinds import Era
+from .lifecycle import Identity
 from .mrtr import Continuations
-from .names import META_SERVER_INFO
 from .names import META_SUBSCRIPTION_ID as SUBSCRIPTION_ID
+from .names import TASKS_VERSION
 from .paging import page
 from .request import RUN_USER_CODE, ReplyChannel, RequestContext
 from .session import LOG_LEVELS, Session, Tap, tell_taps
+from .taskcalls import TaskCalls, declares_tasks, missing_extension
+from .tasks import Task, TaskStore
 from .usercalls import Confirm, UserCalls
-from .versions import ALL_VERSIONS, negotiate
 
 logger = logging.getLogger(__name__)
 
 Handler = Callable[[RequestContext], Awaitable[dict[str, Any]]]
 
 
-class Server(UserCalls):
+class Server(TaskCalls, UserCalls):
     def __init__(
         self,
         registry: Registry,
@@ -50,8 +52,15 @@ class Server(UserCalls):
         page_size: int = 100,
         calls: CallLog | None = None,
         dispatcher: bool = False,
+        tasks: TaskStore | None = None,
     ) -> None:
         self.registry = registry
+        # Tool calls answered with a task handle; the app's store outlives this server.
+        self.tasks = tasks if tasks is not None else TaskStore()
+        self._loop: asyncio.AbstractEventLoop | None = None  # the loop listen streams are on
+        self.tasks.observe(self._task_changed)
+        self._followers: set[asyncio.Future[Any]] = set()  # what ends each running task
+        self._waiters: dict[str, list[asyncio.Future[None]]] = {}  # tasks/result callers
         self.name, self.version, self.instructions = name, version, instructions
         self.executor: Executor = executor or InlineExecutor()
         self.page_size = page_size
@@ -101,11 +110,19 @@ class Server(UserCalls):
                 "logging/setLevel": self._set_level,
                 "resources/subscribe": self._subscribe,
                 "resources/unsubscribe": self._unsubscribe,
+                # 2025-11-25's experimental tasks (a session's own)
+                "tasks/get": self._handshake_get,
+                "tasks/result": self._handshake_result,
+                "tasks/list": self._handshake_list,
+                "tasks/cancel": self._handshake_cancel,
             },
             "modern": {
                 **shared,
                 "server/discover": self._discover,
                 "subscriptions/listen": self._listen,
+                "tasks/get": self._tasks_get,
+                "tasks/update": self._tasks_update,
+                "tasks/cancel": self._tasks_cancel,
             },
         }
 
@@ -246,15 +263,13 @@ class Server(UserCalls):
             if in_flight.get(request.id) is request:
                 del in_flight[request.id]
 
+    @property
+    def identity(self) -> Identity:
+        """Who this server is, for its handshake results (protocol/lifecycle.py)."""
+        return Identity(self.name, self.version, self.instructions)
+
     async def _discover(self, request: RequestContext) -> dict[str, Any]:
-        result: dict[str, Any] = {
-            "supportedVersions": list(ALL_VERSIONS),
-            "capabilities": self.capabilities(),
-            "_meta": {META_SERVER_INFO: {"name": self.name, "version": self.version}},
-        }
-        if self.instructions:
-            result["instructions"] = self.instructions
-        return result
+        return self.identity.discover_result()
 
     async def _listen(self, request: RequestContext) -> dict[str, Any]:
         """A stream of the change notifications the client opted into, until it hangs up."""
@@ -270,6 +285,14 @@ class Server(UserCalls):
         uris = wanted.get("resourceSubscriptions")
         if isinstance(uris, list) and uris:
             honored["resourceSubscriptions"] = [u for u in uris if isinstance(u, str)]
+        task_ids = wanted.get("taskIds")
+        if task_ids is not None:
+            if not declares_tasks(request.client_capabilities):
+                raise missing_extension("task status notifications")
+            if not isinstance(task_ids, list):
+                raise invalid_params("notifications.taskIds must be a list of task ids")
+            honored["taskIds"] = [t for t in task_ids if self._known_task(t)]
+        self._loop = asyncio.get_running_loop()
         session.listen_filter = honored
         session.subscriptions = set(honored.get("resourceSubscriptions", []))
         session.subscription_id = request_id
@@ -284,8 +307,50 @@ class Server(UserCalls):
             self.sessions.pop(session.id, None)
         return {"_meta": {SUBSCRIPTION_ID: request_id}}
 
+    def _known_task(self, task_id: Any) -> bool:
+        try:
+            self.tasks.get(task_id)
+        except RpcError:
+            return False
+        return True
+
+    def _task_changed(self, task: Task) -> None:
+        """A task's status changed (on any thread): tell who asked (2026-07-28: the listen
+        streams that name it; 2025-11-25: its session), wake tasks/result callers."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        try:
+            on_loop = asyncio.get_running_loop() is loop
+        except RuntimeError:
+            on_loop = False
+        if on_loop:
+            self._tell_listeners(task)
+        else:
+            loop.call_soon_threadsafe(self._tell_listeners, task)
+
+    def _tell_listeners(self, task: Task) -> None:
+        self._wake(task)
+        if task.era != "modern":
+            owner = self.sessions.get(task.owner or "")
+            if owner is not None:
+                owner.notify("notifications/tasks/status", task.handshake())
+            return
+        shown: dict[str, Any] | None = None
+        for session in list(self.sessions.values()):
+            wanted = session.listen_filter
+            if wanted is None or task.id not in wanted.get("taskIds", ()):
+                continue
+            shown = shown or task.modern()
+            session.notify("notifications/tasks", shown, session.subscription_id)
+
     def end_listens(self) -> None:
-        """Close every listen stream gracefully (the server is stopping)."""
+        """Close every listen stream gracefully (the server is stopping). The task store
+        outlives this server and keeps the ended tasks; the ones still running here end
+        cancelled ("the server stopped"): their work cannot report to a stopped loop."""
+        self.tasks.unobserve(self._task_changed)
+        for follower in list(self._followers):
+            follower.cancel()
         for session in list(self.sessions.values()):
             if session.subscription_id is not None and session.ended is not None:
                 session.ended.set()
@@ -331,31 +396,16 @@ class Server(UserCalls):
 
     # -- lifecycle ---------------------------------------------------------------------
     def capabilities(self) -> dict[str, Any]:
-        return {
-            "tools": {"listChanged": True},
-            "resources": {"subscribe": True, "listChanged": True},
-            "prompts": {"listChanged": True},
-            "logging": {},
-            "completions": {},
-        }
+        return lifecycle.capabilities()
 
     async def _initialize(self, request: RequestContext) -> dict[str, Any]:
         params, session = request.params, request.session
-        requested = params.get("protocolVersion")
-        if not isinstance(requested, str):
-            raise invalid_params("initialize needs a protocolVersion string")
-        session.protocol_version = negotiate(requested)
+        result = self.identity.initialize_result(params)
+        session.protocol_version = result["protocolVersion"]
         info = params.get("clientInfo")
         session.client_info = info if isinstance(info, dict) else {}
         capabilities = params.get("capabilities")
         session.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
-        result: dict[str, Any] = {
-            "protocolVersion": session.protocol_version,
-            "capabilities": self.capabilities(),
-            "serverInfo": {"name": self.name, "version": self.version},
-        }
-        if self.instructions:
-            result["instructions"] = self.instructions
         return result
 
     async def _ping(self, request: RequestContext) -> dict[str, Any]:
@@ -373,7 +423,11 @@ class Server(UserCalls):
 
     # -- listing -----------------------------------------------------------------------
     async def _tools_list(self, request: RequestContext) -> dict[str, Any]:
-        items = [t.definition for t in self.registry.tools.values()]
+        tools = self.registry.tools.values()
+        if request.session.protocol_version == TASKS_VERSION:  # says which may be tasks
+            items = [{**t.definition, "execution": {"taskSupport": t.task}} for t in tools]
+        else:
+            items = [t.definition for t in tools]
         if self.offers_dispatcher(request):
             items = dispatcher_tools.listing(items)
         return page("tools", items, request.params, self.page_size)

@@ -21,16 +21,19 @@ from . import dispatcher_tools, jsonrpc
 from .calls import CallLog, CallRecord
 from .context import Context
 from .executor import Executor, finishing, settle
-from .jsonrpc import RESOURCE_NOT_FOUND, RpcError, invalid_params
+from .jsonrpc import RESOURCE_NOT_FOUND, SERVER_ERROR, RpcError, invalid_params
 from .kinds import Era, FinalStatus
 from .mrtr import SETTLE_SECONDS, Asker, Continuations, Suspended
 from .queueing import watch
 from .request import RequestContext
 from .session import Session
 
-# confirm(tool, arguments, session, record, request_id) -> the arguments to run with, or
-# raises Declined. The request id says which request a question to the client belongs to.
-Confirm = Callable[[Any, dict[str, Any], Session, CallRecord, Any], Awaitable[dict[str, Any]]]
+# confirm(tool, arguments, session, record, request_id, asker) -> the arguments to run
+# with, or raises Declined. The request id says which request a question to the client
+# belongs to; asker (a 2026-07-28 task's, or None) makes the question a task input.
+Confirm = Callable[
+    [Any, dict[str, Any], Session, CallRecord, Any, "Asker | None"], Awaitable[dict[str, Any]]
+]
 
 
 class Declined(McpNotebookError):
@@ -52,6 +55,25 @@ class UserCalls:
 
         def _response(self, request: RequestContext, result: dict[str, Any]) -> jsonrpc.Message: ...
         def offers_dispatcher(self, request: RequestContext) -> bool: ...
+        def _as_task(self, request: RequestContext, mode: str) -> bool: ...
+        async def _decide(
+            self,
+            run: asyncio.Future[Any],
+            asker: Asker | None,
+            context: Any,
+            record: CallRecord,
+            request: RequestContext,
+            mode: str,
+            target: str,
+        ) -> dict[str, Any]: ...
+        def _handshake_start(
+            self,
+            run: asyncio.Future[Any],
+            record: CallRecord,
+            context: Any,
+            request: RequestContext,
+            target: str,
+        ) -> dict[str, Any]: ...
 
     # -- calls into user code ----------------------------------------------------------
     async def _tools_call(self, request: RequestContext) -> dict[str, Any]:
@@ -63,25 +85,71 @@ class UserCalls:
         tool = self.registry.tools.get(name)
         if tool is None:
             raise invalid_params(f"Unknown tool: {name}", {"name": name})
-        resumed = self._resumed(request, f"tools/call {name}")
+        target = f"tools/call {name}"
+        as_task = self._as_task(request, tool.task)
+        resumed = self._resumed(request, target)
         if resumed is not None:
             record, context = resumed.record, resumed.context
-            outcome = self._outcome(resumed)
-        else:
-            record = self.calls.add(
-                CallRecord("tools/call", name, arguments, session.client_label, via=request.via)
+            if as_task:
+                return await self._decide(
+                    resumed.run, resumed.asker, context, record, request, tool.task, target
+                )
+            return await self._settled(self._outcome(resumed), record, context)
+        record = self.calls.add(
+            CallRecord("tools/call", name, arguments, session.client_label, via=request.via)
+        )
+        problem = tool.argument_error(arguments)
+        if problem is not None:
+            record.finish("error", error=ValueError(problem))
+            return error_result(problem)
+        context = self._context(request) if tool.injected else None
+        if as_task:
+            asker = None
+            if session.era == "modern":  # client input (a Context's, a confirmation's)
+                asker = Asker(self._input_responses(request.params))
+                if context is not None:
+                    context.asker = asker
+            run = asyncio.ensure_future(
+                self._task_work(tool, arguments, record, context, request, asker)
             )
-            problem = tool.argument_error(arguments)
-            if problem is not None:
-                record.finish("error", error=ValueError(problem))
-                return error_result(problem)
-            context = self._context(request) if tool.injected else None
-            outcome = self._run_tool(tool, arguments, record, context, request)
+            if session.era != "modern":  # 2025-11-25: the client asked for a task
+                return self._handshake_start(run, record, context, request, target)
+            return await self._decide(run, asker, context, record, request, tool.task, target)
+        outcome = self._run_tool(tool, arguments, record, context, request)
+        return await self._settled(outcome, record, context)
+
+    async def _task_work(
+        self,
+        tool: Any,
+        arguments: dict[str, Any],
+        record: CallRecord,
+        context: Context | None,
+        request: RequestContext,
+        asker: Asker | None = None,
+    ) -> dict[str, Any]:
+        """The work of a call that may be a task (cancelled before it starts: nothing ran)."""
+        outcome = self._run_tool(
+            tool, arguments, record, context, request, as_task=True, asker=asker
+        )
+        return await self._settled(outcome, record, context, denied_fails=True)
+
+    async def _settled(
+        self,
+        outcome: Awaitable[dict[str, Any]],
+        record: CallRecord,
+        context: Context | None,
+        denied_fails: bool = False,
+    ) -> dict[str, Any]:
+        """A tool call's reply, its record finished; JSON-RPC errors and cancels go on.
+        A denied call is a tool error, or (``denied_fails``: a task) a JSON-RPC error,
+        which fails the task with the reason."""
         try:
             reply: dict[str, Any] = await outcome
             return reply
         except Declined as declined:
             record.finish("denied", error=declined)
+            if denied_fails:
+                raise RpcError(SERVER_ERROR, str(declined), {"denied": True}) from None
             return error_result(str(declined))
         except asyncio.CancelledError:
             if context is not None:
@@ -101,20 +169,28 @@ class UserCalls:
         record: CallRecord,
         context: Context | None,
         request: RequestContext,
+        as_task: bool = False,
+        asker: Asker | None = None,
     ) -> dict[str, Any]:
-        """Confirm, then run the tool; its result is recorded where it ran."""
+        """Confirm, then run the tool; its result is recorded where it ran. As a task,
+        nothing leaves early and client input (``asker``, on 2026-07-28) waits for
+        ``tasks/update``."""
         if self.confirm is not None:
-            arguments = await self.confirm(tool, arguments, request.session, record, request.id)
+            arguments = await self.confirm(
+                tool, arguments, request.session, record, request.id, asker
+            )
             problem = tool.argument_error(arguments)  # the user may have edited them
             if problem is not None:
                 raise Declined(problem)
         injected: dict[type, Any] = {Context: context} if context is not None else {}
         # Behind a running cell? Then it says so (.queueing); any executor may know.
-        waiting = watch(request, record, getattr(self.executor, "cells", None))
+        cells = getattr(self.executor, "cells", None)
+        waiting = None if as_task else watch(request, record, cells)
         # Without a Context, user code says nothing on this request's stream: the reply
         # may leave from the thread that ran it (see .request), unless the wait is told.
+        # A task's request has its answer already: nothing leaves early, no wait is told.
         told = waiting is not None and waiting.streams
-        early = context is None and not told and request.offer_channel()
+        early = context is None and not told and not as_task and request.offer_channel()
 
         def finish(ok: bool, value: Any) -> dict[str, Any]:
             outcome = _tool_outcome(ok, value)
@@ -130,6 +206,9 @@ class UserCalls:
             lambda: _then(tool.invoke(arguments, injected), tool.result), record
         )
         work = finishing(user_code, finish)
+        if as_task:
+            done: dict[str, Any] = await self.executor.run(work, record)
+            return done
         try:
             result: dict[str, Any] = await self._start(
                 work, record, context, f"tools/call {tool.name}", request

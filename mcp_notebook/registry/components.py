@@ -20,6 +20,8 @@ from .signature import SignatureModel, injected_parameters, output_schema
 from .uri_template import UriTemplate
 from .validation import SchemaCheck, argument_problem, check_schema
 
+TASK_MODES = ("optional", "required", "forbidden")
+
 
 def _drop_none(values: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
@@ -37,11 +39,17 @@ class Tool:
     confirm: bool = False
     meta: dict[str, Any] | None = None
     icons: list[dict[str, Any]] | None = None
+    # Whether a call may be answered with a task handle: "optional", "required", "forbidden".
+    task: str = "optional"
     wrap_output: bool = False
     signature: SignatureModel | None = field(default=None, repr=False)
     definition: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
+        if self.task not in TASK_MODES:
+            raise ValueError(
+                f"task={self.task!r}: use one of {', '.join(repr(m) for m in TASK_MODES)}"
+            )
         self.injected = injected_parameters(self.fn)
         if self.input_schema is not None:
             check_schema(self.input_schema)  # the user's own: a clear error at registration

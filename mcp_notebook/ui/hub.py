@@ -76,6 +76,9 @@ class Hub:
         self._last = 0.0
         self._ticking = False
         self._unsubscribe = app.calls.subscribe(self._observe)
+        self._tasks = getattr(app, "tasks", None)  # the task store, if the app keeps one
+        if self._tasks is not None:
+            self._tasks.observe(self._task_changed)
 
     # -- wiring (app.start) ----------------------------------------------------------------
     @property
@@ -110,6 +113,8 @@ class Hub:
 
     def close(self) -> None:
         self._unsubscribe()
+        if self._tasks is not None:
+            self._tasks.unobserve(self._task_changed)
         for monitor in list(self.monitors):
             monitor.close()
 
@@ -118,6 +123,9 @@ class Hub:
         if "replay" not in record.__dict__:
             record.replay = partial(self._replay, self.app, record)  # type: ignore[attr-defined]
         self._poke(record.id)
+
+    def _task_changed(self, task: Any) -> None:
+        self._poke()  # any thread; the monitors re-render on the kernel's loop
 
     def _poke(self, call_id: int | None = None) -> None:
         if not self.monitors:
@@ -181,7 +189,7 @@ class Hub:
 
     # -- monitors (kernel loop) --------------------------------------------------------------
     def monitor(self) -> Monitor:
-        monitor = Monitor(self.state, self.app.calls, self.trace, self.forget)
+        monitor = Monitor(self.state, self.app.calls, self.trace, self.forget, tasks=self._tasks)
         with self._render:
             self.monitors.append(monitor)
             for panel in self.panels.values():

@@ -15,6 +15,7 @@ import ipywidgets as widgets
 
 from . import render
 from .confirm import ConfirmPanel
+from .tasks import TaskView
 
 if TYPE_CHECKING:
     from ..protocol import CallLog
@@ -34,6 +35,7 @@ class Monitor(widgets.VBox):
         trace: Trace,
         on_close: Callable[[Monitor], None],
         rows: int = 12,
+        tasks: Any = None,
     ) -> None:
         self._state, self._calls, self._trace_log, self._on_close = state, calls, trace, on_close
         self._ids: list[int] = []
@@ -54,6 +56,8 @@ class Monitor(widgets.VBox):
         self.trace = widgets.HTML(layout=widgets.Layout(display="none"))
         self.trace.add_class("mcp-trace-view")
         self.table.observe(self._on_index, "index")
+        # The tasks clients poll (protocol/tasks.py), when the app keeps a store.
+        self.tasks = TaskView(tasks) if tasks is not None else None
         super().__init__(
             [
                 self.header,
@@ -64,6 +68,7 @@ class Monitor(widgets.VBox):
                 widgets.HTML("<b>output</b> (print, display, warnings during the call)"),
                 self.output,
                 self.trace,
+                *([self.tasks] if self.tasks is not None else []),
             ]
         )
         self.add_class("mcp-monitor")
@@ -72,6 +77,8 @@ class Monitor(widgets.VBox):
     def refresh(self, changed: set[int] | None) -> None:
         """Re-render; ``changed`` holds the ids of calls that changed (None: all)."""
         self.header.value = render.server_state(self._state())
+        if self.tasks is not None:
+            self.tasks.refresh()  # also on the header's tick: ages change
         if changed is None or changed:
             self._rows()
             if self._selected is not None and (changed is None or self._selected in changed):

@@ -319,3 +319,51 @@ async def test_the_confirmations_notebook_serves_headless():
     finally:
         process.stop()
     assert "<mcp monitor" in "".join(process.stderr)  # its display, as text, not a dump
+
+
+# -- approvals as tasks: no request is held open while a person decides ----------------
+def tasks_client(served):
+    from .test_tasks import Tasks
+
+    return Tasks(served.url, served.token)
+
+
+def created_task(client, table: str) -> dict:
+    created = client.result("tools/call", {"name": "delete_rows", "arguments": {"table": table}})
+    assert created["resultType"] == "task", created
+    return created
+
+
+async def test_a_confirmation_as_a_task_completes_only_after_approve(served, frontend):
+    client = tasks_client(served)
+    created = created_task(client, "orders")
+    panel = await pending_panel(frontend)
+    task = client.result("tasks/get", {"taskId": created["taskId"]})
+    assert task["status"] == "working"
+    assert task["statusMessage"] == "waiting for approval in the notebook"
+    assert served.kernel.eval("ran") == []  # never before Approve
+    frontend.click(panel["approve"])
+    done = client.until_terminal(created["taskId"])
+    assert done["status"] == "completed"
+    assert done["result"]["content"][0]["text"] == "deleted 10 rows from orders"
+    assert served.kernel.eval("ran") == [["orders", 10]]
+
+
+async def test_a_denied_task_fails_with_the_reason_and_nothing_ran(served, frontend):
+    client = tasks_client(served)
+    created = created_task(client, "users")
+    frontend.click((await pending_panel(frontend))["deny"])
+    done = client.until_terminal(created["taskId"])
+    assert done["status"] == "failed" and "declined" in done["error"]["message"]
+    assert "result" not in done
+    assert served.kernel.eval("ran") == []
+    assert status_of_last(served, "delete_rows") == "denied"
+
+
+async def test_an_unanswered_task_is_denied_by_the_timeout(served, frontend):
+    served.kernel.run("mcp.confirm_timeout = 0.5")
+    client = tasks_client(served)
+    created = created_task(client, "logs")
+    done = client.until_terminal(created["taskId"])
+    assert done["status"] == "failed" and "within 0.5 s" in done["error"]["message"]
+    assert served.kernel.eval("ran") == []

@@ -242,10 +242,10 @@ def test_removed_and_unknown_methods_are_404(modern, method):
 
 
 @pytest.mark.parametrize("method", ["tasks/get", "tasks/update", "tasks/cancel"])
-def test_task_methods_without_mcp_name_are_404_while_tasks_are_not_served(modern, method):
-    """Mcp-Name mirrors params.taskId for the Tasks extension's methods; a server that does
-    not serve them answers "method not found", not a header mismatch."""
-    error_of(modern.send(modern.message(method, {"taskId": "t-1"})), 404, -32601)
+def test_task_methods_without_mcp_name_are_a_header_mismatch(modern, method):
+    """Mcp-Name mirrors params.taskId for the Tasks extension's methods (tests/kernel/
+    test_tasks.py has the rest)."""
+    error_of(modern.send(modern.message(method, {"taskId": "t-1"})), 400, -32020)
 
 
 @pytest.mark.parametrize("verb", ["GET", "DELETE"])

@@ -79,9 +79,9 @@ def monitor(served, frontend):
     before = set(frontend.find("VBox", "mcp-monitor"))
     served.kernel.run("%mcp monitor")
     (box,) = frontend.new("VBox", "mcp-monitor", before)
-    header, pending, _, table, detail, _, output, trace = frontend.children(box)
+    header, pending, _, table, detail, _, output, trace, tasks = frontend.children(box)
     return {"box": box, "header": header, "pending": pending, "table": table,
-            "detail": detail, "output": output, "trace": trace}  # fmt: skip
+            "detail": detail, "output": output, "trace": trace, "tasks": tasks}  # fmt: skip
 
 
 def labels(frontend: Frontend, monitor: dict) -> list[str]:
@@ -273,3 +273,27 @@ async def test_a_burst_of_calls_leaves_the_notebook_responsive_and_history_bound
         assert kernel.eval("len(mcp.calls)") == 50
         await frontend.until(lambda: len(labels(frontend, monitor)) == 50)
         assert '{"a":-1,"b":0}' in labels(frontend, monitor)[0]
+
+
+async def test_the_task_list_shows_tasks_and_cancels_the_selected_one(served, frontend, monitor):
+    kernel = served.kernel
+    kernel.run(
+        "_t = mcp.tasks.create('tools/call slow_echo', 'a-client'); "
+        "_stopped = []; _t.stop = lambda: _stopped.append(True)"
+    )
+    _, table, cancel = frontend.children(monitor["tasks"])
+
+    def row() -> str | None:
+        labels = frontend.state(table)["_options_labels"]
+        found = [x.replace("\u00a0", " ") for x in labels if "slow_echo" in x]
+        return found[0] if found else None
+
+    shown = await frontend.until(row)
+    assert "working" in shown and "a-client" in shown and " s " in shown
+    index = [i for i, x in enumerate(frontend.state(table)["_options_labels"]) if "slow_echo" in x]
+    frontend.edit(table, index=index[0])
+    await frontend.until(lambda: not frontend.state(cancel)["disabled"])
+    frontend.click(cancel)
+    await frontend.until(lambda: "cancelled" in (row() or ""))
+    assert kernel.eval("_t.status") == "cancelled" and kernel.eval("_stopped") == [True]
+    assert kernel.eval("_t.message") == "cancelled from the notebook"

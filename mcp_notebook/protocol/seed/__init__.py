@@ -27,10 +27,28 @@ What we do where the document is silent or contradicts itself: docs/seed-dialect
 
 from __future__ import annotations
 
-from .errors import NOT_INITIALIZED, OUTPUT_MISMATCH, TOOL_FAILED, SeedError, error_reply
-from .naming import is_seed_message, server_authority
-from .schemas import argument_problem
-from .session import SeedSession
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .errors import NOT_INITIALIZED, OUTPUT_MISMATCH, TOOL_FAILED, SeedError, error_reply
+    from .naming import is_seed_message, server_authority
+    from .schemas import argument_problem
+    from .session import SeedSession
+
+# Imported when first used: recognising the dialect (``naming``) costs nothing, serving it
+# loads the rest.
+_WHERE = {
+    "NOT_INITIALIZED": ".errors",
+    "OUTPUT_MISMATCH": ".errors",
+    "TOOL_FAILED": ".errors",
+    "SeedError": ".errors",
+    "SeedSession": ".session",
+    "argument_problem": ".schemas",
+    "error_reply": ".errors",
+    "is_seed_message": ".naming",
+    "server_authority": ".naming",
+}
 
 __all__ = [
     "NOT_INITIALIZED",
@@ -43,3 +61,16 @@ __all__ = [
     "is_seed_message",
     "server_authority",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    where = _WHERE.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(where, __name__), name)
+    globals()[name] = value  # once: later lookups do not come here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,0 +1,438 @@
+"""Tool calls as tasks: the 2026-07-28 extension and the 2025-11-25 experimental tasks.
+
+A mixin of :class:`~mcp_notebook.protocol.server.Server` beside :mod:`.usercalls`. When a
+request declares the extension in its per-request capabilities, the server decides per
+call whether to answer with a task handle (``CreateTaskResult``) instead of holding the
+request open:
+
+- ``@mcp.tool(task="required")``: always (a client without the extension gets -32021);
+- ``task="forbidden"``: never;
+- ``task="optional"`` (the default): when the call has to wait (behind a running cell or
+  another call, or for a person's confirmation), or once it has run longer than
+  ``TaskStore.after`` seconds (``%mcp tasks --after``). Client input a Context asks for
+  before that is a multi round-trip (an ``InputRequiredResult``): those rounds come first,
+  and the task is created on a later round, as the spec advises.
+
+Once a task exists, a Context's requests become the task's ``inputRequests`` (status
+``input_required``), answered with ``tasks/update``. The work goes on on the kernel as
+before; a follower on the server's loop ends the task with its result or error.
+
+On 2025-11-25 (the handshake era's experimental tasks) the client decides: a ``tools/call``
+with a ``task`` parameter becomes a task at once (``{"task": Task}``), for a tool whose
+``execution.taskSupport`` (listed for 2025-11-25 sessions) is not "forbidden"; the result
+comes from ``tasks/result``; ``tasks/list`` lists the session's own tasks; the session
+hears ``notifications/tasks/status``. A task belongs to the session that created it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from .codes import INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_CAPABILITY, SERVER_ERROR
+from .jsonrpc import RpcError, invalid_params
+from .mrtr import SETTLE_SECONDS, Asker, Continuations, Suspended
+from .names import META_RELATED_TASK as RELATED_TASK
+from .names import TASKS_EXTENSION, TASKS_VERSION
+from .paging import page
+from .queueing import waiting_message
+from .request import RequestContext
+from .tasks import MAX_TTL_MS, Task, TaskStatus, TaskStore
+
+if TYPE_CHECKING:
+    from .calls import CallRecord
+
+logger = logging.getLogger(__name__)
+
+EXTENSION = TASKS_EXTENSION
+# How long a call may stay queued before it counts as waiting behind something.
+# (no grace when the executor knows a cell holds the kernel: executor.cells.now).
+QUEUED_GRACE = 0.2
+_TICK = 0.05  # how often the decision looks at the call's status while it waits
+# How often a running task's follower looks again (its work's end wakes it at once): cheap
+# for many long tasks, soon enough for its status message and for answers to arrive.
+_FOLLOW_TICK = 0.25
+AWAITING_APPROVAL = "waiting for approval in the notebook"
+
+
+def declares_tasks(capabilities: dict[str, Any]) -> bool:
+    extensions = capabilities.get("extensions")
+    return isinstance(extensions, dict) and isinstance(extensions.get(EXTENSION), dict)
+
+
+def missing_extension(what: str) -> RpcError:
+    return RpcError(
+        MISSING_CAPABILITY,
+        f"Missing required client capability: {what} needs the {EXTENSION} extension",
+        {"requiredCapabilities": {"extensions": {EXTENSION: {}}}},
+    )
+
+
+def created(task: Task) -> dict[str, Any]:
+    """The ``CreateTaskResult`` of a stored task (flat: ``Result & Task``)."""
+    return {"resultType": "task", **task.modern(detailed=False)}
+
+
+class TaskCalls:
+    """tools/call as a task, and tasks/get, tasks/update, tasks/cancel (2026-07-28)."""
+
+    if TYPE_CHECKING:
+        tasks: TaskStore
+        continuations: Continuations
+        executor: Any
+        page_size: int
+        _followers: set[asyncio.Future[Any]]
+        _loop: asyncio.AbstractEventLoop | None
+        _waiters: dict[str, list[asyncio.Future[None]]]
+
+    # -- deciding ---------------------------------------------------------------------------
+    def _as_task(self, request: RequestContext, mode: str) -> bool:
+        """Whether this tools/call may become a task (and must, for "required")."""
+        if request.session.era != "modern":
+            return self._handshake_task(request, mode) is not None
+        if mode == "forbidden":
+            return False
+        if declares_tasks(request.client_capabilities):
+            return True
+        if mode == "required":
+            raise missing_extension("this tool runs as a task; it")
+        return False
+
+    @staticmethod
+    def _handshake_task(request: RequestContext, mode: str) -> dict[str, Any] | None:
+        """2025-11-25: the call's ``task`` parameter, when it asks for a task; -32601 when
+        the tool's ``taskSupport`` says the request must (or must not) be one."""
+        if request.session.protocol_version != TASKS_VERSION:
+            return None  # older revisions know no tasks: a required-task tool runs plainly
+        asked = request.params.get("task")
+        if asked is not None and not isinstance(asked, dict):
+            raise invalid_params("params.task must be an object")
+        if asked is not None and mode == "forbidden":
+            raise RpcError(METHOD_NOT_FOUND, "This tool cannot be called as a task")
+        if asked is None and mode == "required":
+            raise RpcError(METHOD_NOT_FOUND, "This tool must be called as a task (params.task)")
+        return asked
+
+    def _handshake_start(
+        self,
+        run: asyncio.Future[Any],
+        record: CallRecord,
+        context: Any,
+        request: RequestContext,
+        target: str,
+    ) -> dict[str, Any]:
+        """2025-11-25: store the task, follow the work, answer ``{"task": Task}`` now."""
+        asked = request.params.get("task") or {}
+        ttl = asked.get("ttl")
+        ttl_ms = self.tasks.default_ttl_ms
+        if isinstance(ttl, int) and not isinstance(ttl, bool) and ttl > 0:
+            ttl_ms = min(ttl, MAX_TTL_MS)  # a receiver may cap what the client asks for
+        task = self.tasks.create(
+            target,
+            request.session.client_label,
+            era="handshake",
+            owner=request.session.id,
+            ttl_ms=ttl_ms,
+            record=record,
+        )
+        self._loop = asyncio.get_running_loop()
+        self._attach(task, run, None, context)
+        if context is not None:
+            context.related_task = task.id
+
+            open_questions = [0]
+            lock = threading.Lock()
+
+            def asking(waiting: bool) -> None:  # any thread; questions may overlap
+                with lock:
+                    open_questions[0] += 1 if waiting else -1
+                    status: TaskStatus = "input_required" if open_questions[0] else "working"
+                self.tasks.set_status(task, status)
+
+            context.on_asking = asking
+        self._track(task, run, None)
+        return {"task": task.handshake()}
+
+    def _track(self, task: Task, run: asyncio.Future[Any], asker: Asker | None) -> None:
+        self._approval(task)
+        if run.done():
+            self._settle(task, run)
+            return
+        follower = asyncio.ensure_future(self._follow(task, run, asker))
+        self._followers.add(follower)  # a reference, until it ends
+        follower.add_done_callback(self._followers.discard)
+
+    async def _decide(
+        self,
+        run: asyncio.Future[Any],
+        asker: Asker | None,
+        context: Any,
+        record: CallRecord,
+        request: RequestContext,
+        mode: str,
+        target: str,
+    ) -> dict[str, Any]:
+        """The reply to a call that may become a task: its result, an MRTR round, or a
+        ``CreateTaskResult`` (the task stored first, so a tasks/get resolves at once)."""
+        after = 0.0 if mode == "required" else self.tasks.after
+        loop = asyncio.get_running_loop()
+        try:
+            asks_first = await self._until_decided(run, asker, record, loop.time() + after)
+        except asyncio.CancelledError:
+            run.cancel()  # the client gave up before a task existed
+            raise
+        if asks_first:  # input before the task exists: a multi round-trip
+            assert asker is not None
+            call = Suspended(run, asker, target, context, record)
+            return {
+                "resultType": "input_required",
+                "inputRequests": asker.input_requests(),
+                "requestState": self.continuations.suspend(call),
+            }
+        if run.done() and mode != "required":
+            result: dict[str, Any] = run.result()  # fast enough: the plain result
+            return result
+        task = self.tasks.create(
+            target,
+            request.session.client_label,
+            era="modern",
+            ttl_ms=self.tasks.default_ttl_ms,
+            record=record,
+        )
+        self._loop = loop
+        self._attach(task, run, asker, context)
+        self._track(task, run, asker)
+        return created(task)
+
+    async def _until_decided(
+        self,
+        run: asyncio.Future[Any],
+        asker: Asker | None,
+        record: CallRecord,
+        deadline: float,
+    ) -> bool:
+        """Wait until the call ends, must become a task (the deadline passed, it waits for
+        a confirmation or behind a cell), or asks the client for input before any task
+        exists (True: a multi round-trip). False: decide from ``run`` now."""
+        loop = asyncio.get_running_loop()
+        queued_since: float | None = None
+        while not run.done():
+            now = loop.time()
+            if now >= deadline or _awaiting(record):
+                return False
+            if record.status == "queued":
+                queued_since = now if queued_since is None else queued_since
+                if _behind_a_cell(self.executor) or now - queued_since >= QUEUED_GRACE:
+                    return False
+            waits: set[asyncio.Future[Any]] = {run}
+            asked = None
+            if asker is not None:
+                asked = asyncio.ensure_future(asker.asked.wait())
+                waits.add(asked)
+            try:
+                await asyncio.wait(
+                    waits,
+                    timeout=min(_TICK, max(0.0, deadline - now)),
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+            finally:
+                if asked is not None:
+                    asked.cancel()
+            if _awaiting(record):
+                return False  # a confirmation asked of the client is the task's first input
+            if asker is not None and asker.pending and not run.done():
+                await asyncio.sleep(SETTLE_SECONDS)  # requests made together go together
+                if not run.done():
+                    return True
+        return False
+
+    def _attach(
+        self, task: Task, run: asyncio.Future[Any], asker: Asker | None, context: Any = None
+    ) -> None:
+        if context is not None:
+            context.on_progress = partial(self.tasks.report_progress, task)
+
+        def stop() -> None:
+            # Sync code running on the kernel's main thread: interrupted where it runs, if
+            # the executor can (kernel/capture.py), as Kernel > Interrupt would; it then
+            # ends "interrupted" there. Queued: never runs; async: cancelled at its await.
+            interrupt = getattr(self.executor, "interrupt", None)
+            if interrupt is not None and task.record is not None and interrupt(task.record):
+                return
+            loop = run.get_loop()
+            if _on(loop):
+                run.cancel()
+            else:
+                loop.call_soon_threadsafe(run.cancel)
+
+        task.stop = stop
+        if asker is not None:
+            task.input_requests = asker.input_requests
+
+            def supply(responses: dict[str, Any]) -> None:
+                asker.supply(responses)
+                if not asker.pending:
+                    self.tasks.set_status(task, "working")
+
+            task.supply = supply
+
+    async def _follow(self, task: Task, run: asyncio.Future[Any], asker: Asker | None) -> None:
+        """Until the work ends: input_required while it waits for answers, then the end."""
+        try:
+            while not run.done():
+                self._approval(task)
+                waits: set[asyncio.Future[Any]] = {run}
+                asked = None
+                if asker is not None and not asker.pending:
+                    asked = asyncio.ensure_future(asker.asked.wait())
+                    waits.add(asked)
+                try:
+                    await asyncio.wait(
+                        waits, timeout=_FOLLOW_TICK, return_when=asyncio.FIRST_COMPLETED
+                    )
+                finally:
+                    if asked is not None:
+                        asked.cancel()
+                if asker is not None and asker.pending and not run.done():
+                    await asyncio.sleep(SETTLE_SECONDS)
+                    if not run.done() and asker.pending:
+                        self.tasks.set_status(task, "input_required")
+        except asyncio.CancelledError:  # the server stops
+            run.cancel()
+            self.tasks.cancel(task, "the server stopped")
+            raise
+        self._settle(task, run)
+
+    def _approval(self, task: Task) -> None:
+        """Say in the task's status message what it waits for: a person at the notebook
+        who must approve it, or the running cell ahead of it (which the record names too,
+        as .queueing does for a call that is not a task)."""
+        record = task.record
+        note: str | None = None
+        if record is not None and _awaiting(record):
+            note = AWAITING_APPROVAL
+        elif record is not None and record.status == "queued":
+            cells = getattr(self.executor, "cells", None)
+            cell = getattr(cells, "now", None)
+            if cell is not None:
+                note = waiting_message(cell)
+                if record.behind != cell.label:
+                    record.behind = cell.label
+                    record._changed()  # the monitor shows what it waits for
+        ours = task.message == AWAITING_APPROVAL or (task.message or "").startswith("waiting for")
+        if note != task.message and (note is not None or ours):
+            self.tasks.set_status(task, task.status, note)
+
+    def _settle(self, task: Task, run: asyncio.Future[Any]) -> None:
+        if run.cancelled():
+            if task.record is not None:
+                task.record.finish("cancelled")  # if it never started, nothing else will
+            self.tasks.cancel(task)
+            return
+        error = run.exception()
+        if isinstance(error, RpcError):
+            self.tasks.fail(task, dict(error.to_error()))
+        elif error is not None:
+            logger.error("task %s failed", task.id, exc_info=error)
+            self.tasks.fail(task, {"code": -32603, "message": f"Internal error: {error}"})
+        else:
+            self.tasks.complete(task, run.result())
+
+    # -- the methods ------------------------------------------------------------------------
+    def _task_of(self, request: RequestContext) -> Task:
+        if request.session.era != "modern":
+            return self.tasks.get(request.params.get("taskId"), owner=request.session.id)
+        if not declares_tasks(request.client_capabilities):
+            raise missing_extension(request.method)
+        return self.tasks.get(request.params.get("taskId"))
+
+    async def _tasks_get(self, request: RequestContext) -> dict[str, Any]:
+        return {"resultType": "complete", **self._task_of(request).modern()}
+
+    async def _tasks_update(self, request: RequestContext) -> dict[str, Any]:
+        task = self._task_of(request)
+        responses = request.params.get("inputResponses")
+        if not isinstance(responses, dict):
+            raise invalid_params("tasks/update needs an inputResponses object")
+        if task.supply is not None:
+            pending = task.input_requests() if task.input_requests else {}
+            # Keys not outstanding now are ignored, as the spec advises.
+            task.supply({k: v for k, v in responses.items() if k in pending})
+        return {"resultType": "complete"}
+
+    async def _tasks_cancel(self, request: RequestContext) -> dict[str, Any]:
+        task = self._task_of(request)
+        self.tasks.cancel(task)  # an ended task stays as it is: the same empty ack
+        return {"resultType": "complete"}
+
+    # -- 2025-11-25 -------------------------------------------------------------------------
+    async def _handshake_get(self, request: RequestContext) -> dict[str, Any]:
+        return self._task_of(request).handshake()
+
+    async def _handshake_result(self, request: RequestContext) -> dict[str, Any]:
+        """What the call would have returned, once the task ended (this waits for it)."""
+        task = self._task_of(request)
+        while not task.done:
+            await self._ended(task)
+        related = {RELATED_TASK: {"taskId": task.id}}
+        if task.status == "completed" and task.result is not None:
+            meta = {**task.result.get("_meta", {}), **related}
+            return {**task.result, "_meta": meta}
+        error = task.error or {"code": SERVER_ERROR, "message": "The task was cancelled"}
+        raise RpcError(error.get("code", SERVER_ERROR), error.get("message", ""), error.get("data"))
+
+    async def _handshake_list(self, request: RequestContext) -> dict[str, Any]:
+        mine = self.tasks.list(owner=request.session.id, everyone=False)
+        return page("tasks", [t.handshake() for t in mine], request.params, self.page_size)
+
+    async def _handshake_cancel(self, request: RequestContext) -> dict[str, Any]:
+        task = self._task_of(request)
+        if task.done:
+            raise RpcError(
+                INVALID_PARAMS, f"Cannot cancel task: already in terminal status '{task.status}'"
+            )
+        self.tasks.cancel(task, "The task was cancelled by request.")
+        return task.handshake()
+
+    async def _ended(self, task: Task) -> None:
+        """Until the task's next change (``_task_changed`` wakes the waiters)."""
+        self._loop = loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+        self._waiters.setdefault(task.id, []).append(waiter)
+        try:
+            await asyncio.wait_for(waiter, timeout=1.0)  # and look again now and then
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            waiting = self._waiters.get(task.id, [])
+            if waiter in waiting:
+                waiting.remove(waiter)
+            if not waiting:
+                self._waiters.pop(task.id, None)
+
+    def _wake(self, task: Task) -> None:
+        """On the server's loop: wake whoever waits for this task to change."""
+        for waiter in self._waiters.pop(task.id, []):
+            if not waiter.done():
+                waiter.set_result(None)
+
+
+def _awaiting(record: CallRecord) -> bool:
+    """Whether the call waits for a person's (or the client's) confirmation now."""
+    return record.status == "awaiting confirmation"
+
+
+def _on(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
+def _behind_a_cell(executor: Any) -> bool:
+    """True when the executor knows that a cell holds the kernel now (kernel/cells.py)."""
+    cells = getattr(executor, "cells", None)
+    return cells is not None and getattr(cells, "now", None) is not None

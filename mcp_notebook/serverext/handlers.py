@@ -57,6 +57,18 @@ def _request_id(body: bytes) -> Any:
     return request_id if isinstance(request_id, (str, int)) else None
 
 
+def lookup(name: str) -> discovery.ServerRecord:
+    """The running server called ``name``, else the one whose kernel id is ``name`` (two
+    notebooks of the same file name, in two folders, have the same server name)."""
+    try:
+        return discovery.find(name)
+    except discovery.NotFound:
+        for record in discovery.running():
+            if record.kernel_id == name:
+                return record
+        raise
+
+
 def _passed(header: str) -> bool:
     return header in PASSED_REQUEST or header.startswith(PASSED_PREFIX)
 
@@ -79,6 +91,10 @@ class ServersHandler(APIHandler):
                     "path": path,
                     "url": origin + path,
                     "kernel_id": record.kernel_id,
+                    # The same endpoint by kernel id: unambiguous when names repeat.
+                    "kernel_path": endpoint_path(base, record.kernel_id)
+                    if record.kernel_id
+                    else None,
                     # Whether this Jupyter Server runs that kernel (else another process
                     # of the same user does: it is reachable all the same).
                     "own_kernel": record.kernel_id in kernels,
@@ -124,7 +140,7 @@ class RelayHandler(APIHandler):
 
     async def _relay(self, name: str) -> None:
         try:
-            record = discovery.find(name)
+            record = lookup(name)
         except discovery.NotFound:
             return self._refuse(404, f"Not Found: no running notebook server named {name!r}")
         try:

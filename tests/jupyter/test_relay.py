@@ -164,6 +164,11 @@ def test_the_listing_names_the_server_and_never_its_token(jupyter, endpoint, ker
     assert servers[NAME]["url"] == endpoint
     assert servers[NAME]["kernel_id"] == kernel.id and servers[NAME]["own_kernel"] is True
     assert kernel.eval("mcp.token") not in response.text
+    by_kernel = servers[NAME]["kernel_path"]
+    assert by_kernel == f"/base/mcp-notebook/{kernel.id}/mcp"
+    modern = Modern(jupyter.origin + by_kernel, jupyter.token)  # names may repeat; ids do not
+    status, _, messages = modern.send(modern.message("tools/list"))
+    assert status == 200 and "add" in {t["name"] for t in messages[-1]["result"]["tools"]}
 
 
 def test_an_unknown_name_is_404_and_a_known_one_keeps_the_mcp_headers(jupyter, endpoint):

@@ -71,6 +71,9 @@ class NotebookMCP(Registrations):
         self.limits = Limits()
         self._server: Server | None = None
         self._token: str | None = None
+        # Proves a request came through the Jupyter Server extension (transports/relayed.py):
+        # in the discovery file for the relay, in no client snippet.
+        self._relay_key = secrets.token_urlsafe(24)
         self._discovery_file: Path | None = None
         self._lock = threading.Lock()
         self._pinned: Mapping[str, Any] | None = None  # serve_headless
@@ -209,6 +212,7 @@ class NotebookMCP(Registrations):
                 self._token,
                 kernel_id=self.kernel_id,
                 notebook=self.notebook_path,
+                relay_key=self._relay_key,
             )
         except OSError as exc:
             logger.warning("could not write the discovery file: %s", exc)
@@ -266,6 +270,7 @@ class NotebookMCP(Registrations):
                 token=token,
                 max_body=max_body,
                 limits=self.limits,
+                relay_key=self._relay_key,
                 exclusive=port is None and candidate == DEFAULT_PORT,  # shared with other apps
             )
             try:

@@ -143,3 +143,40 @@ def snippet(
             where += "; or the second line, straight to the notebook over HTTP"
         return Snippet(where + ":", "\n".join(lines))
     raise ValueError(f"unknown client {client!r}: choose one of {', '.join(CLIENTS)}")
+
+
+def through_jupyter_snippet(client: str, name: str, url: str, authorization: str) -> Snippet:
+    """What to paste into ``client`` on another machine, to reach the notebook through
+    Jupyter Server at ``url`` with the Jupyter credential ``authorization`` (the value of
+    the Authorization header, e.g. ``token abc``)."""
+    headers = {"Authorization": authorization}
+    if client == "claude-code":
+        add = ["claude", "mcp", "add", "--transport", "http", name, url]
+        line = command_line([*add, "--header", f"Authorization: {authorization}"])
+        return Snippet("Run in a shell, on the machine of the agent:", line)
+    if client == "vscode":
+        entry = {"type": "http", "url": url, "headers": headers}
+        return Snippet(
+            "Merge into .vscode/mcp.json, or the user's mcp.json (MCP: Open User Configuration):",
+            json.dumps({"servers": {name: entry}}, indent=2),
+        )
+    if client == "cursor":
+        entry = {"url": url, "headers": headers}
+        return Snippet(
+            "Merge into ~/.cursor/mcp.json (or .cursor/mcp.json in a project):",
+            json.dumps({"mcpServers": {name: entry}}, indent=2),
+        )
+    if client == "claude-desktop":
+        # Claude Desktop speaks stdio: the bridge of an mcp-notebook installed over there.
+        token = authorization.split(None, 1)[1] if " " in authorization else authorization
+        entry = {
+            "command": "mcp-notebook",
+            "args": ["bridge", "--url", url],
+            "env": {"MCP_NOTEBOOK_TOKEN": token},
+        }
+        return Snippet(
+            "Merge into Claude Desktop's claude_desktop_config.json (Settings > Developer > "
+            "Edit Config) on a machine with `pip install mcp-notebook`, then restart it:",
+            json.dumps({"mcpServers": {name: entry}}, indent=2),
+        )
+    raise ValueError(f"unknown client {client!r}: choose one of {', '.join(CLIENTS)}")

@@ -53,6 +53,8 @@ class ServerRecord:
     # which moves when the wall clock is stepped (resume, NTP): this does not.
     boot_ticks: int | None = None
     path: str | None = None  # the discovery file itself; not written into it
+    # The Jupyter Server extension's proof that it relayed a request (transports/relayed.py).
+    relay_key: str | None = None
 
 
 _FIELDS = {f.name for f in dataclasses.fields(ServerRecord)} - {"path"}
@@ -114,6 +116,7 @@ def register(
     *,
     kernel_id: str | None = None,
     notebook: str | None = None,
+    relay_key: str | None = None,
 ) -> Path:
     """Write this process's discovery file (owner-only, atomically); OSError if it cannot."""
     pid = os.getpid()
@@ -129,6 +132,7 @@ def register(
         time.time(),
         _process_start(pid),
         _boot_ticks(pid),
+        relay_key=relay_key,
     )
     data = {k: v for k, v in asdict(record).items() if k != "path"}
     temporary = target.with_suffix(".tmp")
@@ -219,7 +223,9 @@ def _read(path: Path) -> ServerRecord | None:
         and isinstance(data.get("url"), str)
         and type(data.get("pid")) is int
         and 0 < data["pid"] < 2**32
-        and all(_optional(data, key, str) for key in ("token", "kernel_id", "notebook"))
+        and all(
+            _optional(data, key, str) for key in ("token", "kernel_id", "notebook", "relay_key")
+        )
         and all(_optional(data, key, (int, float)) for key in ("started", "created"))
         and (data.get("boot_ticks") is None or type(data["boot_ticks"]) is int)
     )

@@ -19,6 +19,7 @@ standard base, so ``except McpNotebookError`` catches all of ours and the existi
     ├── LinkDown, LinkLost (ConnectionError), Unreachable     bridge
     ├── NotFound (LookupError)               discovery: no running notebook server matches
     ├── UnsafeBind (ValueError)              exposure: a bind address others can reach
+    ├── UpstreamError (ConnectionError)      serverext: the kernel's endpoint is unreachable
     └── NotebookError (RuntimeError)         headless: the served notebook failed
 
 This module imports nothing, so that every layer (wire/ at the bottom) can use it.

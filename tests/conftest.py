@@ -87,6 +87,7 @@ TIERS = ("e2e", "kernel", "unit")
 TIER_OF_PATH = {
     "tests/browser/": "e2e",
     "tests/conformance/": "e2e",
+    "tests/jupyter/": "e2e",
     "tests/test_serve.py": "e2e",
     "tests/test_stdio_serve.py": "e2e",
     "tests/test_stdio_start.py": "e2e",
@@ -114,7 +115,7 @@ TIER_OF_TEST = {
 # What a unit test must not start: these programs, a kernel, or `mcp-notebook serve` (the
 # bridge against an in-process fake notebook is quick and stays unit).
 NOT_UNIT_PROGRAMS = {"node", "npx", "chromium", "jupyter", "jupyter-lab"}
-NOT_UNIT_MODULES = {"ipykernel", "ipykernel_launcher", "jupyterlab"}
+NOT_UNIT_MODULES = {"ipykernel", "ipykernel_launcher", "jupyterlab", "jupyter_server"}
 
 
 def not_unit(argv: list[str]) -> str | None:

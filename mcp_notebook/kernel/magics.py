@@ -18,11 +18,13 @@ from ..clients import (
     DISPATCHER_HELP,
     snippet,
     stdio_command,
+    through_jupyter_snippet,
 )
 from ..exposure import ALLOW_FLAG, UnsafeBind, who_can_reach
 from ..protocol.calls import mib
 from ..protocol.confirmation import POLICIES, describe
 from ..protocol.dispatcher_tools import CALL_TOOL, LIST_TOOL
+from ..reach import TOKEN_PLACEHOLDER, through_jupyter
 from . import capture
 
 
@@ -169,6 +171,11 @@ class McpMagics(Magics):
             print(reach)
         print(f"Claude Code: {stdio_command(info.name)}")
         print("Other clients: %mcp config claude-desktop|claude-code|cursor|vscode")
+        through = through_jupyter(info.name)
+        if through is not None:
+            where = through.url if through.absolute else f"{through.url} on your JupyterHub"
+            print(f"From other machines, through Jupyter Server: {where}")
+            print("(with a Jupyter token, not the kernel's; %mcp config CLIENT shows how)")
 
     def _stop(self, args: argparse.Namespace) -> None:
         was_running = self.app.running
@@ -187,6 +194,9 @@ class McpMagics(Magics):
             )
             if status["dispatcher"]:
                 print(f"Dispatcher on for every client ({LIST_TOOL}, {CALL_TOOL})")
+            through = through_jupyter(self.app.name)
+            if through is not None:
+                print(f"Through Jupyter Server: {through.url}")
         print(
             f"{len(status['tools'])} tools, {len(status['resources'])} resources, "
             f"{len(status['resource_templates'])} templates, {len(status['prompts'])} prompts"
@@ -204,6 +214,19 @@ class McpMagics(Magics):
         )
         print(found.where)
         print(found.text)
+        through = through_jupyter(self.app.name)
+        if through is not None:
+            url = through.url if through.absolute else "https://YOUR-HUB" + through.url
+            print(f"\nFrom another machine, through Jupyter Server ({through.token_hint}):")
+            other = through_jupyter_snippet(
+                args.client, self.app.name, url, through.header().split(": ", 1)[1]
+            )
+            print(other.where)
+            print(other.text)
+            if TOKEN_PLACEHOLDER in other.text:
+                print(f"(Put {through.token_hint} in place of {TOKEN_PLACEHOLDER}.)")
+            elif through.token:
+                print("(This output holds the Jupyter token: clear it before you share it.)")
         if self.app.token and self.app.token in found.text:
             # Asked for on purpose, but cell outputs are saved with the notebook.
             print("(This output holds the bearer token: clear it before you share the notebook.)")

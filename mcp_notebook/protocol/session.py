@@ -60,6 +60,8 @@ class Session:
     client_capabilities: dict[str, Any] = field(default_factory=dict)
     initialized: bool = False
     transport: str = "memory"
+    # Who passed the client on, as the transport could verify: "Jupyter user alice".
+    via: str | None = None
     created: float = field(default_factory=time.time)
     log_level: str | None = None
     subscriptions: set[str] = field(default_factory=set)
@@ -82,7 +84,8 @@ class Session:
     def client_label(self) -> str:
         name = self.client_info.get("name") or "client"
         version = self.client_info.get("version")
-        return f"{name} {version}" if version else str(name)
+        label = f"{name} {version}" if version else str(name)
+        return f"{label} via {self.via}" if self.via else label
 
     def send(self, message: Message, related: Any = None) -> bool:
         if self.outbound is None:

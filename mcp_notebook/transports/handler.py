@@ -18,7 +18,7 @@ from ..protocol.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND
 from ..protocol.names import SESSION_HEADER, VERSION_HEADER
 from ..protocol.request import ANSWERED_EARLY, RUN_USER_CODE
 from ..protocol.versions import HANDSHAKE_VERSIONS
-from . import posts, seed_http
+from . import posts, relayed, seed_http
 from .modern_post import ModernRequests
 from .posts import Post, PostWay
 from .replying import error_body
@@ -89,7 +89,9 @@ class McpHandler(ModernRequests):
         if refusal is not None:
             self.set_header("Retry-After", str(refusal.retry_after))
             return self.fail(refusal.status, refusal.message, refusal.code, message["id"])
-        session = Session(transport="http")
+        session = Session(
+            transport="http", via=relayed.via(self.request.headers, self.transport.guard)
+        )
         reply = await self.transport.server.handle(message, session)
         if reply is not None and "result" in reply:
             self.transport.new_session(session, client)

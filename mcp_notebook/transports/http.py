@@ -63,6 +63,7 @@ class HttpTransport:
         allowed_hosts: list[str] | None = None,
         allowed_origins: list[str] | None = None,
         exclusive: bool = False,
+        relay_key: str | None = None,
     ) -> None:
         """``exclusive``: no other program may bind the port meanwhile, nor have it now
         on another address of ours (binding.share_address); for the default port."""
@@ -76,6 +77,7 @@ class HttpTransport:
             token=token,
             allowed_hosts=allowed_hosts,
             allowed_origins=allowed_origins,
+            relay_key=relay_key,
         )
         # Per session: its streams by key (the GET stream and one per streamed POST).
         self.streams: dict[str, dict[str, SseStream]] = {}

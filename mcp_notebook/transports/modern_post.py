@@ -23,7 +23,7 @@ from ..protocol.jsonrpc import (
 from ..protocol.names import SESSION_HEADER, VERSION_HEADER
 from ..protocol.request import ANSWERED_EARLY
 from ..protocol.versions import HANDSHAKE_VERSIONS
-from . import headers
+from . import headers, relayed
 from .posts import Post
 from .replying import ReplyingHandler
 from .sse import SseStream
@@ -73,6 +73,7 @@ class ModernRequests(ReplyingHandler):
         stream.writer = self
         self._stream = stream
         session.transport = "http"
+        session.via = relayed.via(self.request.headers, self.transport.guard)
         session.outbound = lambda outgoing, related: _sent(stream, outgoing)
         early = wants_json and message["method"] in ANSWERED_EARLY
         direct = self._direct_reply(_status, self._cancel_call) if early else None

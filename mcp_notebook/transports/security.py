@@ -43,8 +43,10 @@ class Guard:
         token: str | None,
         allowed_hosts: list[str] | None = None,
         allowed_origins: list[str] | None = None,
+        relay_key: str | None = None,
     ) -> None:
         self.token = token
+        self.relay_key = relay_key  # transports/relayed.py
         self._expected = f"Bearer {token}".encode() if token else b""
         hosts = {h.lower().strip("[]") for h in allowed_hosts or ()}
         # A wildcard bind serves whatever names reach it; only explicit lists restrict it.

@@ -164,7 +164,9 @@ def clients(server: Any, stateless: list[Any]) -> list[dict[str, Any]]:
                 "version": info.get("version") or "",
                 "protocol": session.protocol_version or "?",
                 "era": era(session),
-                "transport": session.transport,
+                "transport": f"{session.transport} via {session.via}"
+                if session.via
+                else session.transport,
             }
         )
     return found

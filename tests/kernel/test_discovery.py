@@ -152,6 +152,8 @@ def test_start_writes_an_owner_only_file_describing_the_server(loaded):
             "created": psutil.Process(pid).create_time(),  # tells a reused pid apart
             # ... and on Linux, its start in ticks since boot, which no clock step moves
             "boot_ticks": discovery._boot_ticks(pid),
+            # the Jupyter Server extension's proof that it relayed a request
+            "relay_key": loaded.eval("mcp._relay_key"),
         }
         assert isinstance(data["token"], str) and data["token"]
         assert before - 1 <= data["started"] <= after + 1

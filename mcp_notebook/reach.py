@@ -1,0 +1,78 @@
+"""Where a client on another machine reaches this kernel's server: through Jupyter Server.
+
+The kernel's own server listens on loopback. When the kernel was started by a Jupyter
+Server running this package's extension (serverext/), the extension told it the server's
+outside URL in :data:`URL_ENV` (under JupyterHub: the user's public server URL, or just
+its path when the hub does not know its public address). Set :data:`URL_ENV` yourself
+(``%env MCP_NOTEBOOK_JUPYTER_URL=https://hub.example/user/alice/`` before ``%mcp start``)
+when a proxy in front has another name. A client authenticates to Jupyter there, not to
+the kernel: with a Jupyter token, or an API token of the hub.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+URL_ENV = "MCP_NOTEBOOK_JUPYTER_URL"
+PREFIX = "mcp-notebook"
+TOKEN_PLACEHOLDER = "<JUPYTER_TOKEN>"
+
+
+@dataclass(frozen=True)
+class Through:
+    """The endpoint through Jupyter Server, and the credential it wants."""
+
+    url: str  # absolute, or a path on the hub's address when the hub did not say its own
+    token: str | None  # this Jupyter Server's token, when the kernel can read it
+    token_hint: str  # where a person gets one, for the placeholder
+
+    @property
+    def absolute(self) -> bool:
+        return "://" in self.url
+
+    def header(self) -> str:
+        return f"Authorization: token {self.token or TOKEN_PLACEHOLDER}"
+
+
+def endpoint_path(base: str, name: str) -> str:
+    return f"{base.rstrip('/')}/{PREFIX}/{quote(name, safe='')}/mcp"
+
+
+def through_jupyter(name: str, env: Mapping[str, str] | None = None) -> Through | None:
+    """The URL of the server ``name`` through this kernel's Jupyter Server, or None when
+    the kernel was not started by one with the extension (and none was given)."""
+    env = os.environ if env is None else env
+    base = env.get(URL_ENV)
+    if not base:
+        return None
+    if env.get("JUPYTERHUB_SERVICE_PREFIX"):
+        public_hub = env.get("JUPYTERHUB_PUBLIC_HUB_URL")  # ends in /hub/
+        hub = public_hub or (env.get("JUPYTERHUB_BASE_URL") or "/").rstrip("/") + "/hub/"
+        hint = f"an API token from {hub.rstrip('/')}/token"
+        return Through(endpoint_path(base, name), None, hint)
+    return Through(
+        endpoint_path(base, name),
+        _server_token(env),
+        "the token of the Jupyter Server (`jupyter server list` shows it)",
+    )
+
+
+def _server_token(env: Mapping[str, str]) -> str | None:
+    """The token of the Jupyter Server that started this kernel (its parent process), from
+    the server's own info file in the runtime folder; None if it has none or hides it."""
+    pid = env.get("JPY_PARENT_PID")
+    if not pid or not pid.isdigit():
+        return None
+    from jupyter_core.paths import jupyter_runtime_dir
+
+    try:
+        info = json.loads((Path(jupyter_runtime_dir()) / f"jpserver-{pid}.json").read_text())
+    except (OSError, ValueError):
+        return None
+    token = info.get("token") if isinstance(info, dict) else None
+    return token if isinstance(token, str) and token else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+from pathlib import Path
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -80,6 +81,10 @@ def _parser() -> _Parser:
     )
     history.add_argument("--max-calls", type=int, default=None, help="calls kept")
     history.add_argument("--clear", action="store_true", help="forget every call")
+    export = commands.add_parser("export", help="write the saved notebook as an MCP package")
+    export.add_argument("directory", help="the package's folder")
+    export.add_argument("--notebook", default=None, help="the notebook file (default: this one)")
+    export.add_argument("--package", default=None, help="import name (default: NAME_mcp)")
     return parser
 
 
@@ -106,6 +111,19 @@ class McpMagics(Magics):
         if args.command is None:
             raise UsageError(self.parser.format_help())
         getattr(self, "_" + args.command)(args)
+
+    def _export(self, args: argparse.Namespace) -> None:
+        """Export the notebook as saved on disk, pinned to this kernel's packages."""
+        from ..export.package import ExportFailed, export_notebook
+
+        notebook = args.notebook or self.app.notebook_path
+        if not notebook:
+            raise UsageError("%mcp export: this kernel does not know its notebook: --notebook PATH")
+        try:
+            result = export_notebook(Path(notebook), Path(args.directory), package=args.package)
+        except (ExportFailed, ValueError, OSError) as exc:
+            raise UsageError(f"%mcp export: {exc}") from None
+        print(result.summary())
 
     def _start(self, args: argparse.Namespace) -> None:
         if args.port is not None and not 0 <= args.port <= 65535:

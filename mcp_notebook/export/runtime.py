@@ -22,9 +22,9 @@ import secrets
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import exposure
 from .._version import __version__
@@ -32,6 +32,11 @@ from ..app import NotebookMCP
 from ..protocol import CallRecord, InlineExecutor, Server
 from ..protocol.confirmation import Confirmer
 from ..protocol.executor import Executor, settle, unchanged
+from ..registry import pictures
+from ..registry.content import CONVERTERS
+
+if TYPE_CHECKING:  # imported by asgi_app: python -m PACKAGE needs no ASGI app
+    from ..transports.asgi import McpAsgiApp
 
 logger = logging.getLogger(__name__)
 
@@ -63,6 +68,8 @@ class WorkerExecutor:
 def exported_app(name: str, namespace: dict[str, Any]) -> NotebookMCP:
     """The ``mcp`` of an exported notebook; ``namespace`` is its module's globals, which
     ``mcp.resource(var=...)`` reads as a notebook's variables."""
+    if pictures.convert not in CONVERTERS:  # figures and PIL images, as in a kernel
+        CONVERTERS.append(pictures.convert)
     app = NotebookMCP(name)
     app.namespace = namespace
     return app
@@ -83,7 +90,9 @@ def server_of(app: NotebookMCP, *, inline: bool = False) -> Server:
     return server
 
 
-def asgi_app(app: NotebookMCP, *, inline: bool = False, environ: dict[str, str] | None = None):
+def asgi_app(
+    app: NotebookMCP, *, inline: bool = False, environ: Mapping[str, str] | None = None
+) -> McpAsgiApp:
     """The ASGI app serving ``app``: ``$MCP_NOTEBOOK_TOKEN`` is the bearer token (a random
     one, logged, if unset; ``MCP_NOTEBOOK_NO_AUTH=1`` for none), ``$MCP_NOTEBOOK_HOST`` the
     address it is reached at (default 127.0.0.1: other Host headers are refused),

@@ -54,8 +54,9 @@ async def serve_stdio(
         if reply is not None:
             write(reply)
 
+    read = getattr(reader, "read1", reader.read)  # read1: whatever is there, not a full chunk
     while True:
-        chunk = await loop.run_in_executor(None, reader.read1, READ_CHUNK)  # type: ignore[attr-defined]
+        chunk: bytes = await loop.run_in_executor(None, read, READ_CHUNK)
         items = framer.feed(chunk) if chunk else framer.eof()
         for item in items:
             if isinstance(item, FramingError):

@@ -99,13 +99,25 @@ def pins(imports: set[str]) -> tuple[list[str], list[str]]:
     found = {"mcp-notebook": __version__}
     unknown = []
     for module in sorted(imports - {"mcp_notebook"}):
-        distributions = provided.get(module)
+        distributions = provided.get(module) or _provided_by_files(module)
         if not distributions:
             unknown.append(module)
             continue
         for distribution in distributions:
             found[_canonical(distribution)] = metadata.version(distribution)
     return [f"{name}=={version}" for name, version in sorted(found.items())], unknown
+
+
+def _provided_by_files(module: str) -> list[str]:
+    """The distributions whose files hold ``module``: Python 3.10's packages_distributions
+    reads only top_level.txt, which wheels built without setuptools (pandas) lack."""
+    wanted = {f"{module}/__init__.py", f"{module}.py"}
+    found = []
+    for distribution in metadata.distributions():
+        files = distribution.files or []
+        if any(str(path) in wanted for path in files):
+            found.append(distribution.metadata["Name"])
+    return found
 
 
 def _canonical(name: str) -> str:

@@ -81,7 +81,7 @@ def _audio(value: Any) -> dict[str, Any] | None:
 
 
 def _formatter() -> Any:
-    from IPython import get_ipython
+    from IPython.core.getipython import get_ipython  # IPython 8 (Python 3.10) and 9
 
     shell = get_ipython()
     return getattr(shell, "display_formatter", None)

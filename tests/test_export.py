@@ -31,6 +31,7 @@ from .waiting import wait_until
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 TOKEN = "asgi-test-token"
+RELEASE = threading.Event()  # lets the slow tool below finish
 
 
 def cells(*sources: str):
@@ -166,6 +167,11 @@ def _app():
     def wipe(table: str) -> str:
         return f"wiped {table}"
 
+    @app.tool
+    def slow() -> str:
+        RELEASE.wait(60)
+        return threading.current_thread().name
+
     app.prompt("greet", "Hello {name}")
     app.resource("some notes", name="notes")
     return app
@@ -205,7 +211,12 @@ async def test_the_sdk_client_lists_calls_reads_and_gets(served, mode):
     http, sdk = client(served, mode)
     async with http, sdk as c:
         assert c.server_info.name == "asgi-test"
-        assert {t.name for t in (await c.list_tools()).tools} == {"add", "count_up", "wipe"}
+        assert {t.name for t in (await c.list_tools()).tools} == {
+            "add",
+            "count_up",
+            "wipe",
+            "slow",
+        }
         assert (await c.call_tool("add", {"a": 1, "b": 2})).content[0].text == "3"
         assert (await c.read_resource("resource://notes")).contents[0].text == "some notes"
         prompt = await c.get_prompt("greet", {"name": "Ada"})
@@ -237,6 +248,31 @@ async def test_a_confirmation_asks_the_client_on_the_calls_stream(served):
     async with http, sdk as c:
         result = await asyncio.wait_for(c.call_tool("wipe", {"table": "t"}), 30)
     assert result.content[0].text == "wiped t", result
+
+
+async def test_a_slow_tool_runs_on_a_worker_while_the_server_answers(served):
+    RELEASE.clear()
+    http, sdk = client(served, "auto")
+    async with http, sdk as c:
+        call = asyncio.ensure_future(c.call_tool("slow", {}))
+        other_http, other_sdk = client(served, "legacy")
+        async with other_http, other_sdk as other:  # answered while the tool still waits
+            assert (await other.call_tool("add", {"a": 1})).content[0].text == "2"
+        assert not call.done()
+        RELEASE.set()
+        result = await asyncio.wait_for(call, 30)
+    assert result.content[0].text.startswith("mcp-tool")
+
+
+def test_inline_serving_is_chosen_by_the_environment():
+    from mcp_notebook.protocol import InlineExecutor
+
+    app = _app()
+    inline = asgi_app(app, environ={"MCP_NOTEBOOK_TOKEN": TOKEN, "MCP_NOTEBOOK_INLINE": "1"})
+    assert isinstance(inline.server.executor, InlineExecutor)
+    assert not isinstance(
+        asgi_app(app, environ={"MCP_NOTEBOOK_TOKEN": TOKEN}).server.executor, InlineExecutor
+    )
 
 
 async def _post(served: Served, body: Any, **headers: str) -> httpx2.Response:

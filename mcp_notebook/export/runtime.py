@@ -46,6 +46,7 @@ HOST_ENV = "MCP_NOTEBOOK_HOST"
 ALLOWED_HOSTS_ENV = "MCP_NOTEBOOK_ALLOWED_HOSTS"
 ALLOWED_ORIGINS_ENV = "MCP_NOTEBOOK_ALLOWED_ORIGINS"
 ALLOW_REMOTE_NO_AUTH_ENV = "MCP_NOTEBOOK_ALLOW_REMOTE_NO_AUTH"
+INLINE_ENV = "MCP_NOTEBOOK_INLINE"  # 1: tools on the serving loop (faster; a slow one stalls it)
 DEFAULT_WORKERS = 8
 
 
@@ -91,7 +92,7 @@ def server_of(app: NotebookMCP, *, inline: bool = False) -> Server:
 
 
 def asgi_app(
-    app: NotebookMCP, *, inline: bool = False, environ: Mapping[str, str] | None = None
+    app: NotebookMCP, *, inline: bool | None = None, environ: Mapping[str, str] | None = None
 ) -> McpAsgiApp:
     """The ASGI app serving ``app``: ``$MCP_NOTEBOOK_TOKEN`` is the bearer token (a random
     one, logged, if unset; ``MCP_NOTEBOOK_NO_AUTH=1`` for none), ``$MCP_NOTEBOOK_HOST`` the
@@ -100,6 +101,8 @@ def asgi_app(
     from ..transports.asgi import McpAsgiApp
 
     env = os.environ if environ is None else environ
+    if inline is None:
+        inline = env.get(INLINE_ENV, "") in ("1", "true", "yes")
     host = env.get(HOST_ENV, "127.0.0.1")
     auth = env.get(NO_AUTH_ENV, "") not in ("1", "true", "yes")
     exposure.check(host, auth, env.get(ALLOW_REMOTE_NO_AUTH_ENV, "") in ("1", "true", "yes"))
@@ -130,6 +133,12 @@ def main(app: NotebookMCP, argv: list[str] | None = None) -> int:
     auth.add_argument("--token", default=None, help=f"bearer token (default: ${TOKEN_ENV})")
     auth.add_argument("--no-auth", action="store_true", help="accept requests without a token")
     parser.add_argument("--allow-remote-no-auth", action="store_true")
+    parser.add_argument(
+        "--inline",
+        action="store_true",
+        help="run tools on the serving loop, not on worker threads: faster, but a slow "
+        "synchronous tool holds every other request up",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
     args = parser.parse_args(argv)
     logging.basicConfig(
@@ -140,14 +149,14 @@ def main(app: NotebookMCP, argv: list[str] | None = None) -> int:
     if args.transport == "stdio":
         from .stdio import serve_stdio
 
-        asyncio.run(serve_stdio(server_of(app)))
+        asyncio.run(serve_stdio(server_of(app, inline=args.inline)))
         return 0
     info = app.start(
         args.host,
         args.port,
         token=args.token or os.environ.get(TOKEN_ENV) or None,
         auth=not args.no_auth,
-        executor=WorkerExecutor(),
+        executor=InlineExecutor() if args.inline else WorkerExecutor(),
         allow_remote_no_auth=args.allow_remote_no_auth,
     )
     print(f"serving {info.name} at {info.url}", file=sys.stderr)

@@ -11,8 +11,6 @@ from pathlib import Path
 
 import nbformat
 
-from mcp_notebook.export.package import export_notebook
-
 from .conftest import connect, start_server
 
 CELLS = [
@@ -53,6 +51,9 @@ async def test_a_recorded_session_replays_against_the_notebook_and_its_export(ke
         await client.get_prompt("greet", {"name": "Ada"})
         await client.call_tool("add", {"a": "not a number"})  # an error: not replayed
     kernel.run("%mcp record stop")
+    nowhere, _ = kernel.try_run(f"%mcp export {tmp_path / 'nowhere'}")
+    assert nowhere["content"]["ename"] == "UsageError"
+    assert "does not know its notebook" in nowhere["content"]["evalue"]
     kernel.run(f"mcp.notebook_path = {str(notebook)!r}")
     test_file = tmp_path / "test_calc_calls.py"
     _, out = kernel.run(f"%mcp record save {test_file}")
@@ -62,11 +63,13 @@ async def test_a_recorded_session_replays_against_the_notebook_and_its_export(ke
     assert passed.returncode == 0, passed.stdout + passed.stderr
     assert "4 passed" in passed.stdout
 
-    exported = export_notebook(notebook, tmp_path / "export")
+    # %mcp export from the kernel: the notebook as saved, pinned to the kernel's packages.
+    _, out = kernel.run(f"%mcp export {tmp_path / 'export'}")
+    assert f"exported calc_mcp to {tmp_path / 'export'}" in out and "tools: add, mean" in out
     against_export = _pytest(
         test_file,
-        MCP_REPLAY_COMMAND=f"{sys.executable} -m {exported.package}",
-        PYTHONPATH=str(exported.directory),
+        MCP_REPLAY_COMMAND=f"{sys.executable} -m calc_mcp",
+        PYTHONPATH=str(tmp_path / "export"),
     )
     assert against_export.returncode == 0, against_export.stdout + against_export.stderr
 

@@ -38,9 +38,16 @@ async def serve_stdio(
             writer.flush()
         return True
 
+    def announce(kind: str, detail: str | None) -> None:  # a registry change, any thread
+        if kind == "updated" and detail is not None:
+            loop.call_soon_threadsafe(server.resource_updated, detail)
+        elif kind != "updated":
+            loop.call_soon_threadsafe(server.list_changed, kind)
+
+    loop = asyncio.get_running_loop()
+    unsubscribe = server.registry.subscribe(announce)
     session = server.open_session(Session(transport="stdio"))
     session.outbound = lambda message, related: write(message)
-    loop = asyncio.get_running_loop()
     busy = asyncio.Semaphore(MAX_IN_FLIGHT)
     tasks: set[asyncio.Task[None]] = set()
 
@@ -70,6 +77,7 @@ async def serve_stdio(
             break
     if tasks:
         await asyncio.gather(*tasks, return_exceptions=True)
+    unsubscribe()
     server.close_session(session.id)
 
 

@@ -164,8 +164,23 @@ class McpAsgiApp:
         # Where a session's messages go: the queue of the request they relate to, else its
         # GET stream's ("get"); nothing open there, and the message is not delivered.
         self._queues: dict[str, dict[Any, asyncio.Queue[Message]]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None  # the ASGI server's, once it calls
+        self._unsubscribe = server.registry.subscribe(self._announce)
+
+    def _announce(self, kind: str, detail: str | None) -> None:
+        """A registry change (from any thread, e.g. a tool on a worker): tell the clients
+        on the serving loop. Before the first request nobody is connected to hear it."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        if kind == "updated" and detail is not None:
+            loop.call_soon_threadsafe(self.server.resource_updated, detail)
+        elif kind != "updated":
+            loop.call_soon_threadsafe(self.server.list_changed, kind)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
         if scope["type"] == "lifespan":
             return await _lifespan(receive, send)
         if scope["type"] != "http":

@@ -353,3 +353,18 @@ async def test_a_2026_request_with_a_header_that_disagrees_is_refused(served):
     assert right.json()["result"]["content"][0]["text"] == "2"
     wrong = await _post(served, call, **headers, **{"Mcp-Name": "other"})
     assert wrong.status_code == 400 and wrong.json()["error"]["code"] == -32020
+
+
+async def test_a_client_that_takes_no_sse_is_not_left_waiting_for_a_question(served):
+    """A confirmation is asked on the call's stream; a JSON-only client has none (and no GET
+    stream here), so the call is denied at once instead of waiting out the timeout."""
+    init = {**INIT, "params": {**INIT["params"], "capabilities": {"elicitation": {}}}}
+    opened = await _post(served, init)
+    session = {"Mcp-Session-Id": opened.headers["Mcp-Session-Id"], "Accept": "application/json"}
+    await _post(served, {"jsonrpc": "2.0", "method": "notifications/initialized"}, **session)
+    call = {"jsonrpc": "2.0", "id": 9, "method": "tools/call"}
+    call["params"] = {"name": "wipe", "arguments": {"table": "t"}}
+    reply = await asyncio.wait_for(_post(served, call, **session), 20)
+    assert reply.headers["Content-Type"].startswith("application/json")
+    result = reply.json()["result"]
+    assert result["isError"] is True

@@ -258,7 +258,13 @@ class McpAsgiApp:
             )
         queue: asyncio.Queue[Message] = asyncio.Queue()
         admitted.transport = "http"
-        admitted.outbound = lambda message, related: _put(queue, message)
+        # A client that takes no SSE cannot hear anything before the reply: say so at once
+        # (a Context's request then fails fast instead of waiting for an answer).
+        admitted.outbound = (
+            (lambda message, related: _put(queue, message))
+            if post.wants_sse
+            else (lambda message, related: False)
+        )
         await self._answer(exchange, post, admitted, queue, cancel_on_close=True)
 
     async def _post_initialize(self, exchange: Exchange, post: posts.Post) -> None:
@@ -301,7 +307,8 @@ class McpAsgiApp:
             return await exchange.respond(202)
         queues = self._queues.setdefault(session.id, {})
         queue: asyncio.Queue[Message] = asyncio.Queue()
-        queues[request_id] = queue
+        if post.wants_sse:  # else what relates to it goes to the GET stream, if one is open
+            queues[request_id] = queue
         try:
             await self._answer(exchange, post, session, queue, cancel_on_close=False)
         finally:
@@ -325,12 +332,11 @@ class McpAsgiApp:
                 done, _ = await asyncio.wait(
                     {call, gone, next_message}, return_when=asyncio.FIRST_COMPLETED
                 )
-                if next_message in done:
-                    if post.wants_sse:
-                        if not exchange.streaming:
-                            await exchange.start_events()
-                        await exchange.event(next_message.result())
-                    continue  # a JSON-only client cannot hear it
+                if next_message in done:  # only queued for a client that takes SSE
+                    if not exchange.streaming:
+                        await exchange.start_events()
+                    await exchange.event(next_message.result())
+                    continue
                 next_message.cancel()
                 if call in done:
                     break

@@ -195,20 +195,22 @@ class Served:
 
 
 @pytest.fixture(scope="module")
-def served() -> Iterator[Served]:
+def asgi_server() -> Iterator[Served]:
     server = Served(asgi_app(_app(), environ={"MCP_NOTEBOOK_TOKEN": TOKEN}))
     yield server
     server.stop()
 
 
-def client(served: Served, mode: str, **options: Any):
+def client(asgi_server: Served, mode: str, **options: Any):
     http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30)
-    return http, Client(streamable_http_client(served.url, http_client=http), mode=mode, **options)
+    return http, Client(
+        streamable_http_client(asgi_server.url, http_client=http), mode=mode, **options
+    )
 
 
 @MODES
-async def test_the_sdk_client_lists_calls_reads_and_gets(served, mode):
-    http, sdk = client(served, mode)
+async def test_the_sdk_client_lists_calls_reads_and_gets(asgi_server, mode):
+    http, sdk = client(asgi_server, mode)
     async with http, sdk as c:
         assert c.server_info.name == "asgi-test"
         assert {t.name for t in (await c.list_tools()).tools} == {
@@ -226,13 +228,13 @@ async def test_the_sdk_client_lists_calls_reads_and_gets(served, mode):
 
 
 @MODES
-async def test_progress_streams_on_the_calls_response(served, mode):
+async def test_progress_streams_on_the_calls_response(asgi_server, mode):
     seen: list[tuple[float, float | None, str | None]] = []
 
     async def on_progress(progress, total, message):
         seen.append((progress, total, message))
 
-    http, sdk = client(served, mode)
+    http, sdk = client(asgi_server, mode)
     async with http, sdk as c:
         result = await c.call_tool("count_up", {"steps": 3}, progress_callback=on_progress)
         assert result.content[0].text == "counted"
@@ -240,22 +242,22 @@ async def test_progress_streams_on_the_calls_response(served, mode):
     assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
 
 
-async def test_a_confirmation_asks_the_client_on_the_calls_stream(served):
+async def test_a_confirmation_asks_the_client_on_the_calls_stream(asgi_server):
     async def on_elicit(context, params):
         return types.ElicitResult(action="accept", content={"approve": True})
 
-    http, sdk = client(served, "legacy", elicitation_callback=on_elicit)
+    http, sdk = client(asgi_server, "legacy", elicitation_callback=on_elicit)
     async with http, sdk as c:
         result = await asyncio.wait_for(c.call_tool("wipe", {"table": "t"}), 30)
     assert result.content[0].text == "wiped t", result
 
 
-async def test_a_slow_tool_runs_on_a_worker_while_the_server_answers(served):
+async def test_a_slow_tool_runs_on_a_worker_while_the_server_answers(asgi_server):
     RELEASE.clear()
-    http, sdk = client(served, "auto")
+    http, sdk = client(asgi_server, "auto")
     async with http, sdk as c:
         call = asyncio.ensure_future(c.call_tool("slow", {}))
-        other_http, other_sdk = client(served, "legacy")
+        other_http, other_sdk = client(asgi_server, "legacy")
         async with other_http, other_sdk as other:  # answered while the tool still waits
             assert (await other.call_tool("add", {"a": 1})).content[0].text == "2"
         assert not call.done()
@@ -275,14 +277,14 @@ def test_inline_serving_is_chosen_by_the_environment():
     )
 
 
-async def _post(served: Served, body: Any, **headers: str) -> httpx2.Response:
+async def _post(asgi_server: Served, body: Any, **headers: str) -> httpx2.Response:
     base = {
         "Authorization": f"Bearer {TOKEN}",
         "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream",
     }
     async with httpx2.AsyncClient(timeout=30) as http:
-        return await http.post(served.url, json=body, headers={**base, **headers})
+        return await http.post(asgi_server.url, json=body, headers={**base, **headers})
 
 
 INIT = {
@@ -297,43 +299,43 @@ INIT = {
 }
 
 
-async def test_the_security_defaults_hold(served):
-    rebound = await _post(served, INIT, Host="evil.example")
+async def test_the_security_defaults_hold(asgi_server):
+    rebound = await _post(asgi_server, INIT, Host="evil.example")
     assert rebound.status_code == 403
-    page = await _post(served, INIT, Origin="https://evil.example")
+    page = await _post(asgi_server, INIT, Origin="https://evil.example")
     assert page.status_code == 403
-    anonymous = await _post(served, INIT, Authorization="")
+    anonymous = await _post(asgi_server, INIT, Authorization="")
     assert anonymous.status_code == 401
     assert anonymous.headers["WWW-Authenticate"].startswith("Bearer")
-    wrong = await _post(served, INIT, Authorization="Bearer nope")
+    wrong = await _post(asgi_server, INIT, Authorization="Bearer nope")
     assert wrong.status_code == 401
-    ok = await _post(served, INIT)
+    ok = await _post(asgi_server, INIT)
     assert ok.status_code == 200 and ok.headers["Mcp-Session-Id"]
 
 
-async def test_bad_requests_get_precise_errors(served):
+async def test_bad_requests_get_precise_errors(asgi_server):
     ping = {"jsonrpc": "2.0", "id": 7, "method": "ping"}
-    no_session = await _post(served, ping)
+    no_session = await _post(asgi_server, ping)
     assert no_session.status_code == 400 and no_session.json()["id"] == 7
-    unknown = await _post(served, ping, **{"Mcp-Session-Id": "no-such-session"})
+    unknown = await _post(asgi_server, ping, **{"Mcp-Session-Id": "no-such-session"})
     assert unknown.status_code == 404
-    text = await _post(served, ping, **{"Content-Type": "text/plain"})
+    text = await _post(asgi_server, ping, **{"Content-Type": "text/plain"})
     assert text.status_code == 415
     async with httpx2.AsyncClient(timeout=30) as http:
         headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
-        garbage = await http.post(served.url, content=b"{not json", headers=headers)
+        garbage = await http.post(asgi_server.url, content=b"{not json", headers=headers)
         assert garbage.status_code == 400 and garbage.json()["error"]["code"] == -32700
-        huge = await http.post(served.url, content=b"x" * (5 * 2**20), headers=headers)
+        huge = await http.post(asgi_server.url, content=b"x" * (5 * 2**20), headers=headers)
         assert huge.status_code == 413
-        elsewhere = await http.post(served.url + "/other", json=ping, headers=headers)
+        elsewhere = await http.post(asgi_server.url + "/other", json=ping, headers=headers)
         assert elsewhere.status_code == 404
         modern_get = await http.get(
-            served.url, headers={**headers, "MCP-Protocol-Version": "2026-07-28"}
+            asgi_server.url, headers={**headers, "MCP-Protocol-Version": "2026-07-28"}
         )
         assert modern_get.status_code == 405
 
 
-async def test_a_2026_request_with_a_header_that_disagrees_is_refused(served):
+async def test_a_2026_request_with_a_header_that_disagrees_is_refused(asgi_server):
     call = {
         "jsonrpc": "2.0",
         "id": 3,
@@ -348,23 +350,23 @@ async def test_a_2026_request_with_a_header_that_disagrees_is_refused(served):
         },
     }
     headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call"}
-    right = await _post(served, call, **headers, **{"Mcp-Name": "add"})
+    right = await _post(asgi_server, call, **headers, **{"Mcp-Name": "add"})
     assert right.status_code == 200, right.text
     assert right.json()["result"]["content"][0]["text"] == "2"
-    wrong = await _post(served, call, **headers, **{"Mcp-Name": "other"})
+    wrong = await _post(asgi_server, call, **headers, **{"Mcp-Name": "other"})
     assert wrong.status_code == 400 and wrong.json()["error"]["code"] == -32020
 
 
-async def test_a_client_that_takes_no_sse_is_not_left_waiting_for_a_question(served):
+async def test_a_client_that_takes_no_sse_is_not_left_waiting_for_a_question(asgi_server):
     """A confirmation is asked on the call's stream; a JSON-only client has none (and no GET
     stream here), so the call is denied at once instead of waiting out the timeout."""
     init = {**INIT, "params": {**INIT["params"], "capabilities": {"elicitation": {}}}}
-    opened = await _post(served, init)
+    opened = await _post(asgi_server, init)
     session = {"Mcp-Session-Id": opened.headers["Mcp-Session-Id"], "Accept": "application/json"}
-    await _post(served, {"jsonrpc": "2.0", "method": "notifications/initialized"}, **session)
+    await _post(asgi_server, {"jsonrpc": "2.0", "method": "notifications/initialized"}, **session)
     call = {"jsonrpc": "2.0", "id": 9, "method": "tools/call"}
     call["params"] = {"name": "wipe", "arguments": {"table": "t"}}
-    reply = await asyncio.wait_for(_post(served, call, **session), 20)
+    reply = await asyncio.wait_for(_post(asgi_server, call, **session), 20)
     assert reply.headers["Content-Type"].startswith("application/json")
     result = reply.json()["result"]
     assert result["isError"] is True

@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""Loopback HTTP benchmark: mcp_notebook's in-kernel server vs the mcp SDK vs a tornado floor.
+"""Loopback HTTP benchmark: mcp_notebook's in-kernel server and its export vs the mcp SDK
+vs a tornado floor.
 
 All serve ``add(a: int, b: int) -> int`` over MCP Streamable HTTP on 127.0.0.1. See README.md.
 Table on stdout, logs on stderr. ``--serve KIND`` (internal) runs one subprocess server.
@@ -23,9 +24,12 @@ import uuid
 from urllib.parse import urlsplit
 
 PROTOCOL = "2025-11-25"
-SERVERS = ("ours", "sdk", "sdk-json", "floor")
+SERVERS = ("ours", "export", "export-inline", "export-asgi", "sdk", "sdk-json", "floor")
 LABELS = {
     "ours": "mcp_notebook (in-kernel)",
+    "export": "export (tornado, workers)",
+    "export-inline": "export (tornado, inline)",
+    "export-asgi": "export (uvicorn ASGI)",
     "sdk": "mcp SDK (default, SSE)",
     "sdk-json": "mcp SDK (json_response)",
     "floor": "tornado floor",
@@ -299,6 +303,36 @@ def serve_sdk(json_response: bool) -> None:
     uvicorn.Server(config).run(sockets=[sock])
 
 
+def serve_export(kind: str) -> None:
+    """What an exported notebook runs (mcp_notebook.export.runtime), no kernel: the same
+    tornado server as in a kernel with tools on worker threads ("export") or on the
+    server's loop ("export-inline"), or the ASGI app under uvicorn ("export-asgi")."""
+    import threading
+
+    from mcp_notebook.export.runtime import WorkerExecutor, asgi_app, exported_app
+    from mcp_notebook.protocol import InlineExecutor
+
+    app = exported_app("bench", {})
+
+    @app.tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    if kind == "export-asgi":
+        import uvicorn
+
+        sock = _listen()
+        print(f"PORT {sock.getsockname()[1]}", flush=True)
+        served = asgi_app(app, environ={"MCP_NOTEBOOK_NO_AUTH": "1"})
+        config = uvicorn.Config(served, log_level="warning", access_log=False)
+        uvicorn.Server(config).run(sockets=[sock])
+        return
+    executor = InlineExecutor() if kind == "export-inline" else WorkerExecutor()
+    info = app.start("127.0.0.1", 0, auth=False, executor=executor)
+    print(f"PORT {info.port}", flush=True)
+    threading.Event().wait()
+
+
 def serve_floor() -> None:
     """The practical floor: tornado, hand-written JSON-RPC, no validation frameworks."""
     import asyncio
@@ -380,14 +414,14 @@ def report(results: dict, clients: int) -> dict:
     print("\nratios ours/other (p50: lower is better; rps: higher is better)")
     if "latency" not in results.get("ours", {}):
         print("  (no results for ours)")
-    for other in ("sdk", "sdk-json", "floor"):
+    for other in [name for name in SERVERS if name != "ours"]:
         if other not in results or "ours" not in results:
             continue
         r = {m: ratio(get("ours", m, "p50_ms"), get(other, m, "p50_ms")) for m in CALLS}
         r["throughput"] = ratio(*(results[n].get("throughput_rps") for n in ("ours", other)))
         ratios[other] = r
         cells = "  ".join(f"{k} {fmt(v, '.2f')}x" for k, v in r.items())
-        print(f"  vs {LABELS[other]:<24} {cells}")
+        print(f"  vs {LABELS[other]:<26} {cells}")
 
     sdk, floor = ratios.get("sdk", {}), ratios.get("floor", {})
     checks = [  # targets stated by the project
@@ -416,11 +450,14 @@ def main() -> int:
     ap.add_argument("--duration", type=float, default=5.0, help="throughput run length, seconds")
     ap.add_argument("--servers", default=",".join(SERVERS), help=f"subset of {','.join(SERVERS)}")
     ap.add_argument("--json", metavar="PATH", help="also write results as JSON")
-    ap.add_argument("--serve", choices=("sdk", "sdk-json", "floor"), help=argparse.SUPPRESS)
+    ap.add_argument("--serve", choices=SERVERS[1:], help=argparse.SUPPRESS)
     args = ap.parse_args()
 
     if args.serve == "floor":
         serve_floor()
+        return 0
+    if args.serve and args.serve.startswith("export"):
+        serve_export(args.serve)
         return 0
     if args.serve:
         serve_sdk(json_response=args.serve == "sdk-json")

@@ -1,4 +1,4 @@
-"""The ``mcp-notebook`` command: serve | bridge | list | config."""
+"""The ``mcp-notebook`` command: serve | bridge | list | config | export."""
 
 from __future__ import annotations
 
@@ -75,6 +75,10 @@ def _parser() -> argparse.ArgumentParser:
     config.add_argument("client", choices=CLIENTS)
     config.add_argument("name", nargs="?", help="the server's name (default: the only one)")
     config.add_argument(DISPATCHER_FLAG, action="store_true", help=BRIDGE_DISPATCHER_HELP)
+    export = commands.add_parser("export", help="write a notebook as a standalone MCP package")
+    export.add_argument("notebook", type=Path, help="the .ipynb or percent-format .py")
+    export.add_argument("-o", "--output", type=Path, required=True, help="the package's folder")
+    export.add_argument("--package", default=None, help="import name (default: NAME_mcp)")
     return parser
 
 
@@ -87,9 +91,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     if args.command in ("list", "config"):
         _human_console()  # not for bridge or serve: their stdout may carry protocol bytes
-    return {"serve": _serve, "bridge": _bridge, "list": _list, "config": _config}[args.command](
-        args
-    )
+    return {
+        "serve": _serve,
+        "bridge": _bridge,
+        "list": _list,
+        "config": _config,
+        "export": _export,
+    }[args.command](args)
 
 
 def _human_console() -> None:
@@ -156,6 +164,22 @@ def _serve(args: argparse.Namespace) -> int:
     except UnreadableNotebook as exc:
         print(f"mcp-notebook serve: {exc}", file=sys.stderr)
         return 2
+
+
+def _export(args: argparse.Namespace) -> int:
+    from .export.package import ExportFailed, export_notebook
+    from .notebookfile import UnreadableNotebook
+
+    if not args.notebook.is_file():
+        print(f"mcp-notebook: no such notebook: {args.notebook}", file=sys.stderr)
+        return 2
+    try:
+        result = export_notebook(args.notebook, args.output, package=args.package)
+    except (ExportFailed, UnreadableNotebook, ValueError) as exc:
+        print(f"mcp-notebook export: {exc}", file=sys.stderr)
+        return 1
+    print(result.summary())
+    return 0
 
 
 def _bridge(args: argparse.Namespace) -> int:

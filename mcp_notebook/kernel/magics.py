@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
+from pathlib import Path
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -91,6 +92,13 @@ def _parser() -> _Parser:
         help="an optional-task call becomes a task once it ran this long (e.g. 2s, 500ms)",
     )
     tasks.add_argument("--cancel", default=None, metavar="TASK", help="a task's id or number")
+    record = commands.add_parser("record", help="record calls, then save them as pytest tests")
+    record.add_argument("action", choices=("start", "stop", "save"))
+    record.add_argument("path", nargs="?", help="save: the pytest file to write")
+    export = commands.add_parser("export", help="write the saved notebook as an MCP package")
+    export.add_argument("directory", help="the package's folder")
+    export.add_argument("--notebook", default=None, help="the notebook file (default: this one)")
+    export.add_argument("--package", default=None, help="import name (default: NAME_mcp)")
     return parser
 
 
@@ -117,6 +125,8 @@ class McpMagics(Magics):
         super().__init__(shell)
         self.app = app
         self.parser = _parser()
+        # %mcp record: calls with ids after the first, up to the second (None: still on).
+        self._recorded: tuple[int, int | None] | None = None
 
     @line_magic
     def mcp(self, line: str) -> None:
@@ -134,6 +144,45 @@ class McpMagics(Magics):
         if args.command is None:
             raise UsageError(self.parser.format_help())
         getattr(self, "_" + args.command)(args)
+
+    def _record(self, args: argparse.Namespace) -> None:
+        """start / stop marking the calls to keep; save PATH writes them as a pytest file."""
+        last = max((record.id for record in self.app.calls), default=0)
+        if args.action == "start":
+            self._recorded = (last, None)
+            print("recording calls: %mcp record stop, then %mcp record save PATH")
+            return
+        if self._recorded is None:
+            raise UsageError("%mcp record: nothing recorded yet: %mcp record start first")
+        first, end = self._recorded
+        if args.action == "stop":
+            self._recorded = (first, end if end is not None else last)
+            print(f"recorded {sum(first < r.id <= last for r in self.app.calls)} calls")
+            return
+        if not args.path:
+            raise UsageError("%mcp record save PATH: where to write the pytest file")
+        stop = end if end is not None else last
+        chosen = [record for record in self.app.calls if first < record.id <= stop]
+        try:
+            skipped = self.app.calls.to_pytest(args.path, chosen, notebook=self.app.notebook_path)
+        except (ValueError, OSError) as exc:
+            raise UsageError(f"%mcp record save: {exc}") from None
+        print(f"wrote {args.path}: {len(chosen) - len(skipped)} calls replayed")
+        for reason in skipped:
+            print(f"  not replayed: {reason}")
+
+    def _export(self, args: argparse.Namespace) -> None:
+        """Export the notebook as saved on disk, pinned to this kernel's packages."""
+        from ..export.package import ExportFailed, export_notebook
+
+        notebook = args.notebook or self.app.notebook_path
+        if not notebook:
+            raise UsageError("%mcp export: this kernel does not know its notebook: --notebook PATH")
+        try:
+            result = export_notebook(Path(notebook), Path(args.directory), package=args.package)
+        except (ExportFailed, ValueError, OSError) as exc:
+            raise UsageError(f"%mcp export: {exc}") from None
+        print(result.summary())
 
     def _start(self, args: argparse.Namespace) -> None:
         if args.port is not None and not 0 <= args.port <= 65535:

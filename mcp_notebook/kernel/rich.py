@@ -22,15 +22,21 @@ Values with only a plain-text repr are left to the default conversion (None here
 from __future__ import annotations
 
 import base64
-import io
-import struct
 import sys
 from typing import Any
 
 from ..registry.coercion import json_safe
+
+# Figures and PIL images need no IPython: registry/pictures.py, which an export uses too.
+from ..registry.pictures import MAX_SIDE as MAX_SIDE
+from ..registry.pictures import bounded as _bounded
+from ..registry.pictures import figure_of as _figure
+from ..registry.pictures import figure_png as _figure_png
+from ..registry.pictures import image_block as _image
+from ..registry.pictures import is_pil as _is_pil
+from ..registry.pictures import pil_png as _pil_png
 from ..wire import jsontext
 
-MAX_SIDE = 1600  # pixels on the long side of an image sent to a client
 PREFERRED = (
     "image/png",
     "image/jpeg",
@@ -60,82 +66,6 @@ def convert(value: Any) -> list[dict[str, Any]] | None:
     return _formatted(value)
 
 
-def _image(data: bytes, mime: str) -> dict[str, Any]:
-    return {"type": "image", "data": base64.b64encode(data).decode("ascii"), "mimeType": mime}
-
-
-# -- matplotlib ----------------------------------------------------------------------------
-
-
-def _figure(value: Any) -> Any:
-    if "matplotlib" not in sys.modules:
-        return None  # nothing can be a figure if matplotlib was never imported
-    from matplotlib.axes import Axes
-    from matplotlib.figure import Figure, SubFigure
-
-    while isinstance(value, (Axes, SubFigure)):
-        value = value.figure  # up to the figure that holds the axes / sub-figure
-    return value if isinstance(value, Figure) else None
-
-
-def _figure_png(figure: Any) -> bytes:
-    width, height = figure.get_size_inches() * figure.dpi
-    dpi = figure.dpi * min(1.0, MAX_SIDE / max(width, height, 1))
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=dpi)
-    pyplot = sys.modules.get("matplotlib.pyplot")
-    if pyplot is not None:
-        pyplot.close(figure)  # else the inline backend shows it again after the next cell
-    return buffer.getvalue()
-
-
-# -- PIL -----------------------------------------------------------------------------------
-
-
-def _is_pil(value: Any) -> bool:
-    if "PIL.Image" not in sys.modules:
-        return False
-    from PIL import Image
-
-    return isinstance(value, Image.Image)
-
-
-def _pil_png(image: Any) -> bytes:
-    if max(image.size) > MAX_SIDE:
-        image = image.copy()
-        image.thumbnail((MAX_SIDE, MAX_SIDE))  # keeps the aspect ratio
-    if image.mode not in ("1", "L", "LA", "P", "RGB", "RGBA", "I", "I;16"):
-        image = image.convert("RGBA")  # e.g. CMYK, YCbCr, F: not storable as PNG
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
-    return buffer.getvalue()
-
-
-def _bounded(data: bytes, mime: str) -> tuple[bytes, str]:
-    """An image from a formatter, shrunk (as PNG) if it is larger than ``MAX_SIDE``."""
-    size = _png_size(data) if mime == "image/png" else None
-    if size is not None and max(size) <= MAX_SIDE:
-        return data, mime
-    try:
-        from PIL import Image
-    except ImportError:
-        return data, mime  # cannot measure or shrink it without Pillow: send it as it is
-    try:
-        image = Image.open(io.BytesIO(data))
-        if max(image.size) <= MAX_SIDE:
-            return data, mime
-        return _pil_png(image), "image/png"
-    except Exception:
-        return data, mime
-
-
-def _png_size(data: bytes) -> tuple[int, int] | None:
-    # The IHDR chunk follows the 8-byte signature: length, "IHDR", width, height.
-    if len(data) >= 24 and data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR":
-        return struct.unpack(">II", data[16:24])
-    return None
-
-
 # -- IPython display objects ---------------------------------------------------------------
 
 
@@ -151,7 +81,7 @@ def _audio(value: Any) -> dict[str, Any] | None:
 
 
 def _formatter() -> Any:
-    from IPython import get_ipython
+    from IPython.core.getipython import get_ipython  # IPython 8 (Python 3.10) and 9
 
     shell = get_ipython()
     return getattr(shell, "display_formatter", None)

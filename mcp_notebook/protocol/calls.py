@@ -20,11 +20,12 @@ from __future__ import annotations
 import copy as copy_module
 import itertools
 import logging
+import os
 import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -329,6 +330,27 @@ class CallLog:
                 observer(record)
             except Exception:  # an observer's bug must not break a call
                 logger.debug("call observer %r failed", observer, exc_info=True)
+
+    def to_pytest(
+        self,
+        path: str | os.PathLike[str],
+        calls: Iterable[CallRecord] | None = None,
+        *,
+        notebook: str | None = None,
+    ) -> list[str]:
+        """Write a pytest file replaying ``calls`` (default: every call kept) against
+        ``notebook`` served by ``mcp-notebook serve`` (or ``$MCP_REPLAY_COMMAND``, e.g. an
+        export); returns why some calls were not replayed. See protocol/replays.py."""
+        from .._version import __version__
+        from .replays import pytest_source, replays
+
+        chosen, skipped = replays(list(self) if calls is None else calls)
+        if not chosen:
+            raise ValueError("none of these calls can be replayed: " + "; ".join(skipped))
+        source = pytest_source(chosen, skipped, notebook and os.path.abspath(notebook), __version__)
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(source)
+        return skipped
 
     def find(self, call_id: int) -> CallRecord | None:
         return next((r for r in reversed(self._records) if r.id == call_id), None)

@@ -39,20 +39,19 @@ import asyncio
 import contextlib
 import errno
 import logging
-import math
 import os
 import socket
 import sys
 import time
-from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import tornado.httputil
 import tornado.iostream
 
-from ..protocol.codes import SERVER_ERROR
+# Re-exported for their users (http.py, endpoint.py, tests): they live in a tornado-free module.
+from .admission import Refusal as Refusal
+from .admission import SessionAdmission as SessionAdmission
 from .settings import Limits
 
 logger = logging.getLogger(__name__)
@@ -66,14 +65,6 @@ ACCEPT_PAUSE = 0.25  # seconds without accepting after EMFILE with nothing to sh
 PEEK_BYTES = 16 * 1024  # enough for the headers of a request that carries the token
 DRAIN_CHUNK = 64 * 1024  # bytes read at a time from a refused request, and dropped
 _OUT_OF_FDS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
-
-
-@dataclass
-class Refusal:
-    status: int
-    message: str
-    retry_after: int
-    code: int = SERVER_ERROR  # refused for load: retry later
 
 
 # select() on Windows watches at most this many sockets in a call (CPython's FD_SETSIZE
@@ -394,81 +385,3 @@ class _FirstRequest(tornado.httputil.HTTPMessageDelegate):
     def on_connection_close(self) -> None:
         if not self._answered:
             self._delegate.on_connection_close()
-
-
-class SessionAdmission:
-    """Who may open a session now: a token bucket per client address, a bounded table."""
-
-    # Buckets remembered; the least recently charged is forgotten first, and a client
-    # forgotten starts again with a full allowance.
-    MAX_CLIENTS = 4096
-
-    def __init__(self, limits: Limits) -> None:
-        self.limits = limits
-        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
-        # Handshake sessions by id, with when they were last used.
-        self.last_used: dict[str, float] = {}
-        # Sessions not used since their initialize, oldest first, with their client.
-        self.unused: OrderedDict[str, str] = OrderedDict()
-
-    def refusal(
-        self, client: str, now: float | None = None, busy: Callable[[str], bool] | None = None
-    ) -> Refusal | None:
-        """Charge ``client`` for a new session; why it may not open one, or None."""
-        now = time.monotonic() if now is None else now
-        limits = self.limits
-        tokens, since = self._buckets.pop(client, (float(limits.session_burst), now))
-        tokens = min(float(limits.session_burst), tokens + (now - since) * limits.session_rate)
-        self._buckets[client] = (tokens - 1 if tokens >= 1 else tokens, now)
-        while len(self._buckets) > self.MAX_CLIENTS:
-            self._buckets.popitem(last=False)
-        if tokens < 1:
-            wait = (1 - tokens) / limits.session_rate if limits.session_rate > 0 else 60
-            return Refusal(
-                429,
-                "Too Many Requests: this client opens sessions too fast; retry later",
-                max(1, math.ceil(wait)),
-            )
-        if len(self.last_used) >= limits.max_sessions and self.expirable(now, busy) is None:
-            oldest = min(self.last_used.values(), default=now)
-            wait = oldest + limits.session_idle_timeout - now
-            return Refusal(
-                503,
-                f"Service Unavailable: {limits.max_sessions} sessions are in use; retry later",
-                max(1, math.ceil(wait)),
-            )
-        return None
-
-    def expirable(
-        self, now: float | None = None, busy: Callable[[str], bool] | None = None
-    ) -> str | None:
-        """The least recently used session not in use for longer than allowed, if any.
-
-        A scan, run only when the table is full, keeps ``touch`` (every request) cheap."""
-        now = time.monotonic() if now is None else now
-        idle = [
-            (used, session_id)
-            for session_id, used in self.last_used.items()
-            if now - used > self.limits.session_idle_timeout
-        ]
-        for _, session_id in sorted(idle):
-            if busy is None or not busy(session_id):
-                return session_id
-        return None
-
-    def oldest_unused(self, client: str) -> str | None:
-        """The oldest session ``client`` opened and never used, if any."""
-        return next((sid for sid, owner in self.unused.items() if owner == client), None)
-
-    def add(self, session_id: str, client: str = "") -> None:
-        self.last_used[session_id] = time.monotonic()
-        self.unused[session_id] = client
-
-    def touch(self, session_id: str) -> None:
-        if session_id in self.last_used:
-            self.last_used[session_id] = time.monotonic()
-            self.unused.pop(session_id, None)
-
-    def forget(self, session_id: str) -> None:
-        self.last_used.pop(session_id, None)
-        self.unused.pop(session_id, None)

@@ -2,7 +2,8 @@
 
 Checked in the order the revision gives: ``_meta`` (-32602), the version header against
 ``_meta`` (-32020), the version (-32022), ``Mcp-Method``/``Mcp-Name``/``Mcp-Param-*``
-(-32020), then the method (404). Closing the response stream cancels the request.
+(-32020), then the method (404): modern_checks.py, shared with the ASGI app.
+Closing the response stream cancels the request.
 """
 
 from __future__ import annotations
@@ -11,19 +12,15 @@ import asyncio
 import itertools
 from typing import Any
 
-from ..protocol import Session, modern
+from ..protocol import Session
 from ..protocol.jsonrpc import (
-    HEADER_MISMATCH,
-    METHOD_NOT_FOUND,
-    MISSING_CAPABILITY,
-    UNSUPPORTED_VERSION,
     Message,
-    RpcError,
 )
 from ..protocol.names import SESSION_HEADER, VERSION_HEADER
 from ..protocol.request import ANSWERED_EARLY
 from ..protocol.versions import HANDSHAKE_VERSIONS
-from . import headers, relayed
+from . import relayed
+from .modern_checks import admit, reply_status
 from .posts import Post
 from .replying import ReplyingHandler
 from .sse import SseStream
@@ -43,26 +40,11 @@ class ModernRequests(ReplyingHandler):
             self.finish()
             return
         message = post.message
-        request_id, method = message["id"], message["method"]
-        server = self.transport.server
-        try:
-            session = modern.open_request(message)
-        except RpcError as error:
-            if error.code == UNSUPPORTED_VERSION and self._version_header_mismatch(message):
-                return self._header_mismatch(request_id)
-            return self.fail(400, error.message, error.code, request_id, error.data)
-        if self._version_header_mismatch(message):
-            return self._header_mismatch(request_id)
-        problem = headers.mismatch(
-            message,
-            self.request.headers,
-            server.registry.tools,
-            lambda name: server.serves(name, "modern"),
-        )
-        if problem is not None:
-            return self.fail(400, f"Header mismatch: {problem}", HEADER_MISMATCH, request_id)
-        if not server.serves(method, "modern"):
-            return self.fail(404, f"Method not found: {method}", METHOD_NOT_FOUND, request_id)
+        admitted = admit(message, self.request.headers, self.transport.server)
+        if isinstance(admitted, tuple):
+            status, error = admitted
+            return self.fail(status, error.message, error.code, message["id"], error.data)
+        session = admitted
         await self._call_modern(post, session)
 
     async def _call_modern(self, post: Post, session: Session) -> None:
@@ -76,7 +58,7 @@ class ModernRequests(ReplyingHandler):
         session.via = relayed.via(self.request.headers, self.transport.guard)
         session.outbound = lambda outgoing, related: _sent(stream, outgoing)
         early = wants_json and message["method"] in ANSWERED_EARLY
-        direct = self._direct_reply(_status, self._cancel_call) if early else None
+        direct = self._direct_reply(reply_status, self._cancel_call) if early else None
         self._call = asyncio.ensure_future(self.transport.server.handle(message, session, direct))
         try:
             reply = await self._call
@@ -91,24 +73,13 @@ class ModernRequests(ReplyingHandler):
                 stream.send(reply)
             stream.finish()
             return None
-        self.set_status(_status(reply) if reply else 200)
+        self.set_status(reply_status(reply) if reply else 200)
         return self._reply(reply, wants_json)
 
     def _cancel_call(self) -> None:
         call = self._call
         if call is not None and not call.done():
             call.cancel()
-
-    def _version_header_mismatch(self, message: dict[str, Any]) -> bool:
-        return self.request.headers.get(VERSION_HEADER) != modern.requested_version(message)
-
-    def _header_mismatch(self, request_id: Any) -> None:
-        self.fail(
-            400,
-            f"Header mismatch: {VERSION_HEADER} must equal _meta's protocol version",
-            HEADER_MISMATCH,
-            request_id,
-        )
 
     def _refuse_modern_stream(self) -> bool:
         """2026-07-28 has no GET stream and no sessions to DELETE: 405 for its clients."""
@@ -120,15 +91,6 @@ class ModernRequests(ReplyingHandler):
         self.set_header("Allow", "POST")
         self.fail(405, f"Method Not Allowed: {self.request.method} is not part of {version}")
         return True
-
-
-_ERROR_STATUS = {MISSING_CAPABILITY: 400, METHOD_NOT_FOUND: 404}
-
-
-def _status(reply: dict[str, Any]) -> int:
-    """The HTTP status of a 2026-07-28 reply: some errors have their own."""
-    error = reply.get("error")
-    return _ERROR_STATUS.get(error.get("code"), 200) if error else 200
 
 
 def _sent(stream: SseStream, message: dict[str, Any]) -> bool:

@@ -1,0 +1,265 @@
+"""Write an exported notebook as an installable package, and check that it imports.
+
+``DIR/pyproject.toml`` (the notebook's imports pinned to the versions installed here),
+``DIR/README.md`` (how to serve it, and what was not exported), ``DIR/PACKAGE/`` with
+``notebook.py`` (the code, extract.py), ``__main__.py`` (``python -m PACKAGE``),
+``asgi.py`` (``PACKAGE.asgi:app``), and ``DIR/tests/`` (what it registers, served).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+from .._version import __version__
+from ..errors import McpNotebookError
+from ..notebookfile import code_cells
+from .extract import Extracted, Problem, extract
+
+# Runs in a fresh interpreter: does the exported code import, and what does it register?
+_PROBE = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from {package}.notebook import mcp
+r = mcp.registry
+print(json.dumps({{"tools": sorted(r.tools), "resources": sorted(r.resources),
+    "templates": sorted(r.templates), "prompts": sorted(r.prompts),
+    "front_ends": sorted(m for m in ("IPython", "ipykernel", "ipywidgets") if m in sys.modules)}}))
+"""
+
+
+class ExportFailed(McpNotebookError, RuntimeError):
+    """The exported code does not import: the package was written, but cannot serve."""
+
+
+@dataclass
+class Export:
+    directory: Path
+    package: str
+    extracted: Extracted
+    dependencies: list[str]
+    registered: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def problems(self) -> list[Problem]:
+        return self.extracted.problems
+
+    def summary(self) -> str:
+        lines = [f"exported {self.package} to {self.directory}"]
+        lines += [
+            f"  {kind}: {', '.join(names)}" for kind, names in self.registered.items() if names
+        ]
+        if self.extracted.display_only:
+            cells = ", ".join(map(str, self.extracted.display_only))
+            lines.append(f"  cells left out (display or magics only): {cells}")
+        if self.problems:
+            lines.append("  not exported as in the notebook:")
+            lines += [f"    {problem}" for problem in self.problems]
+        return "\n".join(lines)
+
+
+def package_name(notebook: Path) -> str:
+    """``my notebook.ipynb`` -> ``my_notebook_mcp``: an importable name unlike its imports'."""
+    stem = re.sub(r"\W+", "_", notebook.stem).strip("_").lower() or "notebook"
+    if stem[0].isdigit():
+        stem = f"nb_{stem}"
+    return f"{stem}_mcp"
+
+
+def export_notebook(
+    notebook: Path, directory: Path, *, package: str | None = None, check: bool = True
+) -> Export:
+    """Write ``notebook`` as a package into ``directory``; ``check`` imports it (a fresh
+    interpreter runs the exported code once) and raises :class:`ExportFailed` if it fails."""
+    notebook = Path(notebook)
+    package = package or package_name(notebook)
+    if not package.isidentifier():
+        raise ValueError(f"not a Python package name: {package!r}")
+    extracted = extract((cell.number, cell.source) for cell in code_cells(notebook))
+    dependencies, unknown = pins(extracted.imports)
+    for name in unknown:
+        extracted.problems.append(
+            Problem(0, f"import {name}: no installed distribution provides it", "left out")
+        )
+    result = Export(Path(directory), package, extracted, dependencies)
+    _write(result, notebook)
+    if check:
+        result.registered = _probe(result)
+    return result
+
+
+def pins(imports: set[str]) -> tuple[list[str], list[str]]:
+    """``name==version`` of the distributions providing ``imports``; imports none provides."""
+    provided = metadata.packages_distributions()
+    found = {"mcp-notebook": __version__}
+    unknown = []
+    for module in sorted(imports - {"mcp_notebook"}):
+        distributions = provided.get(module) or _provided_by_files(module)
+        if not distributions:
+            unknown.append(module)
+            continue
+        for distribution in distributions:
+            found[_canonical(distribution)] = metadata.version(distribution)
+    return [f"{name}=={version}" for name, version in sorted(found.items())], unknown
+
+
+def _provided_by_files(module: str) -> list[str]:
+    """The distributions whose files hold ``module``: Python 3.10's packages_distributions
+    reads only top_level.txt, which wheels built without setuptools (pandas) lack."""
+    wanted = {f"{module}/__init__.py", f"{module}.py"}
+    found = []
+    for distribution in metadata.distributions():
+        files = distribution.files or []
+        if any(str(path) in wanted for path in files):
+            found.append(distribution.metadata["Name"])
+    return found
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _probe(result: Export) -> dict[str, list[str]]:
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(package=result.package), str(result.directory)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if done.returncode != 0:
+        tail = "\n".join(done.stderr.strip().splitlines()[-8:])
+        raise ExportFailed(f"the exported code of {result.package} does not import:\n{tail}")
+    found: dict[str, list[str]] = json.loads(done.stdout.strip().splitlines()[-1])
+    if found.pop("front_ends"):
+        raise ExportFailed(f"the exported code of {result.package} imports IPython")
+    return found
+
+
+def _write(result: Export, notebook: Path) -> None:
+    root, package = result.directory, result.package
+    code_dir = root / package
+    code_dir.mkdir(parents=True, exist_ok=True)
+    (root / "tests").mkdir(exist_ok=True)
+    name = notebook.stem
+    files = {
+        code_dir / "__init__.py": f'"""{name}, exported from {notebook.name} by mcp-notebook."""\n',
+        code_dir / "notebook.py": _module(result, notebook),
+        code_dir / "__main__.py": (
+            f'"""python -m {package}: serve over stdio (default) or --transport http."""\n\n'
+            "import sys\n\nfrom mcp_notebook.export.runtime import main\n\n"
+            "from .notebook import mcp\n\nsys.exit(main(mcp))\n"
+        ),
+        code_dir / "asgi.py": (
+            f'"""The ASGI app: uvicorn {package}.asgi:app (MCP_NOTEBOOK_TOKEN is the token)."""\n\n'
+            "from mcp_notebook.export.runtime import asgi_app\n\n"
+            "from .notebook import mcp\n\napp = asgi_app(mcp)\n"
+        ),
+        root / "pyproject.toml": _pyproject(result),
+        root / "README.md": _readme(result, notebook),
+        root / "tests" / f"test_{package}.py": _tests(result),
+    }
+    for path, text in files.items():
+        path.write_text(text, encoding="utf-8")
+
+
+def _module(result: Export, notebook: Path) -> str:
+    return (
+        f'"""The code cells of {notebook.name}, as mcp-notebook {__version__} exported them.\n\n'
+        "Magics and display-only statements are removed (see the README).\n"
+        '"""\n\n'
+        "from mcp_notebook.export.runtime import exported_app\n\n"
+        f"mcp = exported_app({notebook.stem!r}, globals())\n\n\n"
+        f"{result.extracted.code}\n"
+    )
+
+
+def _pyproject(result: Export) -> str:
+    dependencies = "".join(f'    "{d}",\n' for d in result.dependencies)
+    try:
+        uvicorn = f"uvicorn=={metadata.version('uvicorn')}"
+    except metadata.PackageNotFoundError:
+        uvicorn = "uvicorn"
+    return (
+        '[build-system]\nrequires = ["hatchling>=1.25"]\nbuild-backend = "hatchling.build"\n\n'
+        f'[project]\nname = "{result.package.replace("_", "-")}"\nversion = "0.1.0"\n'
+        f'description = "MCP server exported from a notebook by mcp-notebook"\n'
+        f'readme = "README.md"\nrequires-python = ">={sys.version_info[0]}.{sys.version_info[1]}"\n'
+        f"dependencies = [\n{dependencies}]\n\n"
+        f'[project.optional-dependencies]\nasgi = ["{uvicorn}"]\ntest = ["pytest"]\n\n'
+        f'[tool.hatch.build.targets.wheel]\npackages = ["{result.package}"]\n'
+    )
+
+
+def _readme(result: Export, notebook: Path) -> str:
+    p = result.package
+    problems = "\n".join(f"- {problem}" for problem in result.problems) or "- nothing"
+    shown = ", ".join(map(str, result.extracted.display_only)) or "none"
+    return f"""# {p}
+
+The MCP server of `{notebook.name}`, exported by mcp-notebook {__version__}: its code cells
+run once when the package is imported, and what they register is served without a Jupyter
+kernel or IPython.
+
+    pip install .            # the notebook's imports, pinned to the versions it ran with
+    python -m {p}                          # stdio (what a desktop client spawns)
+    python -m {p} --transport http --port 8765   # Streamable HTTP, a bearer token printed
+    pip install '.[asgi]' && MCP_NOTEBOOK_TOKEN=secret uvicorn {p}.asgi:app
+
+Both protocol eras are served (handshake-era sessions and 2026-07-28 stateless requests).
+The ASGI app refuses Host headers other than loopback unless `MCP_NOTEBOOK_HOST` /
+`MCP_NOTEBOOK_ALLOWED_HOSTS` name them, and browser Origins other than loopback unless
+`MCP_NOTEBOOK_ALLOWED_ORIGINS` does; without `MCP_NOTEBOOK_TOKEN` it makes a token and
+logs it (`MCP_NOTEBOOK_NO_AUTH=1`: none, on loopback only).
+
+## What was exported
+
+Cells {", ".join(map(str, result.extracted.exported))}, in `{p}/notebook.py` (left out, for
+holding only display statements or magics: {shown}). Not exported as in the notebook:
+
+{problems}
+
+Tests: `pip install '.[test]' && python -m pytest tests`.
+"""
+
+
+def _tests(result: Export) -> str:
+    p = result.package
+    return f'''"""{p} registers what the notebook did, and serves it."""
+
+import asyncio
+
+from mcp_notebook.export.runtime import server_of
+from mcp_notebook.protocol import Session
+
+from {p}.notebook import mcp
+
+EXPECTED = {json.dumps(result.registered, indent=4) if result.registered else "None"}
+
+
+def test_registers_what_the_notebook_registered():
+    r = mcp.registry
+    found = {{"tools": sorted(r.tools), "resources": sorted(r.resources),
+        "templates": sorted(r.templates), "prompts": sorted(r.prompts)}}
+    assert EXPECTED is None or found == EXPECTED
+
+
+def test_lists_its_tools_over_mcp():
+    server = server_of(mcp, inline=True)
+    session = Session()
+    init = {{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {{
+        "protocolVersion": "2025-06-18", "capabilities": {{}},
+        "clientInfo": {{"name": "test", "version": "1"}}}}}}
+    listing = {{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}}
+
+    async def run():
+        await server.handle(init, session)
+        return await server.handle(listing, session)
+
+    reply = asyncio.run(run())
+    assert sorted(t["name"] for t in reply["result"]["tools"]) == sorted(mcp.registry.tools)
+'''

@@ -1,0 +1,180 @@
+"""Recorded calls -> a pytest file that replays them and checks the results.
+
+``mcp.calls.to_pytest(path, calls=...)`` (and ``%mcp record save``) write it; the file
+starts the server as a client config would (``mcp-notebook serve NOTEBOOK --transport
+stdio``, or ``$MCP_REPLAY_COMMAND``, e.g. an export's ``python -m PACKAGE``), replays each
+tool call, resource read and prompt get through the official ``mcp`` SDK client, and
+compares with :func:`assert_matches`: text and JSON exactly, floats within a relative
+1e-6, images by type, MIME type and size (pixels of a PNG, else bytes within 25%).
+Pure: no I/O here but the text it returns.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+from collections.abc import Iterable
+from typing import Any
+
+from ..registry.pictures import png_size
+
+REPLAYED = ("tools/call", "resources/read", "prompts/get")
+# What the generated file compares, per method (the rest, e.g. _meta, may vary by run).
+COMPARED = {
+    "tools/call": ("content", "structuredContent", "isError"),
+    "resources/read": ("contents",),
+    "prompts/get": ("messages",),
+}
+FLOAT_TOLERANCE = 1e-6
+IMAGE_BYTES_TOLERANCE = 0.25
+
+
+def replays(records: Iterable[Any]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The replayable calls among ``records`` (``CallRecord``\\s), and why others were
+    skipped: not done, not one of REPLAYED, or kept abbreviated by the history limits."""
+    chosen: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    for record in records:
+        label = f"call {record.id} ({record.method} {record.target})"
+        if record.method not in REPLAYED:
+            skipped.append(f"{label}: {record.method} is not replayed")
+        elif record.status != "done" or not isinstance(record.result, dict):
+            skipped.append(f"{label}: it ended {record.status}")
+        elif record.abbreviated & {"arguments", "result"}:
+            skipped.append(f"{label}: the history kept it abbreviated")
+        else:
+            expected = {k: record.result[k] for k in COMPARED[record.method] if k in record.result}
+            chosen.append(
+                {
+                    "method": record.method,
+                    "target": record.target,
+                    "arguments": record.arguments,
+                    "expected": expected,
+                }
+            )
+    return chosen, skipped
+
+
+def pytest_source(
+    calls: list[dict[str, Any]], skipped: list[str], notebook: str | None, version: str
+) -> str:
+    """The text of the pytest file replaying ``calls`` (from :func:`replays`)."""
+    notes = "".join(f"#   {reason}\n" for reason in skipped) or "#   none\n"
+    return f'''"""Regression tests: {len(calls)} recorded calls replayed, by mcp-notebook {version}.
+
+The server: $MCP_REPLAY_COMMAND (e.g. "python -m my_export"), else
+`mcp-notebook serve NOTEBOOK --transport stdio` for $MCP_REPLAY_NOTEBOOK or the notebook
+below. Results are compared by mcp_notebook.protocol.replays.assert_matches.
+"""
+
+import asyncio
+import json
+import os
+import shlex
+import sys
+
+import pytest
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+
+from mcp_notebook.protocol.replays import assert_matches, dumped
+
+NOTEBOOK = {notebook!r}
+# Not replayed:
+{notes}CALLS = json.loads({json.dumps(json.dumps(calls, indent=1))})
+
+
+def server():
+    command = os.environ.get("MCP_REPLAY_COMMAND")
+    if command:
+        argv = shlex.split(command)
+    else:
+        notebook = os.environ.get("MCP_REPLAY_NOTEBOOK", NOTEBOOK)
+        if not notebook:
+            pytest.skip("no notebook recorded: set MCP_REPLAY_NOTEBOOK or MCP_REPLAY_COMMAND")
+        argv = [sys.executable, "-m", "mcp_notebook", "serve", notebook, "--transport", "stdio"]
+    return StdioServerParameters(command=argv[0], args=argv[1:], env=dict(os.environ))
+
+
+async def replay(client, call):
+    method, target, arguments = call["method"], call["target"], call["arguments"]
+    if method == "tools/call":
+        return await client.call_tool(target, arguments)
+    if method == "resources/read":
+        return await client.read_resource(target)
+    return await client.get_prompt(target, arguments)
+
+
+@pytest.mark.parametrize("call", CALLS, ids=[f"{{c['method']}}-{{c['target']}}" for c in CALLS])
+def test_a_recorded_call_gives_the_same_result(call):
+    async def run():
+        async with Client(server(), mode="auto") as client:
+            return await replay(client, call)
+
+    assert_matches(call["expected"], dumped(asyncio.run(run()), call["expected"]))
+'''
+
+
+def dumped(result: Any, expected: dict[str, Any]) -> dict[str, Any]:
+    """An SDK result model as wire JSON, limited to the keys ``expected`` has."""
+    data: dict[str, Any] = result.model_dump(by_alias=True, exclude_none=True, mode="json")
+    return {key: data.get(key) for key in expected}
+
+
+def assert_matches(expected: Any, actual: Any, where: str = "result") -> None:
+    """Raise AssertionError naming the first place ``actual`` differs from ``expected``."""
+    if isinstance(expected, dict) and expected.get("type") == "image":
+        _image_matches(expected, actual, where)
+    elif isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            raise AssertionError(f"{where}: expected an object, got {actual!r}")
+        keys = set(expected) - {"_meta"}
+        if keys != set(actual) - {"_meta"}:
+            raise AssertionError(f"{where}: keys {sorted(actual)} != {sorted(expected)}")
+        for key in sorted(keys):
+            assert_matches(expected[key], actual[key], f"{where}.{key}")
+    elif isinstance(expected, list):
+        if not isinstance(actual, list) or len(actual) != len(expected):
+            raise AssertionError(f"{where}: expected {len(expected)} items, got {actual!r}")
+        for index, (one, other) in enumerate(zip(expected, actual, strict=True)):
+            assert_matches(one, other, f"{where}[{index}]")
+    elif isinstance(expected, str) and isinstance(actual, str) and expected != actual:
+        one, other = _json(expected), _json(actual)
+        if one is _NOT_JSON or other is _NOT_JSON:
+            raise AssertionError(f"{where}: {actual!r} != {expected!r}")
+        assert_matches(one, other, f"{where} (as JSON)")
+    elif isinstance(expected, float) or isinstance(actual, float):
+        if not (
+            isinstance(actual, (int, float))
+            and not isinstance(actual, bool)
+            and math.isclose(expected, actual, rel_tol=FLOAT_TOLERANCE, abs_tol=1e-12)
+        ):
+            raise AssertionError(f"{where}: {actual!r} is not close to {expected!r}")
+    elif expected != actual or type(expected) is not type(actual):
+        raise AssertionError(f"{where}: {actual!r} != {expected!r}")
+
+
+_NOT_JSON = object()
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return _NOT_JSON
+
+
+def _image_matches(expected: dict[str, Any], actual: Any, where: str) -> None:
+    if not isinstance(actual, dict) or actual.get("type") != "image":
+        raise AssertionError(f"{where}: expected an image, got {actual!r:.200}")
+    if actual.get("mimeType") != expected.get("mimeType"):
+        raise AssertionError(f"{where}: {actual.get('mimeType')} != {expected.get('mimeType')}")
+    one = base64.b64decode(expected.get("data", ""))
+    other = base64.b64decode(actual.get("data", ""))
+    sizes = png_size(one), png_size(other)
+    if sizes[0] is not None:
+        if sizes[0] != sizes[1]:
+            raise AssertionError(f"{where}: a {sizes[1]} image, expected {sizes[0]}")
+    elif abs(len(other) - len(one)) > IMAGE_BYTES_TOLERANCE * max(len(one), 1):
+        raise AssertionError(f"{where}: {len(other)} bytes of image, expected about {len(one)}")

@@ -1,0 +1,182 @@
+"""Exports installed into a fresh virtualenv (no IPython in it), served over stdio and over
+HTTP by uvicorn, and driven by the official SDK client in both modes."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import venv
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from mcp_notebook.export.package import export_notebook
+
+from .conftest import MODES
+from .export.notebooks import helper_notebook
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = CHECKOUT / "notebooks"
+TOKEN = "export-test-token"
+FRONT_ENDS = ("ipython", "ipykernel", "ipywidgets")
+
+
+def _pip(python: Path, *args: str) -> None:
+    subprocess.run([str(python), "-m", "pip", "install", "-q", *args], check=True, timeout=900)
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory) -> Iterator[dict[str, Path]]:
+    """A fresh virtualenv (no system site-packages) with this checkout and three exports
+    installed by ``pip install DIR``, then IPython, ipykernel and ipywidgets removed."""
+    root = tmp_path_factory.mktemp("export-venv")
+    venv.create(root / "venv", with_pip=True)
+    python = root / "venv" / "bin" / "python"
+    _pip(python, str(CHECKOUT))
+    packages = {}
+    for notebook in (NOTEBOOKS / "quickstart.ipynb", NOTEBOOKS / "dataframes.ipynb"):
+        result = export_notebook(notebook, root / notebook.stem)
+        packages[result.package] = result.directory
+    helpers = export_notebook(helper_notebook(root), root / "helpers")
+    packages[helpers.package] = helpers.directory
+    for directory in packages.values():
+        _pip(python, f"{directory}[asgi]")
+    subprocess.run(
+        [str(python), "-m", "pip", "uninstall", "-q", "-y", *FRONT_ENDS], check=True, timeout=300
+    )
+    yield {"python": python, **packages}
+
+
+def test_the_venv_has_no_ipython_and_the_exports_import(fresh):
+    python = fresh["python"]
+    code = "import importlib.util as u; print(u.find_spec('IPython'), u.find_spec('ipykernel'))"
+    assert subprocess.run([python, "-c", code], capture_output=True, text=True).stdout.split() == [
+        "None",
+        "None",
+    ]
+
+
+def _stdio(fresh, package: str) -> StdioServerParameters:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return StdioServerParameters(command=str(fresh["python"]), args=["-m", package], env=env)
+
+
+class Uvicorn:
+    """``uvicorn PACKAGE.asgi:app`` on a free loopback port, from the fresh virtualenv."""
+
+    def __init__(self, fresh, package: str) -> None:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        env["MCP_NOTEBOOK_TOKEN"] = TOKEN
+        self.process = subprocess.Popen(
+            [str(fresh["python"]), "-m", "uvicorn", f"{package}.asgi:app", "--port", "0"],
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd="/",
+        )
+        assert self.process.stderr is not None
+        for line in self.process.stderr:  # waits for its start-up line, not for a time
+            found = re.search(r"running on http://127\.0\.0\.1:(\d+)", line)
+            if found:
+                self.url = f"http://127.0.0.1:{found.group(1)}/mcp"
+                return
+        raise AssertionError(f"uvicorn did not start (exit {self.process.wait()})")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(30)
+
+
+@pytest.fixture
+def uvicorn_server(request, fresh) -> Iterator[Uvicorn]:
+    server = Uvicorn(fresh, request.param)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def _http(url: str):
+    http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60)
+    return http, streamable_http_client(url, http_client=http)
+
+
+async def _quickstart_session(client: Client) -> None:
+    assert [t.name for t in (await client.list_tools()).tools] == ["add"]
+    assert (await client.call_tool("add", {"a": 2, "b": 40})).content[0].text == "42"
+    sales = (await client.read_resource("df://sales")).contents[0].text
+    assert sales.splitlines()[:2] == ["region,units,price", "north,120,9.5"]
+    prompt = await client.get_prompt("summarize", {"topic": "sales"})
+    assert prompt.messages[0].content.text == "Summarize sales in 3 bullet points."
+
+
+@MODES
+async def test_the_quickstart_export_serves_over_stdio(fresh, mode):
+    async with Client(_stdio(fresh, "quickstart_mcp"), mode=mode) as client:
+        assert client.server_info.name == "quickstart"
+        await _quickstart_session(client)
+
+
+@MODES
+@pytest.mark.parametrize("uvicorn_server", ["quickstart_mcp"], indirect=True)
+async def test_the_quickstart_export_serves_over_uvicorn(uvicorn_server, mode):
+    http, transport = _http(uvicorn_server.url)
+    async with http, Client(transport, mode=mode) as client:
+        await _quickstart_session(client)
+
+
+@MODES
+@pytest.mark.parametrize("uvicorn_server", ["dataframes_mcp"], indirect=True)
+async def test_the_dataframes_export_serves_frames_images_and_live_variables(uvicorn_server, mode):
+    http, transport = _http(uvicorn_server.url)
+    async with http, Client(transport, mode=mode) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert {"top_regions", "plot_units", "add_orders", "price_stats"} <= names
+        top = await client.call_tool("top_regions", {"n": 2})
+        assert not top.is_error and top.structured_content is not None
+        chart = await client.call_tool("plot_units", {"region": "north"})
+        assert chart.content[0].type == "image" and chart.content[0].mime_type == "image/png"
+        schema = (await client.read_resource("df://orders/schema")).contents[0].text
+        assert "order_id" in schema
+        # mcp.resource(var="orders") reads the module's variable, which a tool re-binds.
+        added = await client.call_tool(
+            "add_orders", {"rows": [{"region": "north", "units": 1, "price": 1.0}]}
+        )
+        count = int(added.content[0].text)
+        assert count > 100_000
+        page = await client.read_resource(f"df://orders?offset={count - 1}&limit=1")
+        assert f"{count - 1}," in page.contents[0].text
+
+
+@MODES
+async def test_the_helper_export_runs_helpers_imports_and_asks_the_client_to_confirm(fresh, mode):
+    async with Client(_stdio(fresh, "helpers_mcp"), mode=mode) as client:
+        stats = await client.call_tool("word_stats", {"text": "a bb a"})
+        assert stats.structured_content == {"words": 3, "distinct": 2, "mean_length": 4 / 3}
+        note = await client.read_resource("notes://monday")
+        assert note.contents[0].text == '{"day": "monday", "notes": []}'
+        prompt = await client.get_prompt("explain", {"term": "MCP"})
+        assert prompt.messages[0].content.text == "Explain MCP simply."
+        # confirm=True: nobody is at a notebook and this client cannot be asked: denied.
+        denied = await client.call_tool("forget", {"topic": "x"})
+        assert denied.is_error
+
+
+def test_the_exports_own_tests_pass_in_the_fresh_venv(fresh):
+    python = fresh["python"]
+    _pip(python, "pytest")
+    for package in ("quickstart_mcp", "helpers_mcp"):
+        done = subprocess.run(
+            [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+            cwd=fresh[package],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr

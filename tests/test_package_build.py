@@ -1,0 +1,78 @@
+"""The package as shipped: wheel and sdist built by `python -m build`, the wheel installed
+into a fresh virtualenv and smoke-tested (the bundled quickstart served, one call)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tarfile
+import venv
+import zipfile
+from pathlib import Path
+
+from mcp.client import Client
+from mcp.client.stdio import StdioServerParameters
+
+from mcp_notebook import __version__
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+
+
+async def test_the_wheel_and_sdist_build_install_and_serve(tmp_path):
+    dist = tmp_path / "dist"
+    subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(dist), str(CHECKOUT)],
+        check=True,
+        capture_output=True,
+        timeout=900,
+    )
+    (wheel,) = dist.glob("mcp_notebook-*.whl")
+    (sdist,) = dist.glob("mcp_notebook-*.tar.gz")
+    assert __version__ in wheel.name and __version__ in sdist.name
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+    assert f"mcp_notebook-{__version__}.dist-info/licenses/LICENSE" in names
+    assert "mcp_notebook/_data/quickstart.ipynb" in names
+    assert "mcp_notebook/export/runtime.py" in names and "mcp_notebook/py.typed" in names
+    assert not any(name.startswith("tests/") for name in names)
+    with tarfile.open(sdist) as archive:
+        members = {Path(m).relative_to(Path(m).parts[0]).as_posix() for m in archive.getnames()}
+    assert {"LICENSE", "pyproject.toml", "README.md", "mcp_notebook/__init__.py"} <= members
+    metadata = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); "
+            f"print(z.read('mcp_notebook-{__version__}.dist-info/METADATA').decode())",
+            str(wheel),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "License-Expression: MIT" in metadata
+
+    venv.create(tmp_path / "venv", with_pip=True)
+    python = tmp_path / "venv" / "bin" / "python"
+    # The quickstart serves a DataFrame: the dataframes extra (a bare install's default
+    # `serve` stops at its `import pandas`).
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", f"{wheel}[dataframes]"],
+        check=True,
+        timeout=900,
+    )
+    # As in an activated virtualenv: the kernel spec's "python" is the venv's.
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = f"{python.parent}{os.pathsep}{env.get('PATH', '')}"
+    # No notebook argument: the quickstart shipped inside the wheel; run away from the
+    # checkout so that its notebooks/ folder is not found instead.
+    server = StdioServerParameters(
+        command=str(tmp_path / "venv" / "bin" / "mcp-notebook"),
+        args=["serve", "--transport", "stdio"],
+        env=env,
+        cwd=str(tmp_path),
+    )
+    async with Client(server, mode="auto") as client:
+        assert client.server_info.name == "quickstart"
+        assert (await client.call_tool("add", {"a": 20, "b": 22})).content[0].text == "42"

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +46,7 @@ class HeldRelay:
         self.limit = MAX_HELD if limit is None else limit
         self._lock = threading.Lock()
         self._state = "holding"  # -> "open" (relaying) or "failed"
+        self._let_go = threading.Event()  # what was held has been relayed or refused
         self._held: deque[Message] = deque()
         self._initialize: Message | None = None  # answered here: replayed upstream
         self._answered: dict[str, Any] | None = None  # what we answered it
@@ -166,6 +168,7 @@ class HeldRelay:
         for message in held:
             self.relay.feed(message)
         self._state = "open"
+        self._let_go.set()
 
     def _fail(self) -> None:
         self._state = "failed"
@@ -173,6 +176,7 @@ class HeldRelay:
         self._progress.clear()
         for message in held:
             self._refuse(message)
+        self._let_go.set()
 
     def _report(self, step: Step, messages: list[Message]) -> None:
         """Progress to the held requests that asked for it: each hears each step once."""
@@ -210,7 +214,12 @@ class HeldRelay:
             return any("method" in m and "id" in m for m in self._held)
 
     def settle(self, timeout: float) -> bool:
-        return self.relay.settle(timeout)
+        # Once the start settled, what was held must have left before the relay's calls
+        # in flight say anything: the replayed handshake may still be on its way.
+        deadline = time.monotonic() + timeout
+        if self.startup.settled and not self._let_go.wait(timeout):
+            return False
+        return self.relay.settle(max(0.0, deadline - time.monotonic()))
 
     def end_streams(self) -> None:
         self.relay.end_streams()

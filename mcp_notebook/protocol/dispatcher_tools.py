@@ -36,12 +36,15 @@ NAMES = frozenset({LIST_TOOL, CALL_TOOL})
 # The experimental client capability that asks for the dispatcher on this session.
 CAPABILITY = "mcp-notebook/dispatcher"
 MAX_LISTED = 50  # definitions in one listing: a model asks again with a query
+# The words are searched on the server's loop: a query's length bounds that work.
+MAX_QUERY = 1000
 
 _LIST_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "query": {
             "type": "string",
+            "maxLength": MAX_QUERY,
             "description": "Words to look for in a tool's name, title or description "
             "(every word must appear, in any case). Leave out to list every tool.",
         },
@@ -164,19 +167,23 @@ def _argument_error(name: str, arguments: Any) -> str | None:
 
 def _list(server: Calls, arguments: dict[str, Any]) -> dict[str, Any]:
     exact, query = arguments.get("name"), arguments.get("query")
-    words = query.lower().split() if isinstance(query, str) else []
+    words = set(query.lower().split()) if isinstance(query, str) else set()
     found = [
         tool.definition
         for tool in server.registry.tools.values()
         if tool.name not in NAMES
         and (exact is None or tool.name == exact)
-        and all(word in _searched(tool.definition) for word in words)
+        and _matches(_searched(tool.definition), words)
     ]
     structured = {"tools": found[:MAX_LISTED], "total": len(found)}
     text = jsontext.dumps(structured).decode()
     if len(found) > MAX_LISTED:
         text = f"{MAX_LISTED} of {len(found)} tools; narrow it down with a query.\n{text}"
     return {"content": [{"type": "text", "text": text}], "structuredContent": structured}
+
+
+def _matches(text: str, words: set[str]) -> bool:
+    return all(word in text for word in words)
 
 
 def _searched(definition: dict[str, Any]) -> str:

@@ -102,6 +102,19 @@ def test_the_store_is_bounded_in_bytes():
         store.get(huge.id)
 
 
+def test_a_result_too_big_to_keep_at_all_costs_no_other_task_its_result():
+    store = TaskStore(max_bytes=200_000)
+    kept = [store.create(f"t{i}") for i in range(2)]
+    for task in kept:
+        store.complete(task, {"content": [{"type": "text", "text": "x" * 60_000}]})
+    huge = store.create("huge")
+    store.complete(huge, {"content": [{"type": "text", "text": "y" * 300_000}]})
+    with pytest.raises(TaskNotFound, match="expired"):
+        store.get(huge.id)
+    assert [store.get(t.id) for t in kept] == kept  # another client's results stay
+    assert store.bytes <= 200_000
+
+
 def test_cancel_stops_the_work_and_observers_hear_every_change():
     store = TaskStore()
     heard: list[str] = []

@@ -346,6 +346,8 @@ class TaskStore:
                 self._bytes += size - task.size
             task.size = size
             self._step(task, status, message)
+            if size > self.max_bytes and task.id in self._tasks:
+                self._forget(task)  # too big to keep at all: the others' results stay
             self._evict(lambda: self._bytes > self.max_bytes, keep=task)
         self._tell(task)
         return True

@@ -286,6 +286,25 @@ def test_what_waits_is_bounded(notebook, monkeypatch):
         bridge.close()
 
 
+def test_what_waits_is_bounded_in_bytes_too(notebook, monkeypatch):
+    monkeypatch.setattr(held, "MAX_HELD_BYTES", 250_000)
+    startup = Startup(NAME, Identity(NAME, __version__))
+    output = Output()
+    bridge = Bridge(LateTarget(startup), output, startup=startup)
+    big = {"name": "add", "arguments": {"text": "x" * 100_000}}
+    try:
+        for request_id in (1, 2, 3):
+            bridge.feed(request(request_id, "tools/call", big))
+        refused = output.only_reply(3)
+        assert refused["error"]["code"] == -32000 and "too many" in refused["error"]["message"]
+        bridge.feed(request(4, "tools/list"))  # small enough for the room left
+        startup.ready(notebook.url, None)
+        for request_id in (1, 2, 4):
+            assert "result" in output.only_reply(request_id)
+    finally:
+        bridge.close()
+
+
 # -- a start that fails, or a client that leaves ------------------------------------------------
 
 

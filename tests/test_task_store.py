@@ -33,6 +33,17 @@ def test_a_created_task_resolves_at_once_and_moves_only_along_the_spec_s_steps()
     assert other.status == "cancelled" and other.result is None
 
 
+def test_an_ended_task_s_status_message_never_changes_either():
+    store = TaskStore()
+    cancelled = store.create("tools/call slow")
+    store.cancel(cancelled, "cancelled from the notebook")
+    updated = cancelled.updated
+    # e.g. the follower, a moment late, saying the call still waits for approval
+    assert not store.set_status(cancelled, "cancelled", "waiting for approval in the notebook")
+    assert cancelled.message == "cancelled from the notebook"
+    assert cancelled.updated == updated
+
+
 def test_unknown_and_expired_ids_get_the_spec_s_invalid_params_error():
     clock = Clock()
     store = TaskStore(clock=clock)

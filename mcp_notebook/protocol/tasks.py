@@ -293,6 +293,8 @@ class TaskStore:
         return changed
 
     def _step(self, task: Task, status: TaskStatus, message: str | None) -> bool:
+        if task.done:
+            return False  # not even its message: a terminal task never changes
         if status == task.status:
             if message == task.message:
                 return False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 from mcp_notebook import Context, NotebookMCP
@@ -161,6 +162,38 @@ async def test_task_input_is_asked_in_tasks_get_and_answered_with_tasks_update()
     assert ack["result"] == {"resultType": "complete"}
     done = await until_terminal(server, task_id)
     assert done["result"]["content"][0]["text"] == "deleted a"
+
+
+async def test_an_answer_racing_a_cancel_from_the_monitor_is_acknowledged():
+    server, app, _ = make()
+    made = await call(
+        server, "tools/call", {"name": "confirm_delete", "arguments": {"filename": "a"}}
+    )
+    task_id = made["result"]["taskId"]
+    for _ in range(200):
+        got = (await call(server, "tasks/get", {"taskId": task_id}))["result"]
+        if got["status"] == "input_required":
+            break
+        await asyncio.sleep(0.01)
+    task = app.tasks.get(task_id)
+    asked = task.input_requests
+    assert asked is not None
+
+    def cancelled_meanwhile() -> dict[str, Any]:
+        # The notebook's Cancel (the kernel's thread) lands while tasks/update reads.
+        click = threading.Thread(target=app.tasks.cancel, args=(task, "from the notebook"))
+        click.start()
+        click.join()
+        return asked()
+
+    task.input_requests = cancelled_meanwhile
+    ack = await call(
+        server,
+        "tasks/update",
+        {"taskId": task_id, "inputResponses": {"confirm": {"action": "accept"}}},
+    )
+    assert ack.get("result") == {"resultType": "complete"}, ack
+    assert (await until_terminal(server, task_id))["status"] == "cancelled"
 
 
 async def test_input_asked_before_the_task_exists_is_a_multi_round_trip_then_a_task():

@@ -243,6 +243,27 @@ async def test_the_task_methods_need_the_extension_and_a_known_id():
         assert (await call(server, removed, {"taskId": "x"}))["error"]["code"] == -32601
 
 
+async def test_a_listen_stream_names_each_task_once_however_often_it_was_asked():
+    server, _, _ = make()
+    made = await call(server, "tools/call", {"name": "slow", "arguments": {"seconds": 60}})
+    task_id = made["result"]["taskId"]
+    # Every status change of a task looks it up in each stream's list: keep it short.
+    asked = {"taskIds": [task_id] * 10_000 + ["unknown", task_id]}
+    message = request("subscriptions/listen", {"notifications": asked})
+    session = modern.open_request(message)
+    heard: list[dict] = []
+    session.outbound = lambda m, related: heard.append(m) or True
+    listen = asyncio.ensure_future(server.handle(message, session))
+    for _ in range(100):
+        if heard:
+            break
+        await asyncio.sleep(0.01)
+    assert heard[0]["params"]["notifications"]["taskIds"] == [task_id]
+    await call(server, "tasks/cancel", {"taskId": task_id})
+    server.end_listens()
+    await listen
+
+
 async def test_status_notifications_reach_a_listen_stream_that_asked():
     server, _, _ = make()
     made = await call(server, "tools/call", {"name": "slow", "arguments": {"seconds": 0.3}})

@@ -291,7 +291,9 @@ class Server(TaskCalls, UserCalls):
                 raise missing_extension("task status notifications")
             if not isinstance(task_ids, list):
                 raise invalid_params("notifications.taskIds must be a list of task ids")
-            honored["taskIds"] = [t for t in task_ids if self._known_task(t)]
+            # Each once: every status change looks its task up in this list.
+            named = dict.fromkeys(t for t in task_ids if isinstance(t, str))
+            honored["taskIds"] = [t for t in named if self._known_task(t)]
         self._loop = asyncio.get_running_loop()
         session.listen_filter = honored
         session.subscriptions = set(honored.get("resourceSubscriptions", []))

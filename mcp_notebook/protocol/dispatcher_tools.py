@@ -25,8 +25,9 @@ from ..registry.content import error_result
 from ..registry.validation import SchemaCheck, argument_problem
 from ..wire import jsontext
 from .calls import CallLog, CallRecord
-from .jsonrpc import Message, invalid_params
-from .names import META_CAPABILITIES
+from .codes import METHOD_NOT_FOUND
+from .jsonrpc import Message, RpcError, invalid_params
+from .names import META_CAPABILITIES, TASKS_VERSION
 from .request import RequestContext
 from .versions import modern_version
 
@@ -111,10 +112,18 @@ def offered(everyone: bool, capabilities: dict[str, Any]) -> bool:
     return isinstance(experimental, dict) and CAPABILITY in experimental
 
 
-def listing(tools: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+# 2025-11-25 lists each tool's task support, and reads none as "forbidden": a call through
+# the dispatcher may be a task as far as the named tool allows; a listing never is.
+TASK_SUPPORT = {LIST_TOOL: "forbidden", CALL_TOOL: "optional"}
+
+
+def listing(tools: Iterable[dict[str, Any]], task_support: bool = False) -> list[dict[str, Any]]:
     """``tools/list``'s items with the dispatcher: its two tools first (stable cursors for
     the rest), and no notebook tool of the same name (the dispatcher's win)."""
-    return [*DEFINITIONS, *(t for t in tools if t.get("name") not in NAMES)]
+    own = DEFINITIONS
+    if task_support:
+        own = tuple({**d, "execution": {"taskSupport": TASK_SUPPORT[d["name"]]}} for d in own)
+    return [*own, *(t for t in tools if t.get("name") not in NAMES)]
 
 
 class Calls(Protocol):
@@ -133,6 +142,9 @@ async def answer(server: Calls, request: RequestContext, name: str) -> dict[str,
     if given is not None and not isinstance(given, dict):
         raise invalid_params("tools/call arguments must be an object")  # as for any tool
     arguments: dict[str, Any] = given or {}
+    as_task = params.get("task") is not None and session.protocol_version == TASKS_VERSION
+    if name == LIST_TOOL and as_task:  # its listed taskSupport is "forbidden"
+        raise RpcError(METHOD_NOT_FOUND, "This tool cannot be called as a task")
     problem = _argument_error(name, arguments)
     if problem is not None or name == LIST_TOOL:
         record = server.calls.add(CallRecord("tools/call", name, arguments, session.client_label))

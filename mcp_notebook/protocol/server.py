@@ -426,12 +426,13 @@ class Server(TaskCalls, UserCalls):
     # -- listing -----------------------------------------------------------------------
     async def _tools_list(self, request: RequestContext) -> dict[str, Any]:
         tools = self.registry.tools.values()
-        if request.session.protocol_version == TASKS_VERSION:  # says which may be tasks
+        task_support = request.session.protocol_version == TASKS_VERSION
+        if task_support:  # says which may be tasks
             items = [{**t.definition, "execution": {"taskSupport": t.task}} for t in tools]
         else:
             items = [t.definition for t in tools]
         if self.offers_dispatcher(request):
-            items = dispatcher_tools.listing(items)
+            items = dispatcher_tools.listing(items, task_support)
         return page("tools", items, request.params, self.page_size)
 
     def offers_dispatcher(self, request: RequestContext) -> bool:

@@ -28,13 +28,13 @@ class CodeCell:
 
 def code_cells(path: Path) -> list[CodeCell]:
     """The code cells that have code, in order. ``FileNotFoundError`` if it is gone."""
-    text = path.read_text(encoding="utf-8")
     try:
+        text = path.read_text(encoding="utf-8")  # cut inside a character: half a save
         if path.suffix.lower() in PERCENT_SUFFIXES:
             cells = [(c.cell_type, c.source) for c in _read_percent(text).cells]
         else:
             cells = _read_ipynb(text)
-    except (ValueError, KeyError, TypeError) as exc:  # bad JSON, a cell without its fields
+    except (ValueError, KeyError, TypeError) as exc:  # bad JSON or UTF-8, a cell's fields
         raise UnreadableNotebook(f"{path.name} is not a readable notebook: {exc}") from exc
     return [
         CodeCell(index + 1, source)

@@ -173,6 +173,18 @@ async def test_the_listing_filters_and_never_lists_the_dispatcher(server, mode):
 
 
 @MODES
+async def test_an_overlong_query_is_an_invalid_argument_not_minutes_of_the_servers_loop(
+    server, mode
+):
+    async with connect(server, mode) as client:
+        # Searched word by word on the server's loop: 4 MB of words held it for minutes.
+        flood = await client.call_tool(LIST_TOOL, {"query": "number " * 200_000})
+        assert flood.is_error and "Invalid argument 'query'" in flood.content[0].text
+        longest = await client.call_tool(LIST_TOOL, {"query": ("two " * 250)[:1000]})
+        assert [t["name"] for t in longest.structured_content["tools"]] == ["add"]
+
+
+@MODES
 async def test_errors_through_the_dispatcher_are_those_of_a_direct_call(server, mode):
     async with connect(server, mode) as client:
         await client.list_tools()

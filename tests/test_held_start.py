@@ -286,6 +286,25 @@ def test_what_waits_is_bounded(notebook, monkeypatch):
         bridge.close()
 
 
+def test_what_waits_is_bounded_in_bytes_too(notebook, monkeypatch):
+    monkeypatch.setattr(held, "MAX_HELD_BYTES", 250_000)
+    startup = Startup(NAME, Identity(NAME, __version__))
+    output = Output()
+    bridge = Bridge(LateTarget(startup), output, startup=startup)
+    big = {"name": "add", "arguments": {"text": "x" * 100_000}}
+    try:
+        for request_id in (1, 2, 3):
+            bridge.feed(request(request_id, "tools/call", big))
+        refused = output.only_reply(3)
+        assert refused["error"]["code"] == -32000 and "too many" in refused["error"]["message"]
+        bridge.feed(request(4, "tools/list"))  # small enough for the room left
+        startup.ready(notebook.url, None)
+        for request_id in (1, 2, 4):
+            assert "result" in output.only_reply(request_id)
+    finally:
+        bridge.close()
+
+
 # -- a start that fails, or a client that leaves ------------------------------------------------
 
 
@@ -359,3 +378,35 @@ def test_the_seed_dialect_is_served_once_the_notebook_is_up(notebook):
         assert posted(notebook)[0] == "initialize"
     finally:
         bridge.close()
+
+
+def test_settling_waits_for_what_was_held_to_be_relayed_once_the_notebook_is_up():
+    """stdin closed while the notebook started, which then came up: the bridge settles
+    (and ends) only once what waited was relayed and answered, though the replayed
+    handshake is still on its way (else `serve` exits before those replies leave)."""
+    gate = threading.Event()
+
+    def slow_handshake(seen: Seen) -> tuple[Any, ...]:
+        if seen.method == "initialize":
+            gate.wait(30)
+        return answer(seen)
+
+    slow = FakeNotebook(slow_handshake)
+    startup = Startup(NAME, Identity(NAME, __version__))
+    output = Output()
+    bridge = Bridge(LateTarget(startup), output, startup=startup)
+    try:
+        bridge.feed(INITIALIZE)
+        bridge.feed(request(2, "tools/list"))
+        opening = threading.Thread(target=startup.ready, args=(slow.url, None), daemon=True)
+        opening.start()  # its replay of the handshake waits for the gate
+        wait_until(lambda: slow.posted("initialize"), "the replayed handshake")
+        assert not bridge.settle(0.2)  # tools/list has not even left yet
+        gate.set()
+        assert bridge.settle(30)
+        assert "result" in output.only_reply(2)
+        opening.join(30)
+    finally:
+        gate.set()
+        bridge.close()
+        slow.close()

@@ -87,6 +87,15 @@ def test_half_a_save_is_unreadable_not_a_crash(tmp_path):
         code_cells(tmp_path / "gone.ipynb")
 
 
+def test_a_save_cut_inside_a_character_is_unreadable_not_a_crash(tmp_path):
+    path = tmp_path / "n.ipynb"
+    whole = json.dumps({"cells": [{"cell_type": "code", "source": "s = 'é'"}]}, ensure_ascii=False)
+    encoded = whole.encode()
+    path.write_bytes(encoded[: encoded.index("é".encode()) + 1])  # half of the "é"
+    with pytest.raises(UnreadableNotebook, match="not a readable notebook"):
+        code_cells(path)
+
+
 # -- what a re-run registers, and what is announced ---------------------------------------
 
 
@@ -341,6 +350,14 @@ def test_an_emptied_file_is_a_save_in_progress_and_runs_nothing(stand_in):
 def test_an_unreadable_save_warns_clients_and_runs_nothing(tmp_path):
     path = tmp_path / "n.ipynb"
     path.write_text("{")  # half a save
+    kernel = StandInKernel(path, ["a"])
+    assert Watcher(kernel).reload() is False
+    assert len(kernel.ran) == 1 and kernel.ran[0].startswith("app.log('warning'")
+
+
+def test_a_save_cut_inside_a_character_warns_clients_and_runs_nothing(tmp_path):
+    path = tmp_path / "n.ipynb"
+    path.write_bytes(b'{"cells": [{"cell_type": "code", "source": "s = \'\xc3')
     kernel = StandInKernel(path, ["a"])
     assert Watcher(kernel).reload() is False
     assert len(kernel.ran) == 1 and kernel.ran[0].startswith("app.log('warning'")

@@ -33,6 +33,17 @@ def test_a_created_task_resolves_at_once_and_moves_only_along_the_spec_s_steps()
     assert other.status == "cancelled" and other.result is None
 
 
+def test_an_ended_task_s_status_message_never_changes_either():
+    store = TaskStore()
+    cancelled = store.create("tools/call slow")
+    store.cancel(cancelled, "cancelled from the notebook")
+    updated = cancelled.updated
+    # e.g. the follower, a moment late, saying the call still waits for approval
+    assert not store.set_status(cancelled, "cancelled", "waiting for approval in the notebook")
+    assert cancelled.message == "cancelled from the notebook"
+    assert cancelled.updated == updated
+
+
 def test_unknown_and_expired_ids_get_the_spec_s_invalid_params_error():
     clock = Clock()
     store = TaskStore(clock=clock)
@@ -100,6 +111,19 @@ def test_the_store_is_bounded_in_bytes():
     store.complete(huge, {"content": [{"type": "text", "text": "y" * 300_000}]})
     with pytest.raises(TaskNotFound):  # too big to keep at all
         store.get(huge.id)
+
+
+def test_a_result_too_big_to_keep_at_all_costs_no_other_task_its_result():
+    store = TaskStore(max_bytes=200_000)
+    kept = [store.create(f"t{i}") for i in range(2)]
+    for task in kept:
+        store.complete(task, {"content": [{"type": "text", "text": "x" * 60_000}]})
+    huge = store.create("huge")
+    store.complete(huge, {"content": [{"type": "text", "text": "y" * 300_000}]})
+    with pytest.raises(TaskNotFound, match="expired"):
+        store.get(huge.id)
+    assert [store.get(t.id) for t in kept] == kept  # another client's results stay
+    assert store.bytes <= 200_000
 
 
 def test_cancel_stops_the_work_and_observers_hear_every_change():

@@ -126,6 +126,28 @@ async def test_task_support_is_enforced_with_method_not_found():
     assert plain["result"]["content"][0]["text"] == "plain"
 
 
+async def test_the_dispatcher_s_tools_say_their_task_support_so_a_required_task_tool_is_reachable():
+    _, app, ran = make()
+    server = Server(app.registry, name="t", version="1", tasks=app.tasks, dispatcher=True)
+    session, _, _ = await opened(server)
+    listing = validate_reply("tools/list", await send(server, session, "tools/list"), V)
+    support = {t["name"]: t["execution"]["taskSupport"] for t in listing["result"]["tools"]}
+    # Absent means "forbidden": a client would never ask call_notebook_tool for a task.
+    assert support["list_notebook_tools"] == "forbidden"
+    assert support["call_notebook_tool"] == "optional"  # what the named tool allows
+    reply = await send(
+        server,
+        session,
+        "tools/call",
+        {"name": "call_notebook_tool", "arguments": {"name": "must"}, "task": {}},
+    )
+    task_id = validate(reply["result"], "CreateTaskResult", V)["task"]["taskId"]
+    result = await send(server, session, "tasks/result", {"taskId": task_id})
+    assert result["result"]["content"][0]["text"] == "done" and ran == ["must"]
+    listed = await send(server, session, "tools/call", {"name": "list_notebook_tools", "task": {}})
+    assert listed["error"]["code"] == -32601  # as for any tool whose support is "forbidden"
+
+
 async def test_a_failed_task_s_result_is_the_json_rpc_error():
     server, _, _ = make()
     session, _, _ = await opened(server)

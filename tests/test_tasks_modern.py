@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 from mcp_notebook import Context, NotebookMCP
@@ -163,6 +164,38 @@ async def test_task_input_is_asked_in_tasks_get_and_answered_with_tasks_update()
     assert done["result"]["content"][0]["text"] == "deleted a"
 
 
+async def test_an_answer_racing_a_cancel_from_the_monitor_is_acknowledged():
+    server, app, _ = make()
+    made = await call(
+        server, "tools/call", {"name": "confirm_delete", "arguments": {"filename": "a"}}
+    )
+    task_id = made["result"]["taskId"]
+    for _ in range(200):
+        got = (await call(server, "tasks/get", {"taskId": task_id}))["result"]
+        if got["status"] == "input_required":
+            break
+        await asyncio.sleep(0.01)
+    task = app.tasks.get(task_id)
+    asked = task.input_requests
+    assert asked is not None
+
+    def cancelled_meanwhile() -> dict[str, Any]:
+        # The notebook's Cancel (the kernel's thread) lands while tasks/update reads.
+        click = threading.Thread(target=app.tasks.cancel, args=(task, "from the notebook"))
+        click.start()
+        click.join()
+        return asked()
+
+    task.input_requests = cancelled_meanwhile
+    ack = await call(
+        server,
+        "tasks/update",
+        {"taskId": task_id, "inputResponses": {"confirm": {"action": "accept"}}},
+    )
+    assert ack.get("result") == {"resultType": "complete"}, ack
+    assert (await until_terminal(server, task_id))["status"] == "cancelled"
+
+
 async def test_input_asked_before_the_task_exists_is_a_multi_round_trip_then_a_task():
     server, _, _ = make()
     first = (await call(server, "tools/call", {"name": "ask_then_work"}))["result"]
@@ -208,6 +241,27 @@ async def test_the_task_methods_need_the_extension_and_a_known_id():
         assert unknown["error"]["code"] == -32602, method
     for removed in ("tasks/result", "tasks/list"):
         assert (await call(server, removed, {"taskId": "x"}))["error"]["code"] == -32601
+
+
+async def test_a_listen_stream_names_each_task_once_however_often_it_was_asked():
+    server, _, _ = make()
+    made = await call(server, "tools/call", {"name": "slow", "arguments": {"seconds": 60}})
+    task_id = made["result"]["taskId"]
+    # Every status change of a task looks it up in each stream's list: keep it short.
+    asked = {"taskIds": [task_id] * 10_000 + ["unknown", task_id]}
+    message = request("subscriptions/listen", {"notifications": asked})
+    session = modern.open_request(message)
+    heard: list[dict] = []
+    session.outbound = lambda m, related: heard.append(m) or True
+    listen = asyncio.ensure_future(server.handle(message, session))
+    for _ in range(100):
+        if heard:
+            break
+        await asyncio.sleep(0.01)
+    assert heard[0]["params"]["notifications"]["taskIds"] == [task_id]
+    await call(server, "tasks/cancel", {"taskId": task_id})
+    server.end_listens()
+    await listen
 
 
 async def test_status_notifications_reach_a_listen_stream_that_asked():

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ from ..protocol import jsonrpc, modern
 from ..protocol.names import META_LOG_LEVEL, META_PROGRESS_TOKEN
 from ..protocol.session import LOG_LEVELS
 from ..protocol.versions import modern_version
+from ..wire import jsontext
 from .channel import Channel, readable_id
 from .link import Message
 from .startup import Startup, Step
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 MAX_HELD = 1000  # messages waiting for the notebook; beyond this requests are refused
+MAX_HELD_BYTES = 64 * 1024 * 1024  # ... and their bytes (one message may be 16 MiB)
 LOGGER_NAME = "mcp-notebook"
 LEVEL = "info"  # of the start's log messages
 
@@ -45,7 +48,9 @@ class HeldRelay:
         self.limit = MAX_HELD if limit is None else limit
         self._lock = threading.Lock()
         self._state = "holding"  # -> "open" (relaying) or "failed"
+        self._let_go = threading.Event()  # what was held has been relayed or refused
         self._held: deque[Message] = deque()
+        self._held_bytes = 0
         self._initialize: Message | None = None  # answered here: replayed upstream
         self._answered: dict[str, Any] | None = None  # what we answered it
         self._log_level: str | None = None  # the client's logging/setLevel, held for later
@@ -75,7 +80,8 @@ class HeldRelay:
             params = message.get("params") or {}
             if self._cancel(params.get("requestId")):
                 return  # the notebook never saw it: nothing to tell it
-        if len(self._held) >= self.limit:
+        size = _size(message)
+        if len(self._held) >= self.limit or self._held_bytes + size > MAX_HELD_BYTES:
             if kind == "request":
                 problem = f"too many requests wait for {self.startup.name} to start"
                 self.channel.write(self._error(message["id"], problem))
@@ -83,6 +89,7 @@ class HeldRelay:
                 logger.warning("dropped a %s while the notebook starts", kind)
             return
         self._held.append(message)
+        self._held_bytes += size
         if kind != "request":
             return
         params = message.get("params") or {}
@@ -124,6 +131,7 @@ class HeldRelay:
         for held in self._held:
             if "method" in held and "id" in held and _key(held["id"]) == _key(request_id):
                 self._held.remove(held)
+                self._held_bytes -= _size(held)
                 self._progress.pop(_key(request_id), None)
                 logger.info("client cancelled request %r before the notebook started", request_id)
                 return True
@@ -161,18 +169,20 @@ class HeldRelay:
                     "given while it started: %s",
                     (reply or {}).get("error") or result,
                 )
-        held, self._held = self._held, deque()
+        held, self._held, self._held_bytes = self._held, deque(), 0
         self._progress.clear()
         for message in held:
             self.relay.feed(message)
         self._state = "open"
+        self._let_go.set()
 
     def _fail(self) -> None:
         self._state = "failed"
-        held, self._held = self._held, deque()
+        held, self._held, self._held_bytes = self._held, deque(), 0
         self._progress.clear()
         for message in held:
             self._refuse(message)
+        self._let_go.set()
 
     def _report(self, step: Step, messages: list[Message]) -> None:
         """Progress to the held requests that asked for it: each hears each step once."""
@@ -210,7 +220,12 @@ class HeldRelay:
             return any("method" in m and "id" in m for m in self._held)
 
     def settle(self, timeout: float) -> bool:
-        return self.relay.settle(timeout)
+        # Once the start settled, what was held must have left before the relay's calls
+        # in flight say anything: the replayed handshake may still be on its way.
+        deadline = time.monotonic() + timeout
+        if self.startup.settled and not self._let_go.wait(timeout):
+            return False
+        return self.relay.settle(max(0.0, deadline - time.monotonic()))
 
     def end_streams(self) -> None:
         self.relay.end_streams()
@@ -227,6 +242,14 @@ def _well_formed(message: Any) -> bool:
     except jsonrpc.RpcError:
         return False
     return True
+
+
+def _size(message: Message) -> int:
+    """About what a held message costs: its length as JSON."""
+    try:
+        return len(jsontext.dumps(message))
+    except ValueError:  # inf, say: refused when relayed, as it would be at once
+        return 0
 
 
 def _meta(message: Message) -> dict[str, Any]:

@@ -25,8 +25,9 @@ from ..registry.content import error_result
 from ..registry.validation import SchemaCheck, argument_problem
 from ..wire import jsontext
 from .calls import CallLog, CallRecord
-from .jsonrpc import Message, invalid_params
-from .names import META_CAPABILITIES
+from .codes import METHOD_NOT_FOUND
+from .jsonrpc import Message, RpcError, invalid_params
+from .names import META_CAPABILITIES, TASKS_VERSION
 from .request import RequestContext
 from .versions import modern_version
 
@@ -36,12 +37,15 @@ NAMES = frozenset({LIST_TOOL, CALL_TOOL})
 # The experimental client capability that asks for the dispatcher on this session.
 CAPABILITY = "mcp-notebook/dispatcher"
 MAX_LISTED = 50  # definitions in one listing: a model asks again with a query
+# The words are searched on the server's loop: a query's length bounds that work.
+MAX_QUERY = 1000
 
 _LIST_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "query": {
             "type": "string",
+            "maxLength": MAX_QUERY,
             "description": "Words to look for in a tool's name, title or description "
             "(every word must appear, in any case). Leave out to list every tool.",
         },
@@ -108,10 +112,18 @@ def offered(everyone: bool, capabilities: dict[str, Any]) -> bool:
     return isinstance(experimental, dict) and CAPABILITY in experimental
 
 
-def listing(tools: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+# 2025-11-25 lists each tool's task support, and reads none as "forbidden": a call through
+# the dispatcher may be a task as far as the named tool allows; a listing never is.
+TASK_SUPPORT = {LIST_TOOL: "forbidden", CALL_TOOL: "optional"}
+
+
+def listing(tools: Iterable[dict[str, Any]], task_support: bool = False) -> list[dict[str, Any]]:
     """``tools/list``'s items with the dispatcher: its two tools first (stable cursors for
     the rest), and no notebook tool of the same name (the dispatcher's win)."""
-    return [*DEFINITIONS, *(t for t in tools if t.get("name") not in NAMES)]
+    own = DEFINITIONS
+    if task_support:
+        own = tuple({**d, "execution": {"taskSupport": TASK_SUPPORT[d["name"]]}} for d in own)
+    return [*own, *(t for t in tools if t.get("name") not in NAMES)]
 
 
 class Calls(Protocol):
@@ -130,6 +142,9 @@ async def answer(server: Calls, request: RequestContext, name: str) -> dict[str,
     if given is not None and not isinstance(given, dict):
         raise invalid_params("tools/call arguments must be an object")  # as for any tool
     arguments: dict[str, Any] = given or {}
+    as_task = params.get("task") is not None and session.protocol_version == TASKS_VERSION
+    if name == LIST_TOOL and as_task:  # its listed taskSupport is "forbidden"
+        raise RpcError(METHOD_NOT_FOUND, "This tool cannot be called as a task")
     problem = _argument_error(name, arguments)
     if problem is not None or name == LIST_TOOL:
         record = server.calls.add(CallRecord("tools/call", name, arguments, session.client_label))
@@ -164,13 +179,13 @@ def _argument_error(name: str, arguments: Any) -> str | None:
 
 def _list(server: Calls, arguments: dict[str, Any]) -> dict[str, Any]:
     exact, query = arguments.get("name"), arguments.get("query")
-    words = query.lower().split() if isinstance(query, str) else []
+    words = set(query.lower().split()) if isinstance(query, str) else set()
     found = [
         tool.definition
         for tool in server.registry.tools.values()
         if tool.name not in NAMES
         and (exact is None or tool.name == exact)
-        and all(word in _searched(tool.definition) for word in words)
+        and _matches(_searched(tool.definition), words)
     ]
     # The listing is the model's: never a tool only app views may call (MCP Apps).
     found = views.tools_for(found, ui=False)
@@ -179,6 +194,10 @@ def _list(server: Calls, arguments: dict[str, Any]) -> dict[str, Any]:
     if len(found) > MAX_LISTED:
         text = f"{MAX_LISTED} of {len(found)} tools; narrow it down with a query.\n{text}"
     return {"content": [{"type": "text", "text": text}], "structuredContent": structured}
+
+
+def _matches(text: str, words: set[str]) -> bool:
+    return all(word in text for word in words)
 
 
 def _searched(definition: dict[str, Any]) -> str:

@@ -291,7 +291,9 @@ class Server(TaskCalls, UserCalls):
                 raise missing_extension("task status notifications")
             if not isinstance(task_ids, list):
                 raise invalid_params("notifications.taskIds must be a list of task ids")
-            honored["taskIds"] = [t for t in task_ids if self._known_task(t)]
+            # Each once: every status change looks its task up in this list.
+            named = dict.fromkeys(t for t in task_ids if isinstance(t, str))
+            honored["taskIds"] = [t for t in named if self._known_task(t)]
         self._loop = asyncio.get_running_loop()
         session.listen_filter = honored
         session.subscriptions = set(honored.get("resourceSubscriptions", []))
@@ -424,14 +426,15 @@ class Server(TaskCalls, UserCalls):
     # -- listing -----------------------------------------------------------------------
     async def _tools_list(self, request: RequestContext) -> dict[str, Any]:
         tools = self.registry.tools.values()
-        if request.session.protocol_version == TASKS_VERSION:  # says which may be tasks
+        task_support = request.session.protocol_version == TASKS_VERSION
+        if task_support:  # says which may be tasks
             items = [{**t.definition, "execution": {"taskSupport": t.task}} for t in tools]
         else:
             items = [t.definition for t in tools]
         # MCP Apps: a client without the UI extension sees no UI metadata nor app-only tools.
         items = views.tools_for(items, views.supports_ui(request.client_capabilities))
         if self.offers_dispatcher(request):
-            items = dispatcher_tools.listing(items)
+            items = dispatcher_tools.listing(items, task_support)
         return page("tools", items, request.params, self.page_size)
 
     def offers_dispatcher(self, request: RequestContext) -> bool:

@@ -357,10 +357,13 @@ class TaskCalls:
         responses = request.params.get("inputResponses")
         if not isinstance(responses, dict):
             raise invalid_params("tasks/update needs an inputResponses object")
-        if task.supply is not None:
-            pending = task.input_requests() if task.input_requests else {}
+        # Read once: a cancel on another thread (the monitor's) clears them when it ends
+        # the task, and the answers then go nowhere.
+        supply, asked = task.supply, task.input_requests
+        if supply is not None:
+            pending = asked() if asked is not None else {}
             # Keys not outstanding now are ignored, as the spec advises.
-            task.supply({k: v for k, v in responses.items() if k in pending})
+            supply({k: v for k, v in responses.items() if k in pending})
         return {"resultType": "complete"}
 
     async def _tasks_cancel(self, request: RequestContext) -> dict[str, Any]:

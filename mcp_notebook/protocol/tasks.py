@@ -293,6 +293,8 @@ class TaskStore:
         return changed
 
     def _step(self, task: Task, status: TaskStatus, message: str | None) -> bool:
+        if task.done:
+            return False  # not even its message: a terminal task never changes
         if status == task.status:
             if message == task.message:
                 return False
@@ -346,6 +348,8 @@ class TaskStore:
                 self._bytes += size - task.size
             task.size = size
             self._step(task, status, message)
+            if size > self.max_bytes and task.id in self._tasks:
+                self._forget(task)  # too big to keep at all: the others' results stay
             self._evict(lambda: self._bytes > self.max_bytes, keep=task)
         self._tell(task)
         return True

@@ -339,7 +339,22 @@ def from_schema(schema: Any, defs: dict[str, Any], name: str = "", depth: int = 
     return json_values
 
 
-def _messages(shapes: dict[str, Any], defs: dict[str, Any], modern: bool) -> Any:
+def _load_tasks() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The 2026-07-28 Tasks extension's client requests (tasks/get, update, cancel)."""
+    schema = json.loads((SPEC / "ext-tasks.schema.json").read_text())
+    defs = schema.get("$defs") or {}
+    shapes = {}
+    for name in ("GetTaskRequest", "UpdateTaskRequest", "CancelTaskRequest"):
+        parts = [defs[name], *defs[name].get("allOf", [])]
+        properties = next(p["properties"] for p in parts if "method" in p.get("properties", {}))
+        shapes[properties["method"]["const"]] = properties.get("params", {"type": "object"})
+    return shapes, defs
+
+
+def _messages(
+    shapes: dict[str, Any], defs: dict[str, Any], modern: bool, meta: dict[str, Any] | None = None
+) -> Any:
+    meta = MODERN_META if meta is None else meta
     strategies = []
     for method, params in sorted(shapes.items()):
         body = from_schema(params, defs)
@@ -347,7 +362,7 @@ def _messages(shapes: dict[str, Any], defs: dict[str, Any], modern: bool) -> Any
             # Never one of ours: a cancelled request is owed no reply.
             body = st.fixed_dictionaries({"requestId": st.text(max_size=8).map("nc-{}".format)})
         if modern:
-            body = body.map(lambda p: {**(p if isinstance(p, dict) else {}), "_meta": MODERN_META})
+            body = body.map(lambda p: {**(p if isinstance(p, dict) else {}), "_meta": meta})
         notification = method.startswith("notifications/")
         strategies.append(
             st.fixed_dictionaries(
@@ -517,7 +532,22 @@ def batches(messages: Any, framing: str) -> Any:
 
 STANDARD_CASES = _messages(STANDARD, STANDARD_DEFS, modern=False)
 MODERN_CASES = _messages(MODERN, MODERN_DEFS, modern=True)
-standard_messages = STANDARD_CASES | MODERN_CASES
+# With the extension declared, so that the task methods get past the capability check
+# (and a tools/call may become a task); without it they get -32021, in MODERN_CASES.
+TASKS_META = {
+    **MODERN_META,
+    "io.modelcontextprotocol/clientCapabilities": {
+        "extensions": {"io.modelcontextprotocol/tasks": {}}
+    },
+}
+TASK_SHAPES, TASK_DEFS = _load_tasks()
+TASK_CASES = _messages(
+    {**TASK_SHAPES, "tools/call": MODERN["tools/call"]},
+    {**MODERN_DEFS, **TASK_DEFS},
+    True,
+    TASKS_META,
+)
+standard_messages = STANDARD_CASES | MODERN_CASES | TASK_CASES
 
 
 def stop(server: FuzzedServer, run: Run, name: str, timeout: float = 60) -> None:

@@ -95,6 +95,19 @@ def test_live_variables_confirmations_and_var_resources_are_reported():
     assert result.imports == {"pandas"}
 
 
+def test_app_views_are_reported_as_needing_ipython():
+    result = extract(
+        cells(
+            "@mcp.tool(app=lambda result: result)\ndef plot(n: int) -> int:\n    return n",
+            "mcp.app('board', 'view')",
+            "@mcp.tool\ndef plain() -> int:\n    return 1",
+        )
+    )
+    needs = [p for p in result.problems if "app view" in str(p)]
+    assert [str(p).split(":")[0] for p in needs] == ["cell 1", "cell 2"]
+    assert all("needs them installed" in str(p) for p in needs)
+
+
 def test_package_names_are_importable_and_unlike_the_notebooks_imports():
     assert package_name(Path("My Notebook-2.ipynb")) == "my_notebook_2_mcp"
     assert package_name(Path("2024 sales.py")) == "nb_2024_sales_mcp"

@@ -198,6 +198,15 @@ def _report_registration(number: int, statement: ast.stmt, result: Extracted) ->
                     "runs differently",
                 )
             )
+        if dotted(node.func) == "mcp.app" or "app" in keywords:
+            result.problems.append(
+                Problem(
+                    number,
+                    "an app view (app=, mcp.app) is rendered with IPython's display formatter "
+                    "(and ipywidgets for widget views): the export needs them installed",
+                    "runs differently",
+                )
+            )
         confirm = keywords.get("confirm")
         if isinstance(confirm, ast.Constant) and confirm.value is True:
             result.problems.append(

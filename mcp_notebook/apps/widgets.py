@@ -31,19 +31,33 @@ def _script(mime: str, value: Any) -> str:
     return f'<script type="{mime}">{text}</script>'
 
 
-def manager_state(widget: Any) -> dict[str, Any]:
-    """The embeddable state of every model ``widget`` depends on (children, layouts...)."""
+def _embedded(widget: Any) -> dict[str, Any]:
+    """ipywidgets' embedding of the tree: its manager state and a view spec per root.
+
+    Embedding leaves out traits still at their defaults, for the front end's model knows
+    them; a model of another module than ipywidgets' own (an anywidget: its ``_esm`` and
+    every trait of the Python class) knows none, so those models keep their whole state.
+    """
     from ipywidgets.embed import embed_data
 
     data: dict[str, Any] = embed_data(views=[widget])
-    state: dict[str, Any] = data["manager_state"]
+    models = data["manager_state"]["state"]
+    custom = [k for k, m in models.items() if not m["model_module"].startswith("@jupyter-widgets/")]
+    if custom:
+        whole = embed_data(views=[widget], drop_defaults=False)["manager_state"]["state"]
+        for key in custom:
+            models[key] = whole[key]
+    return data
+
+
+def manager_state(widget: Any) -> dict[str, Any]:
+    """The embeddable state of every model ``widget`` depends on (children, layouts...)."""
+    state: dict[str, Any] = _embedded(widget)["manager_state"]
     return state
 
 
 def widget_fragment(widget: Any) -> str:
-    from ipywidgets.embed import embed_data
-
-    data = embed_data(views=[widget])
+    data = _embedded(widget)
     views = "".join(_script(VIEW_MIME, spec) for spec in data["view_specs"])
     return _script(STATE_MIME, data["manager_state"]) + views
 

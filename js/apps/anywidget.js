@@ -110,6 +110,8 @@ function importInline(source) {
     });
     const script = document.createElement("script");
     script.type = "module";
+    // An import the CSP blocks (or that fails) errors the element itself.
+    script.onerror = () => onError({ error: new Error("anywidget: the module's imports could not be loaded") });
     script.textContent = code.replace(/<\/script/gi, "<\\/script");
     document.head.appendChild(script);
   });
@@ -121,7 +123,8 @@ async function definition(source) {
   if (!loaded.has(source)) {
     loaded.set(
       source,
-      importInline(source).then(async (mod) => {
+      // A URL (anywidget takes one too) is imported as it is: give its origin with csp=.
+      (/^https?:\/\//.test(source) ? import(/* @vite-ignore */ source) : importInline(source)).then(async (mod) => {
         if (mod.render) return { render: mod.render };
         if (!mod.default) throw new Error("anywidget: the module must export a default object or function");
         return typeof mod.default === "function" ? await mod.default() : mod.default;

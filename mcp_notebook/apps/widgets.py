@@ -84,9 +84,15 @@ def describe(root: Any) -> str:
     """One line per control with a value: what the model (or a text-only host) reads."""
     from ipywidgets import HTML, HTMLMath, Label, Widget
 
+    from ipywidgets import DOMWidget
+
+    base = set(DOMWidget.class_traits(sync=True))
     lines = []
     for widget in _widgets_by_id(root).values():
         value = getattr(widget, "value", None)  # a trait or not (Dropdown syncs its index)
+        if value is None and not widget._model_module.startswith("@jupyter-widgets/"):
+            lines.extend(_own_traits(widget, base))  # an anywidget's: its class's traits
+            continue
         if value is None or isinstance(value, Widget):
             continue
         if isinstance(widget, (HTML, HTMLMath, Label)):  # what the view shows: its text
@@ -99,6 +105,17 @@ def describe(root: Any) -> str:
             value = value[:199] + "…"
         lines.append(f"{label}: {value!r}")
     return "\n".join(lines)
+
+
+def _own_traits(widget: Any, base: set[str]) -> list[str]:
+    name = type(widget).__name__
+    lines = []
+    for key in widget.keys:
+        if key.startswith("_") or key in base:
+            continue
+        value = repr(getattr(widget, key, None))
+        lines.append(f"{name}.{key}: {value[:199] + '…' if len(value) > 200 else value}")
+    return lines
 
 
 def set_tool(view: Any) -> Tool:

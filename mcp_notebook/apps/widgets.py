@@ -82,9 +82,7 @@ def _widgets_by_id(root: Any) -> dict[str, Any]:
 
 def describe(root: Any) -> str:
     """One line per control with a value: what the model (or a text-only host) reads."""
-    from ipywidgets import HTML, HTMLMath, Label, Widget
-
-    from ipywidgets import DOMWidget
+    from ipywidgets import HTML, DOMWidget, HTMLMath, Label, Widget
 
     base = set(DOMWidget.class_traits(sync=True))
     lines = []

@@ -167,7 +167,8 @@ class Registrations:
                 view_uri=app_view.uri,
                 visibility=visibility,
                 view_meta=app_view.result_meta,
-            )
+            ),
+            quiet_if_same=True,
         )
         return app_view
 
@@ -184,9 +185,11 @@ class Registrations:
         return view
 
     def _serve_view(self, view: Any) -> None:
-        self.registry.add_resource(view.resource())
+        # A view's cell run again with the same definitions changes no listing: hosts hear
+        # resources/updated (its content is drawn anew), not list_changed.
+        self.registry.add_resource(view.resource(), quiet_if_same=True)
         for tool in view.companion_tools():  # e.g. the widgets' `<name>.set`
-            self.registry.add_tool(tool)
+            self.registry.add_tool(tool, quiet_if_same=True)
 
     # -- resources ---------------------------------------------------------------------
     def resource(

@@ -362,3 +362,81 @@ async def test_the_dispatcher_never_offers_the_model_an_app_only_tool():
         {"name": "call_notebook_tool", "arguments": {"name": "refresh", "arguments": {}}},
     )
     assert "error" in dispatched or dispatched["result"]["isError"]
+
+
+def test_an_anywidget_view_embeds_its_module_and_whole_state_and_sets_its_traits():
+    import anywidget
+    import traitlets
+
+    class Counter(anywidget.AnyWidget):
+        _esm = "export default { render({ model, el }) { el.textContent = model.get('count'); } };"
+        _css = ".counter { color: red; }"
+        count = traitlets.Int(0).tag(sync=True)
+        said = traitlets.Unicode("").tag(sync=True)
+
+    counter = Counter()
+    counter.observe(lambda change: setattr(counter, "said", f"saw {change['new']}"), "count")
+    messages: list[dict] = []
+    counter.on_msg(lambda widget, content, buffers: messages.append(content))
+    mcp = NotebookMCP()
+    mcp.app("counter", counter)
+    (contents,) = mcp.registry.resources["ui://notebook/counter"].read()["contents"]
+    page = contents["text"]
+    state_tag = re.search(
+        r'<script type="application/vnd.jupyter.widget-state\+json">(.*?)</script>', page, re.S
+    )
+    assert state_tag is not None
+    models = json.loads(state_tag.group(1))["state"]
+    model = models[counter.model_id]
+    assert (model["model_module"], model["model_name"]) == ("anywidget", "AnyModel")
+    # Its front end knows none of its traits: the module and every default go along.
+    assert model["state"]["_esm"] == Counter._esm
+    assert model["state"]["_css"] == Counter._css
+    assert model["state"]["count"] == 0 and model["state"]["said"] == ""
+    # The bundle that brings module "anywidget" to life, and nothing to fetch: no origin.
+    assert "mcpNotebookAnywidget" in page and "AnyModel" in page
+    assert "csp" not in (contents.get("_meta") or {}).get("ui", {})
+    assert not re.search(r"<(script|link|img)[^>]+(src|href)=\"https?:", page)
+
+    tool = mcp.registry.tools["counter.set"]
+    result = tool.result(tool.invoke({"model_id": counter.model_id, "state": {"count": 3}}, {}))
+    assert counter.said == "saw 3"  # the kernel's observer ran
+    state = result["_meta"]["mcp-notebook/view"]["widgets"]["state"][counter.model_id]["state"]
+    assert (state["count"], state["said"]) == (3, "saw 3")
+    assert "Counter.count: 3" in result["content"][0]["text"]
+    tool.invoke({"model_id": counter.model_id, "message": {"kind": "reset"}}, {})
+    assert messages == [{"kind": "reset"}]  # model.send reaches on_msg
+    # Back at its default, the count still goes along (the view must show the 0).
+    result = tool.result(tool.invoke({"model_id": counter.model_id, "state": {"count": 0}}, {}))
+    state = result["_meta"]["mcp-notebook/view"]["widgets"]["state"][counter.model_id]["state"]
+    assert state["count"] == 0
+
+
+def test_re_running_an_unchanged_views_cell_updates_it_without_list_changed():
+    mcp = NotebookMCP()
+    heard: list[tuple[str, str | None]] = []
+    mcp.registry.subscribe(lambda kind, detail: heard.append((kind, detail)))
+    mcp.app("board", pd.DataFrame({"a": [1]}), title="Board")
+    assert ("tools", None) in heard and ("resources", None) in heard
+    heard.clear()
+    mcp.app("board", pd.DataFrame({"a": [2]}), title="Board")  # same listing, new rows
+    assert heard == [("updated", "ui://notebook/board")]
+    heard.clear()
+    mcp.app("board", pd.DataFrame({"a": [3]}), title="Scores")  # its listing changed
+    assert ("tools", None) in heard and ("resources", None) in heard
+    assert ("updated", "ui://notebook/board") in heard
+
+
+def test_re_running_an_unchanged_widget_views_cell_keeps_its_set_tool_quiet():
+    import ipywidgets as widgets
+
+    mcp = NotebookMCP()
+    mcp.app("knob", widgets.IntSlider(value=1))
+    heard: list[tuple[str, str | None]] = []
+    mcp.registry.subscribe(lambda kind, detail: heard.append((kind, detail)))
+    slider = widgets.IntSlider(value=2)
+    mcp.app("knob", slider)  # new widgets, same tools and resource listing
+    assert heard == [("updated", "ui://notebook/knob")]
+    tool = mcp.registry.tools["knob.set"]
+    tool.invoke({"model_id": slider.model_id, "state": {"value": 7}}, {})
+    assert slider.value == 7  # the new tool, bound to the new tree, is the one served

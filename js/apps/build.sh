@@ -3,7 +3,8 @@
 #   view.min.js      the official MCP Apps view SDK (`App`, npm @modelcontextprotocol/ext-apps)
 #                    and view.js, the glue every app document runs
 #   widgets.min.js   ipywidgets' HTML manager (npm @jupyter-widgets/html-manager) and
-#   widgets.min.css  widgets.js, inlined only into documents that hold widgets
+#   widgets.min.css  widgets.js, inlined only into documents that hold widgets, with
+#                    anywidget.js (anywidget's models; acorn, npm acorn, parses their ESM)
 #   THIRD-PARTY-LICENSES.txt  the licences of everything bundled
 # Run once when the pinned versions in package.json change (then `npm install
 # --package-lock-only` here), commit the output; the package
@@ -13,7 +14,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 out="$here/../../mcp_notebook/apps/static"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-cp "$here/package.json" "$here/package-lock.json" "$here/view.js" "$here/widgets.js" "$work/"
+cp "$here/package.json" "$here/package-lock.json" "$here/view.js" "$here/widgets.js" "$here/anywidget.js" "$work/"
 # The lock file pins every transitive version: the same inputs give the same bundles.
 (cd "$work" && npm ci --no-audit --no-fund --ignore-scripts >/dev/null)
 esbuild="$work/node_modules/esbuild/bin/esbuild"

@@ -1,4 +1,4 @@
-// ipywidgets in an MCP App view: the HTML manager brings embedded widget state to life
+// ipywidgets (and anywidgets: anywidget.js) in an MCP App view: the HTML manager brings embedded widget state to life
 // (no kernel, no CDN); a control the user changes goes to the kernel as a call of the
 // view's app-only `<name>.set` tool, through the host; the state it returns (after the
 // kernel's observers ran) is applied to every model.
@@ -7,6 +7,7 @@
 import { HTMLManager } from "@jupyter-widgets/html-manager/lib/htmlmanager";
 import "@jupyter-widgets/controls/css/widgets-base.css";
 import "@lumino/widgets/style/index.css";
+import * as anywidget from "./anywidget.js";
 
 const DEBOUNCE_MS = 120;
 let manager = null;
@@ -74,12 +75,18 @@ async function update(managerState) {
   }
 }
 
+// Widget modules beyond ipywidgets' own: only those bundled here (nothing is fetched).
+function loader(moduleName, moduleVersion) {
+  if (moduleName === "anywidget") return Promise.resolve(anywidget);
+  return Promise.reject(new Error(`${moduleName}@${moduleVersion} is not bundled in the view`));
+}
+
 async function render(root, api) {
   const stateTag = root.querySelector('script[type="application/vnd.jupyter.widget-state+json"]');
   if (!stateTag) return;
   const managerState = JSON.parse(stateTag.textContent);
   if (!manager) {
-    manager = new HTMLManager();
+    manager = new HTMLManager({ loader });
     const models = await manager.set_state(managerState);
     for (const model of models) watch(model, api);
   } else {

@@ -31,19 +31,33 @@ def _script(mime: str, value: Any) -> str:
     return f'<script type="{mime}">{text}</script>'
 
 
-def manager_state(widget: Any) -> dict[str, Any]:
-    """The embeddable state of every model ``widget`` depends on (children, layouts...)."""
+def _embedded(widget: Any) -> dict[str, Any]:
+    """ipywidgets' embedding of the tree: its manager state and a view spec per root.
+
+    Embedding leaves out traits still at their defaults, for the front end's model knows
+    them; a model of another module than ipywidgets' own (an anywidget: its ``_esm`` and
+    every trait of the Python class) knows none, so those models keep their whole state.
+    """
     from ipywidgets.embed import embed_data
 
     data: dict[str, Any] = embed_data(views=[widget])
-    state: dict[str, Any] = data["manager_state"]
+    models = data["manager_state"]["state"]
+    custom = [k for k, m in models.items() if not m["model_module"].startswith("@jupyter-widgets/")]
+    if custom:
+        whole = embed_data(views=[widget], drop_defaults=False)["manager_state"]["state"]
+        for key in custom:
+            models[key] = whole[key]
+    return data
+
+
+def manager_state(widget: Any) -> dict[str, Any]:
+    """The embeddable state of every model ``widget`` depends on (children, layouts...)."""
+    state: dict[str, Any] = _embedded(widget)["manager_state"]
     return state
 
 
 def widget_fragment(widget: Any) -> str:
-    from ipywidgets.embed import embed_data
-
-    data = embed_data(views=[widget])
+    data = _embedded(widget)
     views = "".join(_script(VIEW_MIME, spec) for spec in data["view_specs"])
     return _script(STATE_MIME, data["manager_state"]) + views
 
@@ -68,11 +82,15 @@ def _widgets_by_id(root: Any) -> dict[str, Any]:
 
 def describe(root: Any) -> str:
     """One line per control with a value: what the model (or a text-only host) reads."""
-    from ipywidgets import HTML, HTMLMath, Label, Widget
+    from ipywidgets import HTML, DOMWidget, HTMLMath, Label, Widget
 
+    base = set(DOMWidget.class_traits(sync=True))
     lines = []
     for widget in _widgets_by_id(root).values():
         value = getattr(widget, "value", None)  # a trait or not (Dropdown syncs its index)
+        if value is None and not widget._model_module.startswith("@jupyter-widgets/"):
+            lines.extend(_own_traits(widget, base))  # an anywidget's: its class's traits
+            continue
         if value is None or isinstance(value, Widget):
             continue
         if isinstance(widget, (HTML, HTMLMath, Label)):  # what the view shows: its text
@@ -85,6 +103,17 @@ def describe(root: Any) -> str:
             value = value[:199] + "…"
         lines.append(f"{label}: {value!r}")
     return "\n".join(lines)
+
+
+def _own_traits(widget: Any, base: set[str]) -> list[str]:
+    name = type(widget).__name__
+    lines = []
+    for key in widget.keys:
+        if key.startswith("_") or key in base:
+            continue
+        value = repr(getattr(widget, key, None))
+        lines.append(f"{name}.{key}: {value[:199] + '…' if len(value) > 200 else value}")
+    return lines
 
 
 def set_tool(view: Any) -> Tool:

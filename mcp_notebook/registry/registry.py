@@ -59,21 +59,29 @@ class Registry:
         self._changed("updated", uri)
 
     # -- changes -----------------------------------------------------------------------
-    def add_tool(self, tool: Tool) -> Tool:
+    # ``quiet_if_same``: no list_changed when the listing would show exactly what it did (an
+    # app view's cell run again). Other re-registrations are announced even then: a cell
+    # that ran is news to clients that re-list on it (tests rely on it).
+    def add_tool(self, tool: Tool, *, quiet_if_same: bool = False) -> Tool:
         with self._lock:
+            old = self.tools.get(tool.name)
             self.tools = {**self.tools, tool.name: tool}
-        self._changed("tools")
+        if not (quiet_if_same and old is not None and old.definition == tool.definition):
+            self._changed("tools")
         return tool
 
-    def add_resource(self, resource: Resource) -> Resource:
-        replaced = resource.uri in self.resources
+    def add_resource(self, resource: Resource, *, quiet_if_same: bool = False) -> Resource:
         with self._lock:
+            old = self.resources.get(resource.uri)
             # A resource is known by its URI; re-registering a name at a new URI moves it.
             stale = [u for u, r in self.resources.items() if r.name == resource.name]
             items = {u: r for u, r in self.resources.items() if u not in stale or u == resource.uri}
             self.resources = {**items, resource.uri: resource}
-        self._changed("resources")
-        if replaced:
+        moved = any(u != resource.uri for u in stale)
+        same = old is not None and not moved and old.definition == resource.definition
+        if not (quiet_if_same and same):
+            self._changed("resources")
+        if old is not None:
             self._changed("updated", resource.uri)
         return resource
 

@@ -48,6 +48,51 @@ def power(base: int = 2, exponent: int = 10):
     return HTML(f"<p id='power'>{base}^{exponent} = {base ** exponent}</p>")
 
 mcp.app("power", power)
+
+import anywidget
+import traitlets
+
+class Counter(anywidget.AnyWidget):
+    # anywidget's front-end contract: render({model, el}); set + save_changes sync a
+    # trait, send passes a custom message.
+    _esm = '''
+    function render({ model, el }) {
+      const add = Object.assign(document.createElement("button"), { id: "add" });
+      const reset = Object.assign(document.createElement("button"), { id: "reset" });
+      const said = Object.assign(document.createElement("span"), { id: "said" });
+      reset.textContent = "reset";
+      const show = () => {
+        add.textContent = `count is ${model.get("count")}`;
+        said.textContent = model.get("said");
+      };
+      add.addEventListener("click", () => {
+        model.set("count", model.get("count") + 1);
+        model.save_changes();
+      });
+      reset.addEventListener("click", () => model.send({ kind: "reset" }));
+      model.on("change:count", show);
+      model.on("change:said", show);
+      show();
+      el.append(add, reset, said);
+    }
+    export default { render };
+    '''
+    _css = "#add { font-weight: bold; }"
+    count = traitlets.Int(0).tag(sync=True)
+    said = traitlets.Unicode("").tag(sync=True)
+
+counter = Counter()
+
+def answer(change):
+    counter.said = f"the kernel saw {change['new']}"
+
+def on_message(widget, content, buffers):
+    if content.get("kind") == "reset":
+        widget.count = 0
+
+counter.observe(answer, "count")
+counter.on_msg(on_message)
+mcp.app("counter", counter, title="Counter")
 """
 
 HOST_PAGE = """<!DOCTYPE html>
@@ -251,6 +296,64 @@ async def test_a_widget_view_in_a_real_host_calls_the_kernel_and_shows_its_answe
     assert calls, "the view's call never reached the kernel"
     arguments, status, origin = calls[-1]
     assert (arguments["state"], status, origin) == ({"value": 7}, "done", "ui://notebook/squares")
+
+
+async def test_an_anywidget_view_runs_its_esm_and_its_clicks_reach_the_kernel(
+    served: Served, host: Host, chromium: str
+):
+    ARTIFACTS.mkdir(exist_ok=True)
+    kernel = served.kernel
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            page = await browser.new_page(viewport={"width": 900, "height": 500})
+            errors: list[str] = []
+            console: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            page.on("console", lambda message: console.append(message.text))
+            await page.goto(host.url)
+            await page.wait_for_function("typeof window.startHost === 'function'")
+            await page.evaluate(
+                "options => { window.started = window.startHost(options) }",
+                {"tool": "counter", "args": {}, "sandboxUrl": host.sandbox_url},
+            )
+            view = page.frame_locator("#sandbox").frame_locator("iframe")
+            root = view.locator("html")
+            await expect(root).to_have_attribute("data-mcp-notebook-results", "1", timeout=WAIT_MS)
+            # The widget's own ESM rendered it, under the host's restrictive CSP.
+            add = view.locator("#add")
+            await expect(add).to_have_text("count is 0", timeout=WAIT_MS)
+            assert await add.evaluate("el => getComputedStyle(el).fontWeight") == "700"  # _css
+            await add.click()
+            await expect(view.locator("#said")).to_have_text("the kernel saw 1", timeout=WAIT_MS)
+            await add.click()
+            await expect(view.locator("#said")).to_have_text("the kernel saw 2", timeout=WAIT_MS)
+            await expect(add).to_have_text("count is 2")
+            await page.screenshot(path=str(ARTIFACTS / "apps-host-anywidget.png"))
+            # A custom message (model.send) reaches the widget's on_msg handler.
+            await view.locator("#reset").click()
+            await expect(add).to_have_text("count is 0", timeout=WAIT_MS)
+            await expect(view.locator("#said")).to_have_text("the kernel saw 0")
+            assert not errors, errors
+        except BaseException:
+            log = await page.locator("#log").text_content()
+            print("host log:", log, "console:", *console, sep="\n")
+            print(
+                kernel.eval("[(c.target, c.arguments, c.status, repr(c.error)) for c in mcp.calls]")
+            )
+            raise
+        finally:
+            await browser.close()
+
+    assert kernel.eval("(counter.count, counter.said)") == (0, "the kernel saw 0")
+    calls = kernel.eval(
+        "[(c.arguments, c.status, c.view) for c in mcp.calls if c.target == 'counter.set']"
+    )
+    states = [a.get("state") for a, _, _ in calls if a.get("state")]
+    assert states == [{"count": 1}, {"count": 2}]
+    messages = [a["message"] for a, _, _ in calls if a.get("message")]
+    assert messages == [{"kind": "reset"}]
+    assert {(status, origin) for _, status, origin in calls} == {("done", "ui://notebook/counter")}
 
 
 def test_a_client_without_the_extension_never_sees_the_widgets_tool(served: Served):

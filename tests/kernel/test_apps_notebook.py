@@ -136,6 +136,22 @@ async def test_the_dashboards_button_runs_its_on_click_in_the_kernel(served):
     assert served.kernel.eval("quantity.value") == 10
 
 
+async def test_the_anywidget_view_brings_its_module_and_votes_reach_the_kernel(served):
+    async with ui_host(served) as client:
+        page = await read_view(client, "ui://notebook/votes")
+        votes = model_id(page, "AnyModel", votes=0)
+        assert "export default { render }" in models(page)[votes]["state"]["_esm"]
+        for count in (1, 2, 3):
+            answer = await client.call_tool(
+                "votes.set", {"model_id": votes, "state": {"votes": count}}
+            )
+            assert not answer.is_error, answer.content
+        state = answer.meta[VIEW_KEY]["widgets"]["state"][votes]["state"]
+        assert (state["votes"], state["verdict"]) == (3, "a hit")  # the kernel's observer
+        assert "Votes.verdict: 'a hit'" in answer.content[0].text
+    assert served.kernel.eval("(poll.votes, poll.verdict)") == (3, "a hit")
+
+
 async def test_a_client_without_mcp_apps_gets_the_same_tools_as_plain_text(served):
     async with connect(served, "legacy") as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}

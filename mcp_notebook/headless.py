@@ -36,6 +36,7 @@ from .exposure import who_can_reach
 from .notebookfile import CodeCell, UnreadableNotebook, code_cells
 from .openfiles import raise_open_file_limit
 from .startview import StartView, first_line
+from .threads import start_thread
 
 if TYPE_CHECKING:
     from .bridge import Bridge
@@ -466,12 +467,11 @@ def serve_stdio(path: Path, options: ServeOptions, on_ready: OnReady | None = No
     attached = threading.Event()  # the bridge exists: the start may report to it
     bridge: list[Bridge] = []
     stops: list[Callable[[], None]] = []  # what on_ready started, to stop at the end
-    threading.Thread(
-        target=_run_notebook,
+    start_thread(
+        _run_notebook,
         args=(kernel, reporter, attached, bridge, stopped, on_ready, stops),
         name="notebook-start",
-        daemon=True,
-    ).start()
+    )
     try:
         # While the kernel boots: the bridge, and the answers that need no notebook.
         from .bridge import Bridge, protocol_stdout

@@ -27,6 +27,7 @@ from IPython.display import display
 from ..protocol import CallRecord, Executor, Session
 from ..protocol.confirmation import describe
 from ..protocol.queueing import CellWatch
+from ..threads import start_timer
 from . import render
 from .confirm import ConfirmPanel, PromptArea
 from .decision import Decision
@@ -138,9 +139,7 @@ class Hub:
             self._armed = True
         if self.cells is not None and self.cells.now is not None:
             # A cell holds the kernel's loop: a callback queued there would wait for it.
-            timer = threading.Timer(self._delay(), self._flush)
-            timer.daemon = True
-            timer.start()
+            start_timer(self._delay(), self._flush)  # out of the debugger, as all ours
             return
         try:
             self.loop.call_soon_threadsafe(self._arm)

@@ -33,9 +33,11 @@ def load(ipython: Any) -> None:
     if "ui" not in _loaded and _in_kernel(ipython):
         # Monitors, confirmation prompts, per-call output capture (mcp_notebook/ui).
         from ..ui.hub import Hub
-        from . import capture, cells
+        from . import breaks, capture, cells
 
         capture.install(ipython)
+        breaks.BREAKS.tools = lambda: mcp.registry.tools  # %mcp break finds the function
+        breaks.BREAKS.namespace = lambda: ipython.user_ns  # --when sees the globals
         loop = asyncio.get_running_loop()
         # The executor knows which cell holds the loop: a queued call says so (cells.py).
         watch = cells.install(ipython)

@@ -1,4 +1,4 @@
-"""``%mcp start|stop|status|list|config|monitor|confirm|debug|trace|history|tasks``."""
+"""``%mcp start|stop|status|list|config|monitor|confirm|debug|trace|history|tasks|break``."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from ..exposure import ALLOW_FLAG, UnsafeBind, who_can_reach
 from ..protocol.calls import mib
 from ..protocol.confirmation import POLICIES, describe
 from ..protocol.dispatcher_tools import CALL_TOOL, LIST_TOOL
-from . import capture
+from . import breaks, capture
 
 
 class _Parser(argparse.ArgumentParser):
@@ -89,6 +89,13 @@ def _parser() -> _Parser:
         help="an optional-task call becomes a task once it ran this long (e.g. 2s, 500ms)",
     )
     tasks.add_argument("--cancel", default=None, metavar="TASK", help="a task's id or number")
+    stop_at = commands.add_parser(
+        "break", help="the tool's next call stops at its first line in the kernel's debugger"
+    )
+    stop_at.add_argument("tool")
+    stop_at.add_argument("--when", default=None, help="a Python expression over its arguments")
+    unbreak = commands.add_parser("unbreak", help="drop %%mcp break on a tool (all: no TOOL)")
+    unbreak.add_argument("tool", nargs="?", default=None)
     return parser
 
 
@@ -124,6 +131,14 @@ class McpMagics(Magics):
         which tools ask first; debug CALL_ID opens a failed call in the debugger; trace on|off
         shows raw JSON-RPC in the monitors.
         """
+        if line.split(maxsplit=1)[:1] == ["break"] and " --when " in f"{line} ":
+            # The expression as typed: shlex would take the quotes out of its strings.
+            head, _, when = line.partition("--when")
+            words, expression = shlex.split(head), when.strip()
+            if not expression:
+                raise UsageError("%mcp break: --when needs an expression")
+            self._break(self.parser.parse_args([*words, "--when", expression]))
+            return
         try:
             words = shlex.split(line)
         except ValueError as exc:
@@ -245,6 +260,26 @@ class McpMagics(Magics):
             capture.debug(record)
         except LookupError as exc:
             raise UsageError(f"%mcp debug: {exc}") from None
+
+    def _break(self, args: argparse.Namespace) -> None:
+        if args.tool not in self.app.registry.tools:
+            raise UsageError(f"%mcp break: no tool {args.tool!r} is registered")
+        try:
+            breaks.BREAKS.add(args.tool, args.when)
+        except SyntaxError as exc:
+            message = f"%mcp break: --when {args.when!r} is not an expression: {exc.msg}"
+            raise UsageError(message) from None
+        which = f" where {args.when}" if args.when else ""
+        print(
+            f"The next call of {args.tool}{which} stops at its first line in the kernel's "
+            "debugger (open JupyterLab's Debugger panel, or attach VS Code)."
+        )
+
+    def _unbreak(self, args: argparse.Namespace) -> None:
+        dropped = breaks.BREAKS.remove(args.tool)
+        if args.tool is not None and not dropped:
+            raise UsageError(f"%mcp unbreak: no break on {args.tool!r}")
+        print(f"No break on {', '.join(dropped)} now." if dropped else "No breaks were set.")
 
     def _trace(self, args: argparse.Namespace) -> None:
         self._ui("trace").set_trace(args.state == "on")

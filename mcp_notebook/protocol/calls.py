@@ -86,6 +86,8 @@ class CallRecord:
     # What the call waited for while queued, e.g. "cell [7]" (a running cell held the
     # kernel); None if it did not wait behind one (.queueing).
     behind: str | None = None
+    # In the kernel's debugger at a breakpoint %mcp break put there (kernel/breaks.py).
+    paused: bool = False
     size: int = 0  # bytes the history counts for this call (an estimate)
     # The dispatcher tool the client called to reach this one (protocol/dispatcher_tools.py).
     via: str | None = None

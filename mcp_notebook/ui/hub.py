@@ -123,21 +123,21 @@ class Hub:
     def _observe(self, record: CallRecord) -> None:
         if "replay" not in record.__dict__:
             record.replay = partial(self._replay, self.app, record)  # type: ignore[attr-defined]
-        self._poke(record.id)
+        self._poke(record.id, held=record.paused)  # paused: the debugger holds the loop
 
     def _task_changed(self, task: Any) -> None:
         self._poke()  # any thread; the monitors re-render on the kernel's loop
 
-    def _poke(self, call_id: int | None = None) -> None:
+    def _poke(self, call_id: int | None = None, held: bool = False) -> None:
         if not self.monitors:
             return  # a monitor opened later renders the whole history anyway
         with self._lock:
             if call_id is not None:
                 self._changed.add(call_id)
-            if self._armed:
+            if self._armed and not held:  # held: what was queued on the loop waits too
                 return
             self._armed = True
-        if self.cells is not None and self.cells.now is not None:
+        if held or (self.cells is not None and self.cells.now is not None):
             # A cell holds the kernel's loop: a callback queued there would wait for it.
             start_timer(self._delay(), self._flush)  # out of the debugger, as all ours
             return

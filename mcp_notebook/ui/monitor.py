@@ -103,7 +103,7 @@ class Monitor(widgets.VBox):
 
     def _label(self, record: Any) -> str:
         # Rows are formatted once per state: a burst re-renders only what changed.
-        state = (record.status, record.duration, record.behind)
+        state = (record.status, record.duration, record.behind, record.paused)
         cached = self._labels.get(record.id)
         if cached is None or cached[0] != state:
             cached = self._labels[record.id] = (state, render.row(record))

@@ -71,6 +71,8 @@ def status(record: CallRecord) -> str:
     cell holds the kernel (``record.behind``), else the status itself."""
     if record.status == "queued" and record.behind:
         return f"queued behind {record.behind}"
+    if record.paused:
+        return "paused in the debugger"
     return record.status
 
 
@@ -179,6 +181,11 @@ def detail(record: CallRecord) -> str:
         parts.append(
             "<i class='mcp-error'>Interrupted from the notebook (Kernel &gt; Interrupt): the "
             "client got an error.</i>"
+        )
+    if record.paused:
+        parts.append(
+            "<i>Paused in the kernel's debugger (<code>%mcp break</code>): step or continue "
+            "there; the client waits for the result.</i>"
         )
     if record.behind:
         verb = "Queued" if record.status == "queued" else "Waited"

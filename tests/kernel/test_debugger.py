@@ -1,4 +1,9 @@
-"""The kernel's own debugger (debugpy in ipykernel), driven as JupyterLab drives it."""
+"""The kernel's own debugger (debugpy in ipykernel), driven as JupyterLab drives it.
+
+An official SDK client calls tools while the debugger is attached (tests/kernel/debugging.py
+speaks the Debug Adapter Protocol over the kernel's control channel); a second front end
+reads the monitor as a browser would (tests/kernel/frontend.py).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ import pytest
 
 from ..conftest import connect, start_server
 from .debugging import Debugger
+from .frontend import Frontend
 
 SETUP = '''
 @mcp.tool
@@ -25,13 +31,57 @@ paused_here(21)
 """
 
 
+# A tool defined in a cell: a person's breakpoints in this cell's file are hit by calls.
+TOOL_CELL = '''@mcp.tool
+def scaled(n: int, factor: int = 2) -> int:
+    """Scale n."""
+    product = n * factor
+    return product
+'''
+PRODUCT_LINE = 4  # the tool's first line: `product = n * factor`
+
+
 @pytest.fixture(scope="module")
-def served(kernel):
-    return start_server(kernel, SETUP)
+def frontend(kernel):
+    front = Frontend(kernel)
+    yield front
+    front.close()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
+def served(kernel, frontend):
+    served = start_server(kernel, SETUP)
+    served.kernel.run(TOOL_CELL)
+    return served
+
+
+@pytest.fixture(scope="module")
+def table(served, frontend):
+    """The call table of a monitor opened with %mcp monitor."""
+    before = set(frontend.find("VBox", "mcp-monitor"))
+    served.kernel.run("%mcp monitor")
+    (box,) = frontend.new("VBox", "mcp-monitor", before)
+    return frontend.children(box)[3]
+
+
+def rows(frontend: Frontend, table: str) -> list[str]:
+    return [r.replace("\u00a0", " ") for r in frontend.state(table)["_options_labels"]]
+
+
+class Progress:
+    def __init__(self) -> None:
+        self.messages: list[str | None] = []
+        self.arrived = asyncio.Event()
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        self.messages.append(message)
+        self.arrived.set()
+
+
+@pytest.fixture(scope="module")
 def debugger(served):
+    """Attached once per kernel, as a front end stays attached (ipykernel answers no
+    second ``initialize`` after a ``disconnect``)."""
     debugger = Debugger(served.kernel)
     debugger.start()
     try:
@@ -64,11 +114,97 @@ async def test_the_server_answers_while_a_cell_is_stopped_at_a_breakpoint(served
         async with connect(served, "legacy") as client:  # a new session, while stopped
             await asyncio.wait_for(client.send_ping(), 30)
             tools = await asyncio.wait_for(client.list_tools(), 30)
-            assert [tool.name for tool in tools.tools] == ["add"]
+            assert [tool.name for tool in tools.tools] == ["add", "scaled"]
         async with connect(served, "auto") as client:  # 2026-07-28: no ping, no session
             tools = await asyncio.wait_for(client.list_tools(), 30)
-            assert [tool.name for tool in tools.tools] == ["add"]
+            assert [tool.name for tool in tools.tools] == ["add", "scaled"]
     finally:
         debugger.clear_breakpoints(source)
         debugger.resume(thread_id)
     assert execute_reply(served, msg_id)["status"] == "ok"
+
+
+def top_frame(debugger: Debugger, thread_id: int) -> dict:
+    trace = debugger.request("stackTrace", {"threadId": thread_id})
+    return trace["body"]["stackFrames"][0]
+
+
+def frame_variables(debugger: Debugger, frame_id: int) -> tuple[int, dict[str, str]]:
+    scopes = debugger.request("scopes", {"frameId": frame_id})["body"]["scopes"]
+    reference = scopes[0]["variablesReference"]  # Locals
+    found = debugger.request("variables", {"variablesReference": reference})["body"]
+    return reference, {v["name"]: v["value"] for v in found["variables"]}
+
+
+async def test_a_breakpoint_in_a_tools_cell_stops_the_agents_call(served, debugger):
+    """Set in the cell that defines the tool, as in the Debugger panel; hit by an agent."""
+    source = debugger.break_in_cell(TOOL_CELL, line=PRODUCT_LINE)
+    try:
+        async with connect(served, "legacy") as agent:
+            call = asyncio.ensure_future(agent.call_tool("scaled", {"n": 21}))
+            thread_id = await asyncio.to_thread(stopped_thread, debugger)
+            frame = top_frame(debugger, thread_id)
+            assert (frame["name"], frame["line"]) == ("scaled", PRODUCT_LINE)
+            assert frame["source"]["path"] == source
+            reference, local = frame_variables(debugger, frame["id"])
+            assert (local["n"], local["factor"]) == ("21", "2")  # what the model sent
+            async with connect(served, "legacy") as other:  # the control plane answers
+                await asyncio.wait_for(other.send_ping(), 30)
+            assert not call.done()
+            # Step, inspect, change: the tool goes on with the value set in the debugger.
+            changed = debugger.request(
+                "setVariable", {"variablesReference": reference, "name": "n", "value": "50"}
+            )
+            assert changed["success"], changed
+            debugger.resume(thread_id)
+            result = await asyncio.wait_for(call, 60)
+        assert result.content[0].text == "100"
+    finally:
+        debugger.clear_breakpoints(source)
+
+
+async def test_mcp_break_when_stops_only_the_matching_call(served, debugger, frontend, table):
+    served.kernel.run("%mcp break scaled --when n > 10 and factor == 2")
+    progress = Progress()
+    async with connect(served, "legacy") as agent:
+        small = await asyncio.wait_for(agent.call_tool("scaled", {"n": 3}), 30)
+        assert small.content[0].text == "6"  # no match: it ran through
+        call = asyncio.ensure_future(
+            agent.call_tool("scaled", {"n": 20}, progress_callback=progress)
+        )
+        thread_id = await asyncio.to_thread(stopped_thread, debugger)
+        frame = top_frame(debugger, thread_id)
+        assert (frame["name"], frame["line"]) == ("scaled", PRODUCT_LINE)  # its first line
+        # The agent hears why it waits; the monitor shows the paused call and its arguments.
+        await asyncio.wait_for(progress.arrived.wait(), 30)
+        assert progress.messages[0] == "paused at a breakpoint in scaled"
+        await frontend.until(
+            lambda: any(
+                '{"n":20}' in row and row.endswith("paused in the debugger")
+                for row in rows(frontend, table)
+            )
+        )
+        async with connect(served, "legacy") as other:
+            await asyncio.wait_for(other.send_ping(), 30)
+        assert not call.done()
+        debugger.resume(thread_id)
+        result = await asyncio.wait_for(call, 60)
+        assert result.content[0].text == "40"
+        # Used up: the next matching call runs through.
+        again = await asyncio.wait_for(agent.call_tool("scaled", {"n": 30}), 30)
+        assert again.content[0].text == "60"
+    assert served.kernel.eval("[c.paused for c in mcp.calls][-3:]") == [False] * 3
+    await frontend.until(lambda: rows(frontend, table)[1].endswith("done"))
+
+
+def test_mcp_break_checks_its_input(served):
+    for line, problem in (
+        ("%mcp break nope", "no tool 'nope'"),
+        ("%mcp break scaled --when n >", "is not an expression"),
+        ("%mcp unbreak scaled", "no break on 'scaled'"),
+    ):
+        reply, _ = served.kernel.try_run(line)
+        assert reply["content"]["status"] == "error"
+        assert problem in reply["content"]["evalue"]
+    _, said = served.kernel.run("%mcp break scaled\n%mcp unbreak")
+    assert "No break on scaled now." in said

@@ -13,8 +13,10 @@ import queue
 import pytest
 
 from ..conftest import connect, start_server
+from ..waiting import wait_until
 from .debugging import Debugger
 from .frontend import Frontend
+from .test_tasks import Tasks
 
 SETUP = '''
 @mcp.tool
@@ -195,6 +197,28 @@ async def test_mcp_break_when_stops_only_the_matching_call(served, debugger, fro
         assert again.content[0].text == "60"
     assert served.kernel.eval("[c.paused for c in mcp.calls][-3:]") == [False] * 3
     await frontend.until(lambda: rows(frontend, table)[1].endswith("done"))
+
+
+def test_a_paused_call_is_a_task_for_a_task_capable_client(served, debugger):
+    served.kernel.run("%mcp break scaled")
+    tasks = Tasks(served.url, served.token)  # 2026-07-28, declaring the tasks extension
+    created = tasks.result("tools/call", {"name": "scaled", "arguments": {"n": 5}})
+    assert created["resultType"] == "task"  # at once: a person holds the call
+    thread_id = stopped_thread(debugger)
+    try:
+        wait_until(
+            lambda: (
+                tasks.result("tasks/get", {"taskId": created["taskId"]}).get("statusMessage")
+                == "paused at a breakpoint in scaled"
+            ),
+            "the task says why it waits",
+        )
+        assert tasks.result("tasks/get", {"taskId": created["taskId"]})["status"] == "working"
+    finally:
+        debugger.resume(thread_id)
+    done = tasks.until_terminal(created["taskId"])
+    assert done["status"] == "completed"
+    assert done["result"]["content"][0]["text"] == "10"
 
 
 def test_mcp_break_checks_its_input(served):

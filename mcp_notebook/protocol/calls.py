@@ -26,7 +26,7 @@ import traceback
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import McpNotebookError
 from .abbreviate import abbreviate, estimate
@@ -92,6 +92,17 @@ class CallRecord:
     # The dispatcher tool the client called to reach this one (protocol/dispatcher_tools.py).
     via: str | None = None
     _arguments_size: int = field(default=0, repr=False)
+    # How a call becomes a cell: set by the kernel extension (kernel/cellcode.py).
+    cell_maker: ClassVar[Callable[[CallRecord], str] | None] = None
+
+    def to_cell(self) -> str:
+        """Put a new cell below the current one that calls the tool as this call did,
+        with the arguments it received; return the cell's code."""
+        if CallRecord.cell_maker is None:
+            raise McpNotebookError(
+                "call.to_cell() needs the kernel extension: %load_ext mcp_notebook"
+            )
+        return CallRecord.cell_maker(self)
 
     def set_status(self, status: CallStatus) -> None:
         with _TRANSITION:

@@ -198,6 +198,11 @@ def detail(record: CallRecord) -> str:
             " (long values end in “… [cut: …]”; see <code>%mcp history</code>).</i>"
         )
     parts += ["<b>arguments</b>", _pre(pretty(shown(record.arguments, MAX_CALL_BYTES)))]
+    if record.method == "tools/call" and "arguments" not in record.abbreviated:
+        parts.append(
+            f"<i><code>mcp.calls.find({record.id}).to_cell()</code> puts this call in a new "
+            "cell below, with the arguments the tool received.</i>"
+        )
     if record.result is not None:
         parts += ["<b>result</b>", result(record.result)]
     if record.traceback:

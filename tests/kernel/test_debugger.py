@@ -131,9 +131,9 @@ def top_frame(debugger: Debugger, thread_id: int) -> dict:
     return trace["body"]["stackFrames"][0]
 
 
-def frame_variables(debugger: Debugger, frame_id: int) -> tuple[int, dict[str, str]]:
+def scope_variables(debugger: Debugger, frame_id: int, scope: str) -> tuple[int, dict[str, str]]:
     scopes = debugger.request("scopes", {"frameId": frame_id})["body"]["scopes"]
-    reference = scopes[0]["variablesReference"]  # Locals
+    (reference,) = [s["variablesReference"] for s in scopes if s["name"] == scope]
     found = debugger.request("variables", {"variablesReference": reference})["body"]
     return reference, {v["name"]: v["value"] for v in found["variables"]}
 
@@ -148,8 +148,10 @@ async def test_a_breakpoint_in_a_tools_cell_stops_the_agents_call(served, debugg
             frame = top_frame(debugger, thread_id)
             assert (frame["name"], frame["line"]) == ("scaled", PRODUCT_LINE)
             assert frame["source"]["path"] == source
-            reference, local = frame_variables(debugger, frame["id"])
+            reference, local = scope_variables(debugger, frame["id"], "Locals")
             assert (local["n"], local["factor"]) == ("21", "2")  # what the model sent
+            _, notebook = scope_variables(debugger, frame["id"], "Globals")
+            assert notebook["mcp"].startswith("<mcp ")  # the notebook's globals
             async with connect(served, "legacy") as other:  # the control plane answers
                 await asyncio.wait_for(other.send_ping(), 30)
             assert not call.done()

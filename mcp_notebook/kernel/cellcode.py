@@ -131,10 +131,10 @@ def _literal(value: Any, needs: set[str]) -> str | None:
         return repr(value)  # datetime.date(2024, 5, 1), with its tzinfo if any
     if isinstance(value, decimal.Decimal):
         needs.add("decimal")
-        return repr(value)
+        return f"decimal.Decimal({str(value)!r})"
     if isinstance(value, uuid.UUID):
         needs.add("uuid")
-        return repr(value)
+        return f"uuid.UUID({str(value)!r})"
     if isinstance(value, PurePath):
         needs.add("pathlib")
         return f"pathlib.{type(value).__name__}({str(value)!r})"

@@ -33,6 +33,7 @@ from typing import Any
 from ..protocol.calls import CallRecord
 
 logger = logging.getLogger(__name__)
+ANY = "*"  # %mcp break * and the monitor's "Pause next call": whichever tool is called next
 # Far from the small ids a front end gives its own breakpoints.
 _ids = itertools.count(2_000_000_000)
 
@@ -64,9 +65,10 @@ class Breaks:
         """On the kernel's main thread, as ``record``'s call starts: a breakpoint on its
         tool's first line if a break matches and a debugger is attached; the callable
         that takes it away (None when nothing was armed)."""
-        if record.method != "tools/call" or record.target not in self.wanted:
+        key = self.key(record)
+        if key is None:
             return None
-        when = self.wanted.get(record.target)
+        when = self.wanted.get(key)
         tool = self.tools().get(record.target)
         if when is not None and not self._matches(when, record, tool):
             return None
@@ -84,7 +86,7 @@ class Breaks:
         if code is None:
             return None
         with self._lock:
-            if self.wanted.pop(record.target, None) != when:
+            if key not in self.wanted or self.wanted.pop(key) != when:
                 return None  # another call took it meanwhile
         filename, line, breakpoint_id = code.co_filename, first_body_line(code), next(_ids)
         _dump_cell(filename)
@@ -105,6 +107,25 @@ class Breaks:
                 record._changed()
 
         return release
+
+    def key(self, record: CallRecord) -> str | None:
+        """The break ``record``'s call may stop at: its tool's, else the one on any tool."""
+        if record.method != "tools/call":
+            return None
+        wanted = self.wanted
+        return record.target if record.target in wanted else ANY if ANY in wanted else None
+
+    # The monitor's "Pause next call" (ui/monitor.py).
+    @property
+    def next_call(self) -> bool:
+        return ANY in self.wanted
+
+    @next_call.setter
+    def next_call(self, on: bool) -> None:
+        if on:
+            self.add(ANY)
+        else:
+            self.remove(ANY)
 
     def _matches(self, when: str, record: CallRecord, tool: Any) -> bool:
         names = {**_defaults(getattr(tool, "fn", None)), **record.arguments}

@@ -174,7 +174,7 @@ class CapturingExecutor(LoopExecutor):
     @staticmethod
     def may_pause(record: CallRecord) -> bool:
         """Whether ``record``'s call may stop in the debugger (%mcp break on its tool)."""
-        return record.method == "tools/call" and record.target in BREAKS.wanted
+        return BREAKS.key(record) is not None
 
     @staticmethod
     def interrupt(record: CallRecord) -> bool:

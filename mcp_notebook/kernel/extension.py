@@ -50,6 +50,7 @@ def load(ipython: Any) -> None:
             executor=partial(capture.CapturingExecutor, loop, watch),
             replay=capture.replay,
             cells=watch,
+            pauses=breaks.BREAKS,  # the monitor's "Pause next call"
         )
     if "ipython" not in _loaded:
         # Close the socket and the server thread with the kernel (shutdown or restart).

@@ -92,7 +92,7 @@ def _parser() -> _Parser:
     stop_at = commands.add_parser(
         "break", help="the tool's next call stops at its first line in the kernel's debugger"
     )
-    stop_at.add_argument("tool")
+    stop_at.add_argument("tool", help="a tool's name, or * for whichever tool is called next")
     stop_at.add_argument("--when", default=None, help="a Python expression over its arguments")
     unbreak = commands.add_parser("unbreak", help="drop %%mcp break on a tool (all: no TOOL)")
     unbreak.add_argument("tool", nargs="?", default=None)
@@ -262,7 +262,7 @@ class McpMagics(Magics):
             raise UsageError(f"%mcp debug: {exc}") from None
 
     def _break(self, args: argparse.Namespace) -> None:
-        if args.tool not in self.app.registry.tools:
+        if args.tool != breaks.ANY and args.tool not in self.app.registry.tools:
             raise UsageError(f"%mcp break: no tool {args.tool!r} is registered")
         try:
             breaks.BREAKS.add(args.tool, args.when)
@@ -270,8 +270,9 @@ class McpMagics(Magics):
             message = f"%mcp break: --when {args.when!r} is not an expression: {exc.msg}"
             raise UsageError(message) from None
         which = f" where {args.when}" if args.when else ""
+        tool = "any tool" if args.tool == breaks.ANY else args.tool
         print(
-            f"The next call of {args.tool}{which} stops at its first line in the kernel's "
+            f"The next call of {tool}{which} stops at its first line in the kernel's "
             "debugger (open JupyterLab's Debugger panel, or attach VS Code)."
         )
 

@@ -59,11 +59,13 @@ class Hub:
         executor: Callable[[], Executor],
         replay: Callable[[Any, CallRecord], Any],
         cells: CellWatch | None = None,
+        pauses: Any = None,
     ) -> None:
         # headless: under `mcp-notebook serve` nobody watches the notebook (settable: a pin
         # made after the extension loaded sets it, app.serve_headless).
         self.app, self.loop, self.headless = app, loop, headless
         self._make_executor, self._replay = executor, replay
+        self._pauses = pauses  # .next_call: the kernel's %mcp break on the next call
         self.cells = cells  # which cell holds the kernel's loop, if any (kernel/cells.py)
         self._render = threading.Lock()  # one render at a time, whichever thread renders
         self.monitors: list[Monitor] = []
@@ -188,7 +190,14 @@ class Hub:
 
     # -- monitors (kernel loop) --------------------------------------------------------------
     def monitor(self) -> Monitor:
-        monitor = Monitor(self.state, self.app.calls, self.trace, self.forget, tasks=self._tasks)
+        monitor = Monitor(
+            self.state,
+            self.app.calls,
+            self.trace,
+            self.forget,
+            tasks=self._tasks,
+            pauses=self._pauses,
+        )
         with self._render:
             self.monitors.append(monitor)
             for panel in self.panels.values():

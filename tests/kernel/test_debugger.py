@@ -234,3 +234,21 @@ def test_mcp_break_checks_its_input(served):
         assert problem in reply["content"]["evalue"]
     _, said = served.kernel.run("%mcp break scaled\n%mcp unbreak")
     assert "No break on scaled now." in said
+
+
+async def test_the_monitors_pause_button_stops_the_next_call_of_any_tool(
+    served, debugger, frontend, table
+):
+    (button,) = frontend.find("Button", "mcp-pause-next")  # the monitor of `table`
+    frontend.click(button)
+    await frontend.until(lambda: frontend.state(button)["description"].startswith("Next call"))
+    async with connect(served, "legacy") as agent:
+        call = asyncio.ensure_future(agent.call_tool("add", {"a": 1}))
+        thread_id = await asyncio.to_thread(stopped_thread, debugger)
+        frame = top_frame(debugger, thread_id)
+        assert frame["name"] == "add"
+        debugger.resume(thread_id)
+        result = await asyncio.wait_for(call, 60)
+    assert result.content[0].text == "2"
+    # Used up: the button offers to pause again.
+    await frontend.until(lambda: frontend.state(button)["description"] == "Pause next call")

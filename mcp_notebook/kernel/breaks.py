@@ -103,7 +103,10 @@ class Breaks:
         def release() -> None:
             if record.paused:
                 record.paused = False
-                api.remove_breakpoint(py_db, filename, "python-line", breakpoint_id)
+                try:  # the debugger may have gone (disconnected) while the call was paused
+                    api.remove_breakpoint(py_db, filename, "python-line", breakpoint_id)
+                except Exception:
+                    logger.debug("%%mcp break: the breakpoint was gone", exc_info=True)
                 record._changed()
 
         return release

@@ -61,6 +61,8 @@ __import__("mcp_notebook").mcp.serve_headless(**{options!r})
 """
 # Run last: load the extension if the notebook did not (IPython would say "already
 # loaded" otherwise), and serve if the notebook did not start the server itself.
+# --debug-port: debugpy in the kernel, on loopback only, for VS Code to attach to.
+_DEBUGGER = "_mcp_address = __import__('debugpy').listen(('127.0.0.1', {port}))\ndel _mcp_address"
 _START = """\
 if "mcp_notebook" not in get_ipython().extension_manager.loaded:
     get_ipython().run_line_magic("load_ext", "mcp_notebook")
@@ -100,6 +102,7 @@ class ServeOptions:
     allow_remote_no_auth: bool = False  # --no-auth on a non-loopback host, on purpose
     watch: bool = False  # re-run what changes on disk (watching.py)
     dispatcher: bool = False  # every client gets the dispatcher's tools
+    debug_port: int | None = None  # the kernel's debugger (DAP) on 127.0.0.1:PORT
 
 
 class View(Protocol):
@@ -192,6 +195,10 @@ class NotebookKernel:
             self._wait_ready()
             # Not in the kernel's history: the code names the token.
             self._execute(_SETUP.format(options=self.pinned()), "setup", store_history=False)
+            if self.options.debug_port is not None:
+                port = int(self.options.debug_port)
+                self._execute(_DEBUGGER.format(port=port), "debugger", store_history=False)
+                self.view.output(f"The kernel's debugger (DAP) listens on 127.0.0.1:{port}\n")
             for index, cell in enumerate(cells):
                 where = f"cell {index + 1} of {len(cells)}"
                 self.view.step(index + 1, total, f"{where}: {first_line(cell.source)}")

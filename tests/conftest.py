@@ -93,6 +93,7 @@ TIER_OF_PATH = {
     "tests/test_serve_watch.py": "e2e",
     "tests/test_stdio_tasks.py": "e2e",
     "tests/test_serve_dispatcher.py": "e2e",
+    "tests/test_serve_debugger.py": "e2e",
     "tests/fuzz/test_stdio_content_length.py": "e2e",
     "tests/fuzz/test_stdio_ndjson.py": "e2e",
     "tests/kernel/": "kernel",

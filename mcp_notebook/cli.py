@@ -60,6 +60,12 @@ def _parser() -> argparse.ArgumentParser:
         help="with --no-auth on a non-loopback --host: let every host that reaches it in",
     )
     serve.add_argument(DISPATCHER_FLAG, action="store_true", help=DISPATCHER_HELP)
+    serve.add_argument(
+        "--debug-port",
+        type=int,
+        default=None,
+        help="the kernel's debugger (Debug Adapter Protocol) on 127.0.0.1:PORT, for VS Code",
+    )
 
     bridge = commands.add_parser("bridge", help="MCP on stdio, relayed to a running notebook")
     bridge.add_argument("name", nargs="?", help="the server's name (default: the only one)")
@@ -144,6 +150,7 @@ def _serve(args: argparse.Namespace) -> int:
         allow_remote_no_auth=args.allow_remote_no_auth,
         watch=args.watch,
         dispatcher=args.dispatcher,
+        debug_port=args.debug_port,
     )
     on_ready = None
     if args.watch:

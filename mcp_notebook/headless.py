@@ -36,6 +36,7 @@ from .exposure import who_can_reach
 from .notebookfile import CodeCell, UnreadableNotebook, code_cells
 from .openfiles import raise_open_file_limit
 from .startview import StartView, first_line
+from .threads import start_thread
 
 if TYPE_CHECKING:
     from .bridge import Bridge
@@ -60,6 +61,8 @@ __import__("mcp_notebook").mcp.serve_headless(**{options!r})
 """
 # Run last: load the extension if the notebook did not (IPython would say "already
 # loaded" otherwise), and serve if the notebook did not start the server itself.
+# --debug-port: debugpy in the kernel, on loopback only, for VS Code to attach to.
+_DEBUGGER = "_mcp_address = __import__('debugpy').listen(('127.0.0.1', {port}))\ndel _mcp_address"
 _START = """\
 if "mcp_notebook" not in get_ipython().extension_manager.loaded:
     get_ipython().run_line_magic("load_ext", "mcp_notebook")
@@ -99,6 +102,7 @@ class ServeOptions:
     allow_remote_no_auth: bool = False  # --no-auth on a non-loopback host, on purpose
     watch: bool = False  # re-run what changes on disk (watching.py)
     dispatcher: bool = False  # every client gets the dispatcher's tools
+    debug_port: int | None = None  # the kernel's debugger (DAP) on 127.0.0.1:PORT
 
 
 class View(Protocol):
@@ -191,6 +195,10 @@ class NotebookKernel:
             self._wait_ready()
             # Not in the kernel's history: the code names the token.
             self._execute(_SETUP.format(options=self.pinned()), "setup", store_history=False)
+            if self.options.debug_port is not None:
+                port = int(self.options.debug_port)
+                self._execute(_DEBUGGER.format(port=port), "debugger", store_history=False)
+                self.view.output(f"The kernel's debugger (DAP) listens on 127.0.0.1:{port}\n")
             for index, cell in enumerate(cells):
                 where = f"cell {index + 1} of {len(cells)}"
                 self.view.step(index + 1, total, f"{where}: {first_line(cell.source)}")
@@ -466,12 +474,11 @@ def serve_stdio(path: Path, options: ServeOptions, on_ready: OnReady | None = No
     attached = threading.Event()  # the bridge exists: the start may report to it
     bridge: list[Bridge] = []
     stops: list[Callable[[], None]] = []  # what on_ready started, to stop at the end
-    threading.Thread(
-        target=_run_notebook,
+    start_thread(
+        _run_notebook,
         args=(kernel, reporter, attached, bridge, stopped, on_ready, stops),
         name="notebook-start",
-        daemon=True,
-    ).start()
+    )
     try:
         # While the kernel boots: the bridge, and the answers that need no notebook.
         from .bridge import Bridge, protocol_stdout

@@ -30,6 +30,7 @@ from typing import Any
 
 from .headless import NotebookError, NotebookKernel
 from .notebookfile import CodeCell, UnreadableNotebook, code_cells, first_change
+from .threads import untraced
 
 logger = logging.getLogger(__name__)
 
@@ -54,8 +55,10 @@ class Watcher:
         self.broken = False
         self._stopping = threading.Event()
         self._threads = [
-            threading.Thread(target=self._watch, name="watch-notebook", daemon=True),
-            threading.Thread(target=self._reload_loop, name="reload-notebook", daemon=True),
+            untraced(threading.Thread(target=self._watch, name="watch-notebook", daemon=True)),
+            untraced(
+                threading.Thread(target=self._reload_loop, name="reload-notebook", daemon=True)
+            ),
         ]
 
     def start(self) -> None:

@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND, RpcError
 from ..protocol.seed import SeedSession, error_reply
+from ..threads import start_thread
 from .channel import Channel, readable_id
 from .channel import error_reply as bridge_error
 from .link import Message
@@ -42,8 +43,7 @@ class SeedRelay:
         self._pending_lock = threading.Lock()
         self._ids = itertools.count(1)
         self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._run_loop, name="bridge-seed", daemon=True)
-        self._thread.start()
+        self._thread = start_thread(self._run_loop, name="bridge-seed")
         self.session = SeedSession(self._call, channel.write, notify_standard=self._notify)
 
     def _run_loop(self) -> None:

@@ -22,6 +22,7 @@ from ..protocol import jsonrpc
 from ..protocol.codes import SERVER_ERROR
 from ..protocol.jsonrpc import RpcError
 from ..protocol.names import SESSION_HEADER, VERSION_HEADER
+from ..threads import start_thread
 from ..wire import jsontext
 from .link import Link, LinkDown, LinkLost, Message, read_reply
 
@@ -228,10 +229,7 @@ class Upstream:
     def _ensure_stream(self) -> None:
         with self._state:
             if self._stream_thread is None:
-                self._stream_thread = threading.Thread(
-                    target=self._stream_loop, name="bridge-stream", daemon=True
-                )
-                self._stream_thread.start()
+                self._stream_thread = start_thread(self._stream_loop, name="bridge-stream")
 
     def _stream_loop(self) -> None:
         delay = 0.1

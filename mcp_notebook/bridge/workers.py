@@ -8,6 +8,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from ..threads import start_thread
+
 logger = logging.getLogger(__name__)
 
 Job = tuple[Callable[..., Any], tuple[Any, ...]]
@@ -31,7 +33,7 @@ class Workers:
         with self._lock:
             if self._idle == 0:
                 self._idle += 1
-                threading.Thread(target=self._work, name=self.name, daemon=True).start()
+                start_thread(self._work, name=self.name)
             self._idle -= 1
             self._busy += 1
         self._jobs.put((fn, args))

@@ -45,6 +45,7 @@ from ..protocol import CallRecord, LoopExecutor
 from ..protocol.calls import Interrupted
 from ..protocol.executor import settle
 from ..protocol.queueing import CellWatch
+from .breaks import BREAKS
 
 if TYPE_CHECKING:  # typeshed has no stub for _signal; it has the functions of `signal`
     _signals = signal
@@ -171,6 +172,11 @@ class CapturingExecutor(LoopExecutor):
         return partial(_in_own_context, work, record)
 
     @staticmethod
+    def may_pause(record: CallRecord) -> bool:
+        """Whether ``record``'s call may stop in the debugger (%mcp break on its tool)."""
+        return BREAKS.key(record) is not None
+
+    @staticmethod
     def interrupt(record: CallRecord) -> bool:
         """Interrupt ``record``'s synchronous code if it runs now on the kernel's main
         thread, as Kernel > Interrupt would (a cancelled task); False if it does not."""
@@ -186,16 +192,21 @@ def _begin(work: Callable[[], Any], record: CallRecord) -> Any:
     _CALL.set(record)
     watching = _interrupts.enter()
     outer, _interrupts.running = _interrupts.running, record if watching else None
+    release = BREAKS.arm(record)  # %mcp break: a breakpoint on the tool's first line
     try:
         value = _run_sync(work)
     except BaseException as exc:
         remember_failure(exc)
+        if release is not None:
+            release()
         raise
     finally:
         _interrupts.running = outer
+    if release is not None and not inspect.isawaitable(value):
+        release()
     if inspect.isawaitable(value):
         # Created here, the task copies this context: output after an await is the call's too.
-        task = asyncio.ensure_future(_finish(value))
+        task = asyncio.ensure_future(_finish(value, release))
         if watching:
             _interrupts.watch(task)
         return task
@@ -210,7 +221,7 @@ def _run_sync(work: Callable[[], Any]) -> Any:
         raise Interrupted() from exc
 
 
-async def _finish(awaitable: Any) -> Any:
+async def _finish(awaitable: Any, release: Callable[[], None] | None = None) -> Any:
     """An async call's task. SIGINT raises KeyboardInterrupt in here while the tool's code
     runs without awaiting (``time.sleep``, a loop): it ends as Interrupted, here, so that
     asyncio never sees a KeyboardInterrupt (it would stop the kernel's loop)."""
@@ -228,6 +239,9 @@ async def _finish(awaitable: Any) -> Any:
     except BaseException as exc:
         remember_failure(exc)
         raise
+    finally:
+        if release is not None:
+            release()  # the async tool's body ran (or failed): the breakpoint goes
 
 
 class _Interrupts:

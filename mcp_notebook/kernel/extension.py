@@ -32,10 +32,14 @@ def load(ipython: Any) -> None:
         ipython.events.register("post_run_cell", _loaded["watcher"])
     if "ui" not in _loaded and _in_kernel(ipython):
         # Monitors, confirmation prompts, per-call output capture (mcp_notebook/ui).
+        from ..protocol.calls import CallRecord
         from ..ui.hub import Hub
-        from . import capture, cells
+        from . import breaks, capture, cellcode, cells
 
         capture.install(ipython)
+        breaks.BREAKS.tools = lambda: mcp.registry.tools  # %mcp break finds the function
+        breaks.BREAKS.namespace = lambda: ipython.user_ns  # --when sees the globals
+        CallRecord.cell_maker = partial(cellcode.to_cell, mcp)  # call.to_cell()
         loop = asyncio.get_running_loop()
         # The executor knows which cell holds the loop: a queued call says so (cells.py).
         watch = cells.install(ipython)
@@ -46,6 +50,7 @@ def load(ipython: Any) -> None:
             executor=partial(capture.CapturingExecutor, loop, watch),
             replay=capture.replay,
             cells=watch,
+            pauses=breaks.BREAKS,  # the monitor's "Pause next call"
         )
     if "ipython" not in _loaded:
         # Close the socket and the server thread with the kernel (shutdown or restart).

@@ -1,4 +1,4 @@
-"""``%mcp start|stop|status|list|config|monitor|confirm|debug|trace|history|tasks``."""
+"""``%mcp start|stop|status|list|config|monitor|confirm|debug|trace|history|tasks|break``."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from ..protocol.calls import mib
 from ..protocol.confirmation import POLICIES, describe
 from ..protocol.dispatcher_tools import CALL_TOOL, LIST_TOOL
 from ..reach import TOKEN_PLACEHOLDER, through_jupyter
-from . import capture
+from . import breaks, capture
 
 
 class _Parser(argparse.ArgumentParser):
@@ -99,6 +99,13 @@ def _parser() -> _Parser:
     export.add_argument("directory", help="the package's folder")
     export.add_argument("--notebook", default=None, help="the notebook file (default: this one)")
     export.add_argument("--package", default=None, help="import name (default: NAME_mcp)")
+    stop_at = commands.add_parser(
+        "break", help="the tool's next call stops at its first line in the kernel's debugger"
+    )
+    stop_at.add_argument("tool", help="a tool's name, or * for whichever tool is called next")
+    stop_at.add_argument("--when", default=None, help="a Python expression over its arguments")
+    unbreak = commands.add_parser("unbreak", help="drop %%mcp break on a tool (all: no TOOL)")
+    unbreak.add_argument("tool", nargs="?", default=None)
     return parser
 
 
@@ -136,6 +143,14 @@ class McpMagics(Magics):
         which tools ask first; debug CALL_ID opens a failed call in the debugger; trace on|off
         shows raw JSON-RPC in the monitors.
         """
+        if line.split(maxsplit=1)[:1] == ["break"] and " --when " in f"{line} ":
+            # The expression as typed: shlex would take the quotes out of its strings.
+            head, _, when = line.partition("--when")
+            words, expression = shlex.split(head), when.strip()
+            if not expression:
+                raise UsageError("%mcp break: --when needs an expression")
+            self._break(self.parser.parse_args([*words, "--when", expression]))
+            return
         try:
             words = shlex.split(line)
         except ValueError as exc:
@@ -317,6 +332,27 @@ class McpMagics(Magics):
             capture.debug(record)
         except LookupError as exc:
             raise UsageError(f"%mcp debug: {exc}") from None
+
+    def _break(self, args: argparse.Namespace) -> None:
+        if args.tool != breaks.ANY and args.tool not in self.app.registry.tools:
+            raise UsageError(f"%mcp break: no tool {args.tool!r} is registered")
+        try:
+            breaks.BREAKS.add(args.tool, args.when)
+        except SyntaxError as exc:
+            message = f"%mcp break: --when {args.when!r} is not an expression: {exc.msg}"
+            raise UsageError(message) from None
+        which = f" where {args.when}" if args.when else ""
+        tool = "any tool" if args.tool == breaks.ANY else args.tool
+        print(
+            f"The next call of {tool}{which} stops at its first line in the kernel's "
+            "debugger (open JupyterLab's Debugger panel, or attach VS Code)."
+        )
+
+    def _unbreak(self, args: argparse.Namespace) -> None:
+        dropped = breaks.BREAKS.remove(args.tool)
+        if args.tool is not None and not dropped:
+            raise UsageError(f"%mcp unbreak: no break on {args.tool!r}")
+        print(f"No break on {', '.join(dropped)} now." if dropped else "No breaks were set.")
 
     def _trace(self, args: argparse.Namespace) -> None:
         self._ui("trace").set_trace(args.state == "on")

@@ -27,7 +27,7 @@ import traceback
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ..errors import McpNotebookError
 from .abbreviate import abbreviate, estimate
@@ -87,12 +87,25 @@ class CallRecord:
     # What the call waited for while queued, e.g. "cell [7]" (a running cell held the
     # kernel); None if it did not wait behind one (.queueing).
     behind: str | None = None
+    # In the kernel's debugger at a breakpoint %mcp break put there (kernel/breaks.py).
+    paused: bool = False
     size: int = 0  # bytes the history counts for this call (an estimate)
     # The dispatcher tool the client called to reach this one (protocol/dispatcher_tools.py).
     via: str | None = None
     # The MCP Apps view (its ui:// URI) this call came from, through the host.
     view: str | None = None
     _arguments_size: int = field(default=0, repr=False)
+    # How a call becomes a cell: set by the kernel extension (kernel/cellcode.py).
+    cell_maker: ClassVar[Callable[[CallRecord], str] | None] = None
+
+    def to_cell(self) -> str:
+        """Put a new cell below the current one that calls the tool as this call did,
+        with the arguments it received; return the cell's code."""
+        if CallRecord.cell_maker is None:
+            raise McpNotebookError(
+                "call.to_cell() needs the kernel extension: %load_ext mcp_notebook"
+            )
+        return CallRecord.cell_maker(self)
 
     def set_status(self, status: CallStatus) -> None:
         with _TRANSITION:

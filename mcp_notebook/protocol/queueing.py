@@ -13,7 +13,9 @@ it). So while a call waits:
   :data:`INTERVAL` seconds until the call starts. ``progress`` counts the seconds waited
   (it must increase).
   A call with a token that waits although no cell runs (behind a long call, say) hears
-  "waiting for the kernel" after :data:`INTERVAL` seconds.
+  "waiting for the kernel" after :data:`INTERVAL` seconds; once it runs, it hears "paused
+  at a breakpoint in TOOL" every :data:`INTERVAL` seconds while it is stopped in the
+  kernel's debugger (``record.paused``, kernel/breaks.py).
 
 Why a grace: a cell that awaits (top-level ``await``) leaves the kernel's loop free, so a
 call queued during it starts at once: it has nothing to report, and its record is not
@@ -81,13 +83,17 @@ class CellWatch:
         self.now = self._stack[0] if self._stack else None
 
 
-def watch(request: RequestContext, record: CallRecord, cells: CellWatch | None) -> Waiting | None:
+def watch(
+    request: RequestContext, record: CallRecord, cells: CellWatch | None, pausing: bool = False
+) -> Waiting | None:
     """On the server's loop, as ``record``'s call is handed to the kernel: what watches
     its wait until :meth:`Waiting.close`; None when nothing is to be told or marked (no
-    token and no cell running: the common case, which costs no timer)."""
+    token and no cell running: the common case, which costs no timer). ``pausing``: the
+    call may stop in the debugger (a break is set on its tool), so its wait is told on
+    its own stream as well."""
     if request.progress_token is None and (cells is None or cells.now is None):
         return None
-    return Waiting(request, record, cells)
+    return Waiting(request, record, cells, pausing)
 
 
 def waiting_message(cell: Cell | None) -> str:
@@ -97,6 +103,11 @@ def waiting_message(cell: Cell | None) -> str:
     if cell.number is None:
         return "waiting for the running cell"
     return f"waiting for the running cell [{cell.number}]"
+
+
+def paused_message(tool: str) -> str:
+    """What a call stopped in the kernel's debugger tells its client, now and then."""
+    return f"paused at a breakpoint in {tool}"
 
 
 class Waiting:
@@ -115,7 +126,11 @@ class Waiting:
     )
 
     def __init__(
-        self, request: RequestContext, record: CallRecord, cells: CellWatch | None
+        self,
+        request: RequestContext,
+        record: CallRecord,
+        cells: CellWatch | None,
+        pausing: bool = False,
     ) -> None:
         self.request, self.record, self._cells = request, record, cells
         # streams: progress may go on the request's stream before the reply (a cell runs
@@ -126,7 +141,7 @@ class Waiting:
         self._since = 0.0
         self._said = -0.1  # the progress the last notice gave (the first one may say 0)
         cell = cells.now if cells is not None else None
-        self.streams = self._token is not None and cell is not None
+        self.streams = self._token is not None and (cell is not None or pausing)
         if self._token is None and cell is None:
             return  # the cell ended meanwhile: nothing to tell, nothing to mark
         self._loop = asyncio.get_running_loop()
@@ -143,7 +158,11 @@ class Waiting:
         """On the server's loop: the call still waits? Then say so, and look again later."""
         self._handle = None
         record, request = self.record, self.request
-        if record.status not in WAITING or request.over:
+        if request.over:
+            return
+        if record.status not in WAITING:
+            if record.status == "running" and self._token is not None:
+                self._paused()  # a running call may stop at a breakpoint (%mcp break)
             return  # it started (or ended): nothing more to say
         cell = self._cells.now if self._cells is not None else None
         if cell is not None and record.behind != cell.label:
@@ -157,6 +176,18 @@ class Waiting:
             "message": waiting_message(cell),
         }
         request.notify("notifications/progress", params)
+        assert self._loop is not None
+        self._handle = self._loop.call_later(INTERVAL, self._tick)
+
+    def _paused(self) -> None:
+        """While the call runs: say so while it is stopped in the kernel's debugger."""
+        if self.record.paused:
+            params = {
+                "progressToken": self._token,
+                "progress": self._progress(),
+                "message": paused_message(self.record.target),
+            }
+            self.request.notify("notifications/progress", params)
         assert self._loop is not None
         self._handle = self._loop.call_later(INTERVAL, self._tick)
 

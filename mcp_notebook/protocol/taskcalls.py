@@ -38,7 +38,7 @@ from .mrtr import SETTLE_SECONDS, Asker, Continuations, Suspended
 from .names import META_RELATED_TASK as RELATED_TASK
 from .names import TASKS_EXTENSION, TASKS_VERSION
 from .paging import page
-from .queueing import waiting_message
+from .queueing import paused_message, waiting_message
 from .request import RequestContext
 from .tasks import MAX_TTL_MS, Task, TaskStatus, TaskStore
 
@@ -221,8 +221,8 @@ class TaskCalls:
         queued_since: float | None = None
         while not run.done():
             now = loop.time()
-            if now >= deadline or _awaiting(record):
-                return False
+            if now >= deadline or _awaiting(record) or record.paused:
+                return False  # a call stopped in the debugger waits as long as a person
             if record.status == "queued":
                 queued_since = now if queued_since is None else queued_since
                 if _behind_a_cell(self.executor) or now - queued_since >= QUEUED_GRACE:
@@ -314,6 +314,8 @@ class TaskCalls:
         note: str | None = None
         if record is not None and _awaiting(record):
             note = AWAITING_APPROVAL
+        elif record is not None and record.paused:
+            note = paused_message(record.target)
         elif record is not None and record.status == "queued":
             cells = getattr(self.executor, "cells", None)
             cell = getattr(cells, "now", None)
@@ -322,7 +324,9 @@ class TaskCalls:
                 if record.behind != cell.label:
                     record.behind = cell.label
                     record._changed()  # the monitor shows what it waits for
-        ours = task.message == AWAITING_APPROVAL or (task.message or "").startswith("waiting for")
+        ours = task.message == AWAITING_APPROVAL or (task.message or "").startswith(
+            ("waiting for", "paused at")
+        )
         if note != task.message and (note is not None or ours):
             self.tasks.set_status(task, task.status, note)
 

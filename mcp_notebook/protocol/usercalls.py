@@ -200,7 +200,9 @@ class UserCalls:
         injected: dict[type, Any] = {Context: context} if context is not None else {}
         # Behind a running cell? Then it says so (.queueing); any executor may know.
         cells = getattr(self.executor, "cells", None)
-        waiting = None if as_task else watch(request, record, cells)
+        pausing = getattr(self.executor, "may_pause", None)  # %mcp break on this tool?
+        paused = pausing is not None and pausing(record)
+        waiting = None if as_task else watch(request, record, cells, paused)
         # Without a Context, user code says nothing on this request's stream: the reply
         # may leave from the thread that ran it (see .request), unless the wait is told.
         # A task's request has its answer already: nothing leaves early, no wait is told.

@@ -31,6 +31,7 @@ from tornado.routing import Rule
 
 from ..protocol import Server, Session, jsonrpc
 from ..protocol.jsonrpc import INVALID_REQUEST, RpcError
+from ..threads import start_thread
 from . import binding
 from .bodies import WholeBody
 from .direct import DirectReply
@@ -151,8 +152,7 @@ class HttpTransport:
             finally:
                 close_server_loop(loop)
 
-        self._thread = threading.Thread(target=run, name="mcp-notebook-http", daemon=True)
-        self._thread.start()
+        self._thread = start_thread(run, name="mcp-notebook-http")  # out of the debugger
         ready.wait()
         if failure:
             raise failure[0]

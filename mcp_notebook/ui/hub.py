@@ -27,6 +27,7 @@ from IPython.display import display
 from ..protocol import CallRecord, Executor, Session
 from ..protocol.confirmation import describe
 from ..protocol.queueing import CellWatch
+from ..threads import start_timer
 from . import render
 from .confirm import ConfirmPanel, PromptArea
 from .decision import Decision
@@ -58,11 +59,13 @@ class Hub:
         executor: Callable[[], Executor],
         replay: Callable[[Any, CallRecord], Any],
         cells: CellWatch | None = None,
+        pauses: Any = None,
     ) -> None:
         # headless: under `mcp-notebook serve` nobody watches the notebook (settable: a pin
         # made after the extension loaded sets it, app.serve_headless).
         self.app, self.loop, self.headless = app, loop, headless
         self._make_executor, self._replay = executor, replay
+        self._pauses = pauses  # .next_call: the kernel's %mcp break on the next call
         self.cells = cells  # which cell holds the kernel's loop, if any (kernel/cells.py)
         self._render = threading.Lock()  # one render at a time, whichever thread renders
         self.monitors: list[Monitor] = []
@@ -122,25 +125,23 @@ class Hub:
     def _observe(self, record: CallRecord) -> None:
         if "replay" not in record.__dict__:
             record.replay = partial(self._replay, self.app, record)  # type: ignore[attr-defined]
-        self._poke(record.id)
+        self._poke(record.id, held=record.paused)  # paused: the debugger holds the loop
 
     def _task_changed(self, task: Any) -> None:
         self._poke()  # any thread; the monitors re-render on the kernel's loop
 
-    def _poke(self, call_id: int | None = None) -> None:
+    def _poke(self, call_id: int | None = None, held: bool = False) -> None:
         if not self.monitors:
             return  # a monitor opened later renders the whole history anyway
         with self._lock:
             if call_id is not None:
                 self._changed.add(call_id)
-            if self._armed:
+            if self._armed and not held:  # held: what was queued on the loop waits too
                 return
             self._armed = True
-        if self.cells is not None and self.cells.now is not None:
+        if held or (self.cells is not None and self.cells.now is not None):
             # A cell holds the kernel's loop: a callback queued there would wait for it.
-            timer = threading.Timer(self._delay(), self._flush)
-            timer.daemon = True
-            timer.start()
+            start_timer(self._delay(), self._flush)  # out of the debugger, as all ours
             return
         try:
             self.loop.call_soon_threadsafe(self._arm)
@@ -189,7 +190,14 @@ class Hub:
 
     # -- monitors (kernel loop) --------------------------------------------------------------
     def monitor(self) -> Monitor:
-        monitor = Monitor(self.state, self.app.calls, self.trace, self.forget, tasks=self._tasks)
+        monitor = Monitor(
+            self.state,
+            self.app.calls,
+            self.trace,
+            self.forget,
+            tasks=self._tasks,
+            pauses=self._pauses,
+        )
         with self._render:
             self.monitors.append(monitor)
             for panel in self.panels.values():

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from ..protocol import CallLog
     from .trace import Trace
 
+PAUSE = "Pause next call"
+UNPAUSE = "Next call pauses: cancel"
+PAUSE_TIP = "The next tool call stops at its first line in the kernel's debugger (%mcp break *)"
 _HINT = "<i>Select a call to see its arguments, result, output and traceback.</i>"
 
 
@@ -36,6 +39,7 @@ class Monitor(widgets.VBox):
         on_close: Callable[[Monitor], None],
         rows: int = 12,
         tasks: Any = None,
+        pauses: Any = None,
     ) -> None:
         self._state, self._calls, self._trace_log, self._on_close = state, calls, trace, on_close
         self._ids: list[int] = []
@@ -56,6 +60,13 @@ class Monitor(widgets.VBox):
         self.trace = widgets.HTML(layout=widgets.Layout(display="none"))
         self.trace.add_class("mcp-trace-view")
         self.table.observe(self._on_index, "index")
+        # "Pause next call": the next tool call stops in the kernel's debugger.
+        self._pauses = pauses
+        self.pause = widgets.Button(description=PAUSE, tooltip=PAUSE_TIP)
+        self.pause.add_class("mcp-pause-next")
+        self.pause.on_click(self._toggle_pause)
+        if pauses is None:
+            self.pause.layout.display = "none"
         # The tasks clients poll (protocol/tasks.py), when the app keeps a store.
         self.tasks = TaskView(tasks) if tasks is not None else None
         super().__init__(
@@ -69,6 +80,7 @@ class Monitor(widgets.VBox):
                 self.output,
                 self.trace,
                 *([self.tasks] if self.tasks is not None else []),
+                self.pause,
             ]
         )
         self.add_class("mcp-monitor")
@@ -77,6 +89,8 @@ class Monitor(widgets.VBox):
     def refresh(self, changed: set[int] | None) -> None:
         """Re-render; ``changed`` holds the ids of calls that changed (None: all)."""
         self.header.value = render.server_state(self._state())
+        if self._pauses is not None:
+            self.pause.description = UNPAUSE if self._pauses.next_call else PAUSE
         if self.tasks is not None:
             self.tasks.refresh()  # also on the header's tick: ages change
         if changed is None or changed:
@@ -103,7 +117,7 @@ class Monitor(widgets.VBox):
 
     def _label(self, record: Any) -> str:
         # Rows are formatted once per state: a burst re-renders only what changed.
-        state = (record.status, record.duration, record.behind)
+        state = (record.status, record.duration, record.behind, record.paused)
         cached = self._labels.get(record.id)
         if cached is None or cached[0] != state:
             cached = self._labels[record.id] = (state, render.row(record))
@@ -156,6 +170,12 @@ class Monitor(widgets.VBox):
             outputs = tuple(dict(o) for o in record.output)
         if outputs != tuple(self.output.outputs):
             self.output.outputs = outputs
+
+    def _toggle_pause(self, _button: Any) -> None:
+        pauses = self._pauses
+        if pauses is not None:
+            pauses.next_call = not pauses.next_call
+            self.pause.description = UNPAUSE if pauses.next_call else PAUSE
 
     def close(self) -> None:
         self._on_close(self)

@@ -72,6 +72,8 @@ def status(record: CallRecord) -> str:
     cell holds the kernel (``record.behind``), else the status itself."""
     if record.status == "queued" and record.behind:
         return f"queued behind {record.behind}"
+    if record.paused:
+        return "paused in the debugger"
     return record.status
 
 
@@ -187,6 +189,11 @@ def detail(record: CallRecord) -> str:
             "<i class='mcp-error'>Interrupted from the notebook (Kernel &gt; Interrupt): the "
             "client got an error.</i>"
         )
+    if record.paused:
+        parts.append(
+            "<i>Paused in the kernel's debugger (<code>%mcp break</code>): step or continue "
+            "there; the client waits for the result.</i>"
+        )
     if record.behind:
         verb = "Queued" if record.status == "queued" else "Waited"
         parts.append(
@@ -198,6 +205,11 @@ def detail(record: CallRecord) -> str:
             " (long values end in “… [cut: …]”; see <code>%mcp history</code>).</i>"
         )
     parts += ["<b>arguments</b>", _pre(pretty(shown(record.arguments, MAX_CALL_BYTES)))]
+    if record.method == "tools/call" and "arguments" not in record.abbreviated:
+        parts.append(
+            f"<i><code>mcp.calls.find({record.id}).to_cell()</code> puts this call in a new "
+            "cell below, with the arguments the tool received.</i>"
+        )
     if record.result is not None:
         parts += ["<b>result</b>", result(record.result)]
     if record.traceback:

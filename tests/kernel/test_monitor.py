@@ -79,9 +79,10 @@ def monitor(served, frontend):
     before = set(frontend.find("VBox", "mcp-monitor"))
     served.kernel.run("%mcp monitor")
     (box,) = frontend.new("VBox", "mcp-monitor", before)
-    header, pending, _, table, detail, _, output, trace, tasks = frontend.children(box)
+    header, pending, _, table, detail, _, output, trace, tasks, pause = frontend.children(box)
     return {"box": box, "header": header, "pending": pending, "table": table,
-            "detail": detail, "output": output, "trace": trace, "tasks": tasks}  # fmt: skip
+            "detail": detail, "output": output, "trace": trace, "tasks": tasks,
+            "pause": pause}  # fmt: skip
 
 
 def labels(frontend: Frontend, monitor: dict) -> list[str]:

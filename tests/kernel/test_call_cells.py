@@ -1,0 +1,110 @@
+"""``call.to_cell()``: a recorded call becomes a new cell below, through the execute reply's
+``set_next_input`` payload (what JupyterLab honours), and running that cell gives the
+recorded result: the arguments are the ones the tool received, not the client's JSON."""
+
+from __future__ import annotations
+
+import pytest
+
+from ..conftest import connect, start_server
+
+SETUP = '''
+import datetime
+import pandas as pd
+
+@mcp.tool
+def since_day(sales: pd.DataFrame, since: datetime.date, region: str = "all") -> dict:
+    """Units sold since a day."""
+    kept = sales[sales["units"] > 0]
+    return {
+        "units": int(kept["units"].sum()),
+        "since": since.isoformat(),
+        "types": [type(sales).__name__, type(since).__name__],
+        "region": region,
+    }
+
+from pydantic import BaseModel
+
+class Point(BaseModel):
+    x: int
+    y: int
+
+@mcp.tool
+def norm(p: Point) -> int:
+    """Squared length."""
+    return p.x * p.x + p.y * p.y
+
+@mcp.tool(name="renamed")
+async def hidden_name(n: int) -> int:
+    """An async tool whose function is not its name."""
+    return n + 1
+'''
+
+
+@pytest.fixture(scope="module")
+def served(kernel):
+    return start_server(kernel, SETUP)
+
+
+def next_input(reply: dict) -> str:
+    (payload,) = [p for p in reply["content"]["payload"] if p["source"] == "set_next_input"]
+    assert payload["replace"] is False  # a new cell below, the current one stays
+    return payload["text"]
+
+
+async def test_a_call_becomes_a_cell_that_reproduces_it(served):
+    arguments = {
+        "sales": [{"day": "2024-05-01", "units": 3}, {"day": "2024-06-01", "units": 4}],
+        "since": "2024-05-15",
+    }
+    async with connect(served, "legacy") as agent:
+        result = await agent.call_tool("since_day", arguments)
+    recorded = result.structured_content
+    assert recorded["types"] == ["DataFrame", "date"]
+    kernel = served.kernel
+    reply, _ = kernel.run("mcp.calls[-1].to_cell()")
+    code = next_input(reply)
+    # What the tool received, written as Python: a DataFrame from its records, a date.
+    assert "pd.DataFrame.from_records([{'day': '2024-05-01', 'units': 3}" in code
+    assert "since=datetime.date(2024, 5, 15)," in code
+    assert code.splitlines()[-1] == ")" and "since_day(\n" in code
+    kernel.run(code)
+    assert kernel.eval("_") == recorded  # the cell's result is the call's
+
+
+async def test_an_async_tool_becomes_an_awaited_call(served):
+    async with connect(served, "legacy") as agent:
+        result = await agent.call_tool("renamed", {"n": 41})
+    assert result.content[0].text == "42"
+    reply, _ = served.kernel.run("mcp.calls[-1].to_cell()")
+    code = next_input(reply)
+    assert "await hidden_name(\n    n=41,\n)" in code  # the function, by its own name
+    served.kernel.run(code)
+    assert served.kernel.eval("_") == 42
+    served.kernel.run("_hidden = hidden_name\ndel hidden_name")
+    try:  # no longer in the globals: reached through the registry
+        code = next_input(served.kernel.run("mcp.calls[-1].to_cell()")[0])
+        assert "await mcp.registry.tools['renamed'].fn(" in code
+        served.kernel.run(code)
+        assert served.kernel.eval("_") == 42
+    finally:
+        served.kernel.run("hidden_name = _hidden")
+
+
+async def test_a_value_without_a_literal_is_converted_in_the_cell_as_the_server_did(served):
+    async with connect(served, "legacy") as agent:
+        result = await agent.call_tool("norm", {"p": {"x": 3, "y": 4}})
+    assert result.content[0].text == "25"
+    code = next_input(served.kernel.run("mcp.calls[-1].to_cell()")[0])
+    assert "p=mcp.registry.tools['norm'].signature.convert({'p': {'x': 3, 'y': 4}})['p']" in code
+    served.kernel.run(code)
+    assert served.kernel.eval("_") == 25
+
+
+def test_only_tool_calls_with_whole_arguments_become_cells(served):
+    reply, _ = served.kernel.try_run(
+        "from mcp_notebook.protocol.calls import CallRecord\n"
+        "CallRecord('resources/read', 'df://x', {}, 'me').to_cell()"
+    )
+    assert reply["content"]["status"] == "error"
+    assert "only a tools/call becomes a cell" in reply["content"]["evalue"]

@@ -7,7 +7,6 @@ systems it skips with the reason (``node.NEEDS``).
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 
@@ -16,16 +15,9 @@ import pytest
 from .. import portable
 from ..serving import ServeProcess
 from .node import NEEDS, conformance_command
+from .suite import RUNS, assert_the_suite_passes, checks_in
 
 EVERYTHING = Path(__file__).resolve().parents[2] / "notebooks" / "everything.ipynb"
-
-# name -> (suite version, extra arguments, scenarios at least): the released suite for
-# 2025-11-25, and the pre-release that also covers 2026-07-28, at both revisions.
-RUNS = {
-    "0.1.16": ("0.1.16", [], 32),
-    "alpha.12-at-2025-11-25": ("0.2.0-alpha.12", ["--spec-version", "2025-11-25"], 33),
-    "alpha.12-at-2026-07-28": ("0.2.0-alpha.12", ["--spec-version", "2026-07-28"], 40),
-}
 
 
 @pytest.fixture(scope="module")
@@ -38,40 +30,9 @@ def everything():
         served.stop()
 
 
-def checks_in(folder: Path) -> list[dict]:
-    found = []
-    for path in sorted(folder.glob("*/checks.json")):
-        scenario = path.parent.name
-        for check in json.loads(path.read_text()):
-            found.append({"scenario": scenario, **check})
-    return found
-
-
 @pytest.mark.parametrize("run", list(RUNS))
 def test_the_official_suite_passes_with_no_failure_and_no_warning(everything, run, tmp_path):
-    version, extra, expected_scenarios = RUNS[run]
-    command = [
-        *conformance_command(version),
-        "server",
-        "--url",
-        everything,
-        "--suite",
-        "all",
-        *extra,
-        "-o",
-        str(tmp_path),
-    ]
-    run = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    checks = checks_in(tmp_path)
-    bad = [c for c in checks if c["status"] in ("FAILURE", "WARNING")]
-    summary = "\n".join(
-        f"{c['scenario']}: {c['id']} {c['status']} {c.get('errorMessage', '')}" for c in bad
-    )
-    assert run.returncode == 0, summary or run.stdout[-4000:] + run.stderr[-4000:]
-    assert not bad, summary
-    # Every scenario of the run left its checks (one folder each), and they passed.
-    assert len({c["scenario"] for c in checks}) >= expected_scenarios
-    assert sum(c["status"] == "SUCCESS" for c in checks) >= expected_scenarios
+    assert_the_suite_passes(everything, run, tmp_path)
 
 
 # The extension scenarios of the Tasks extension (io.modelcontextprotocol/tasks): the suite

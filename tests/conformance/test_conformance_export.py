@@ -15,8 +15,9 @@ import pytest
 from mcp_notebook.export.package import export_notebook
 
 from .. import portable
-from .node import NEEDS, conformance_command
-from .test_conformance import EVERYTHING, RUNS, checks_in
+from .node import NEEDS
+from .suite import RUNS, assert_the_suite_passes
+from .test_conformance import EVERYTHING
 
 
 @pytest.fixture(scope="module")
@@ -46,25 +47,4 @@ def exported(tmp_path_factory) -> Iterator[str]:
 
 @pytest.mark.parametrize("run", list(RUNS))
 def test_the_official_suite_passes_against_the_export(exported, run, tmp_path):
-    version, extra, expected_scenarios = RUNS[run]
-    command = [
-        *conformance_command(version),
-        "server",
-        "--url",
-        exported,
-        "--suite",
-        "all",
-        *extra,
-        "-o",
-        str(tmp_path),
-    ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    checks = checks_in(tmp_path)
-    bad = [c for c in checks if c["status"] in ("FAILURE", "WARNING")]
-    summary = "\n".join(
-        f"{c['scenario']}: {c['id']} {c['status']} {c.get('errorMessage', '')}" for c in bad
-    )
-    assert done.returncode == 0, summary or done.stdout[-4000:] + done.stderr[-4000:]
-    assert not bad, summary
-    assert len({c["scenario"] for c in checks}) >= expected_scenarios
-    assert sum(c["status"] == "SUCCESS" for c in checks) >= expected_scenarios
+    assert_the_suite_passes(exported, run, tmp_path)

@@ -10,15 +10,14 @@ own, which only the relay holds: every scenario passing proves the relay adds it
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from .. import portable
-from ..conformance.node import NEEDS, conformance_command
-from ..conformance.test_conformance import RUNS, checks_in
+from ..conformance.node import NEEDS
+from ..conformance.suite import RUNS, assert_the_suite_passes
 from .server import JupyterServer
 
 EVERYTHING = Path(__file__).resolve().parents[2] / "notebooks" / "everything.ipynb"
@@ -46,24 +45,4 @@ def everything() -> Iterator[str]:
 
 @pytest.mark.parametrize("run", list(RUNS))
 def test_the_official_suite_passes_through_jupyter_server(everything, run, tmp_path):
-    version, extra, expected_scenarios = RUNS[run]
-    command = [
-        *conformance_command(version),
-        "server",
-        "--url",
-        everything,
-        "--suite",
-        "all",
-        *extra,
-        "-o",
-        str(tmp_path),
-    ]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
-    checks = checks_in(tmp_path)
-    bad = [c for c in checks if c["status"] in ("FAILURE", "WARNING")]
-    summary = "\n".join(
-        f"{c['scenario']}: {c['id']} {c['status']} {c.get('errorMessage', '')}" for c in bad
-    )
-    assert result.returncode == 0, summary or result.stdout[-4000:] + result.stderr[-4000:]
-    assert not bad, summary
-    assert len({c["scenario"] for c in checks}) >= expected_scenarios
+    assert_the_suite_passes(everything, run, tmp_path)

@@ -17,6 +17,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from ..registry.mimebundle import mime_bundle
+
 # What the display formatter may produce, best first for a web page.
 PREFERRED = (
     "text/html",
@@ -125,23 +127,7 @@ def _formatter() -> Any:
 
 
 def _bundle(value: Any) -> dict[str, Any]:
-    """What ``DisplayFormatter.format`` computes, minus ``_ipython_display_`` (which would
-    show the value under the running cell instead of returning it)."""
-    formatter = _formatter()
-    data = formatter.mimebundle_formatter(value, include=set(PREFERRED), exclude=None)
-    if isinstance(data, tuple):
-        data = data[0]
-    bundle = dict(data or {})
-    for mime in PREFERRED:
-        printer = formatter.formatters.get(mime)
-        if mime in bundle or printer is None:
-            continue
-        shown = printer(value)
-        if isinstance(shown, tuple):  # (data, metadata)
-            shown = shown[0]
-        if shown is not None:
-            bundle[mime] = shown
-    return bundle
+    return mime_bundle(value, _formatter(), PREFERRED)
 
 
 def _formatted(value: Any) -> str:

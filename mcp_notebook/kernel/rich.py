@@ -26,6 +26,7 @@ import sys
 from typing import Any
 
 from ..registry.coercion import json_safe
+from ..registry.mimebundle import mime_bundle
 
 # Figures and PIL images need no IPython: registry/pictures.py, which an export uses too.
 from ..registry.pictures import MAX_SIDE as MAX_SIDE
@@ -106,30 +107,11 @@ def _has_rich_repr(value: Any, formatter: Any) -> bool:
     return False
 
 
-def _bundle(value: Any, formatter: Any) -> dict[str, Any]:
-    """What ``DisplayFormatter.format`` computes, minus ``_ipython_display_``: that one
-    would display the value under the current cell instead of returning it."""
-    data = formatter.mimebundle_formatter(value, include=set(PREFERRED), exclude=None)
-    if isinstance(data, tuple):
-        data = data[0]
-    bundle = dict(data or {})
-    for mime in PREFERRED:
-        printer = formatter.formatters.get(mime)
-        if mime in bundle or printer is None:
-            continue
-        shown = printer(value)
-        if isinstance(shown, tuple):  # (data, metadata), e.g. an Image with a width
-            shown = shown[0]
-        if shown is not None:
-            bundle[mime] = shown
-    return bundle
-
-
 def _formatted(value: Any) -> list[dict[str, Any]] | None:
     formatter = _formatter()
     if formatter is None or not _has_rich_repr(value, formatter):
         return None
-    bundle = _bundle(value, formatter)
+    bundle = mime_bundle(value, formatter, PREFERRED)
     for mime in PREFERRED:
         shown = bundle.get(mime)
         if shown is None:

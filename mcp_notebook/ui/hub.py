@@ -239,6 +239,10 @@ class Hub:
     def _show(self, decision: Decision) -> None:
         if not decision.pending:
             return  # timed out or cancelled while the kernel was busy
+        with self._render:  # not while a timer thread re-renders the monitors
+            self._show_panel(decision)
+
+    def _show_panel(self, decision: Decision) -> None:
         panel = ConfirmPanel(decision)
         self.panels[decision.id] = panel
         if self.monitors:
@@ -250,6 +254,10 @@ class Hub:
             display(panel)
 
     def _hide(self, decision: Decision) -> None:
+        with self._render:  # not while a timer thread re-renders the monitors
+            self._hide_panel(decision)
+
+    def _hide_panel(self, decision: Decision) -> None:
         panel = self.panels.pop(decision.id, None)
         if panel is None:
             return

@@ -40,6 +40,7 @@ def load(ipython: Any) -> None:
         breaks.BREAKS.tools = lambda: mcp.registry.tools  # %mcp break finds the function
         breaks.BREAKS.namespace = lambda: ipython.user_ns  # --when sees the globals
         CallRecord.cell_maker = partial(cellcode.to_cell, mcp)  # call.to_cell()
+        CallRecord.cell_coder = partial(cellcode.cell_code, mcp)  # shown in the monitor
         loop = asyncio.get_running_loop()
         # The executor knows which cell holds the loop: a queued call says so (cells.py).
         watch = cells.install(ipython)

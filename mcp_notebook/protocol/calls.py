@@ -97,6 +97,8 @@ class CallRecord:
     _arguments_size: int = field(default=0, repr=False)
     # How a call becomes a cell: set by the kernel extension (kernel/cellcode.py).
     cell_maker: ClassVar[Callable[[CallRecord], str] | None] = None
+    # The code of that cell, without inserting it (the monitor shows it: ui/render.py).
+    cell_coder: ClassVar[Callable[[CallRecord], str] | None] = None
 
     def to_cell(self) -> str:
         """Put a new cell below the current one that calls the tool as this call did,

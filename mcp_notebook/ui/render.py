@@ -210,6 +210,12 @@ def detail(record: CallRecord) -> str:
             f"<i><code>mcp.calls.find({record.id}).to_cell()</code> puts this call in a new "
             "cell below, with the arguments the tool received.</i>"
         )
+        code = cell_code(record)
+        if code is not None:  # a click cannot insert a cell (README): the code, to copy
+            parts += [
+                "<b>as a cell</b> (select and copy)",
+                f"<pre class='mcp-mono mcp-cell-code'>{html.escape(code)}</pre>",
+            ]
     if record.result is not None:
         parts += ["<b>result</b>", result(record.result)]
     if record.traceback:
@@ -221,6 +227,18 @@ def detail(record: CallRecord) -> str:
     elif record.error is not None:
         parts += [f"<pre class='mcp-error'>{html.escape(str(record.error))}</pre>"]
     return "".join(f"<div>{p}</div>" for p in parts)
+
+
+def cell_code(record: CallRecord) -> str | None:
+    """The code ``record.to_cell()`` would insert; None when there is none to show (no
+    kernel extension, the tool is gone, or its arguments no longer convert)."""
+    coder = CallRecord.cell_coder
+    if coder is None:
+        return None
+    try:
+        return coder(record)
+    except Exception:  # the detail pane still shows everything else about the call
+        return None
 
 
 def result(value: Any) -> str:

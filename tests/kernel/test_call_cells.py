@@ -4,6 +4,8 @@ recorded result: the arguments are the ones the tool received, not the client's 
 
 from __future__ import annotations
 
+import html
+
 import pytest
 
 from ..conftest import connect, start_server
@@ -108,3 +110,22 @@ def test_only_tool_calls_with_whole_arguments_become_cells(served):
     )
     assert reply["content"]["status"] == "error"
     assert "only a tools/call becomes a cell" in reply["content"]["evalue"]
+
+
+async def test_the_monitors_detail_shows_the_cell_code_to_copy(served):
+    # A click on a widget runs in a comm handler: no execute reply carries its
+    # set_next_input, so the monitor shows the very code to_cell() would insert.
+    async with connect(served, "legacy") as agent:
+        await agent.call_tool("renamed", {"n": 1})
+    kernel = served.kernel
+    kernel.run("from mcp_notebook.ui import render")
+    detail = kernel.eval("render.detail(mcp.calls[-1])")
+    code = next_input(kernel.run("mcp.calls[-1].to_cell()")[0])
+    assert f"<pre class='mcp-mono mcp-cell-code'>{html.escape(code)}</pre>" in detail
+    assert "await hidden_name(\n    n=1,\n)" in code
+    # A tool gone since: the rest of the details, and no code that would not run.
+    kernel.run("_gone = mcp.registry.tools['renamed']; mcp.registry.remove('renamed')")
+    try:
+        assert "mcp-cell-code" not in kernel.eval("render.detail(mcp.calls[-1])")
+    finally:
+        kernel.run("mcp.registry.add_tool(_gone)")

@@ -1,0 +1,119 @@
+"""End to end: JupyterLab's Debugger panel, in Chromium, stops an agent's call in a tool
+defined in a cell (``%mcp break``), shows the tool's frame and the argument the client
+sent, and the client gets its result once Continue is clicked in the panel."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+
+import nbformat
+from playwright.async_api import async_playwright, expect
+
+from ..conftest import Served, connect
+from .conftest import ARTIFACTS, CHROMIUM_ARGS, Lab
+from .test_lab_confirmations import WAIT_MS, run_all_cells
+
+TOOL = '''\
+@mcp.tool
+def shout(word: str) -> str:
+    """The word, loud."""
+    loud = word.upper()
+    return loud + "!"
+'''
+
+
+def write_notebook(lab: Lab) -> str:
+    cells = ["%load_ext mcp_notebook", TOOL, "%mcp start", "%mcp break shout"]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3 (ipykernel)",
+        "language": "python",
+    }
+    nbformat.write(notebook, lab.root / "debugging.ipynb")
+    return "debugging.ipynb"
+
+
+async def discovered(lab: Lab, timeout: float = 60) -> Served:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for path in (lab.runtime / "mcp_notebook").glob("debugging-*.json"):
+            record = json.loads(path.read_text())
+            return Served(kernel=None, url=record["url"], token=record["token"])
+        await asyncio.sleep(0.2)
+    raise AssertionError("the notebook's server wrote no discovery file")
+
+
+class Progress:
+    def __init__(self) -> None:
+        self.messages: list[str | None] = []
+        self.arrived = asyncio.Event()
+
+    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
+        self.messages.append(message)
+        self.arrived.set()
+
+
+async def test_the_debugger_panel_stops_an_agents_call(lab: Lab, chromium: str):
+    ARTIFACTS.mkdir(exist_ok=True)
+    name = write_notebook(lab)
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            page = await browser.new_page(viewport={"width": 1500, "height": 1000})
+            await page.goto(f"{lab.url}/lab/tree/{name}?token={lab.token}")
+            await page.get_by_text(re.compile(r"\(ipykernel\) \| Idle")).wait_for(timeout=WAIT_MS)
+            # The Debugger panel, in the right sidebar (its tab toggles it: open it once).
+            tab = page.locator('.jp-SideBar li[data-id="jp-debugger-sidebar"]')
+            await tab.wait_for(timeout=WAIT_MS)
+            if "lm-mod-current" not in (await tab.get_attribute("class") or ""):
+                await tab.click()
+            sidebar = page.locator(".jp-DebuggerSidebar")
+            await sidebar.wait_for(timeout=WAIT_MS)
+            # The bug icon in the notebook's toolbar: the kernel's debugger, attached.
+            bug = page.locator(".jp-DebuggerBugButton").first
+            await bug.wait_for(timeout=WAIT_MS)
+            await expect(bug).to_be_enabled(timeout=WAIT_MS)
+            await bug.click()
+            await expect(bug).to_have_attribute("aria-pressed", "true", timeout=WAIT_MS)
+            await run_all_cells(page)
+            served = await discovered(lab)
+            await page.get_by_text(re.compile(r"\(ipykernel\) \| Idle")).wait_for(timeout=WAIT_MS)
+
+            progress = Progress()
+            async with connect(served, "legacy") as agent:
+                call = asyncio.ensure_future(
+                    agent.call_tool("shout", {"word": "quietly"}, progress_callback=progress)
+                )
+                # The panel's call stack: the tool's frame, on its first line.
+                frames = sidebar.locator(".jp-DebuggerCallstackFrame")
+                frame = frames.first
+                await expect(frame.locator(".jp-DebuggerCallstackFrame-name")).to_have_text(
+                    "shout", timeout=WAIT_MS
+                )
+                # Run All numbered the tool's cell 2; line 4 is the first of its body.
+                await expect(frame.locator(".jp-DebuggerCallstackFrame-location")).to_have_text(
+                    "Cell [2]:4"
+                )
+                # Its variables: the argument the client sent.
+                variables = sidebar.locator(".jp-DebuggerVariables").first
+                await expect(variables).to_contain_text(
+                    re.compile(r"word\W*quietly"), timeout=WAIT_MS
+                )
+                await asyncio.wait_for(progress.arrived.wait(), 60)
+                assert progress.messages[0] == "paused at a breakpoint in shout"
+                await page.screenshot(path=str(ARTIFACTS / "debugger.png"))
+                assert not call.done()
+
+                # The call stack's toolbar (in its section title): Continue.
+                await sidebar.locator('jp-button[title^="Continue"]').first.click()
+                result = await asyncio.wait_for(call, 60)
+                assert not result.is_error
+                assert result.content[0].text == "QUIETLY!"
+                await expect(frames).to_have_count(0, timeout=WAIT_MS)
+        finally:
+            await browser.close()
+    assert (ARTIFACTS / "debugger.png").stat().st_size > 0

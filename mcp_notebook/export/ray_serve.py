@@ -22,7 +22,7 @@ replica itself:
 
 Ray Serve replaces a replica that dies. A 2025 session on it is gone: its next request gets
 404 from the new replica and the client initializes again, as the spec says. A request
-that was running on the dead replica, or reaches it before the replacement is up, gets 503
+that was running on the dead replica (or was sent to it before Ray Serve noticed) gets 503
 with ``Retry-After: 1``.
 """
 
@@ -49,6 +49,8 @@ logger = logging.getLogger(__name__)
 REPLICAS_ENV = "MCP_NOTEBOOK_REPLICAS"
 _SESSION = SESSION_HEADER.lower().encode("latin-1")
 _SEPARATOR = "."
+REPLICA_ONGOING = 100  # a handshake-era GET stream holds one for as long as it is open
+INGRESS_ONGOING = 1000  # it only relays: the limit is on the replicas
 
 
 class McpReplica:
@@ -193,7 +195,12 @@ def build(module: str, replicas: int | None = None, **replica_options: Any) -> A
     count = replicas if replicas is not None else int(os.environ.get(REPLICAS_ENV, "2"))
     if count < 1:
         raise ValueError(f"replicas must be at least 1, not {count}")
-    replica = serve.deployment(McpReplica, num_replicas=1, **replica_options)
+    # Ray Serve's default of 5 requests at once per replica would queue (and back off)
+    # requests that a replica's worker threads, or the ingress's loop, could be running.
+    options = {"max_ongoing_requests": REPLICA_ONGOING, **replica_options}
+    replica = serve.deployment(McpReplica, num_replicas=1, **options)
     bound = [replica.options(name=f"mcp-replica-{i}").bind(module) for i in range(count)]
-    ingress = serve.deployment(McpIngress, name="McpIngress", num_replicas=1)
+    ingress = serve.deployment(
+        McpIngress, name="McpIngress", num_replicas=1, max_ongoing_requests=INGRESS_ONGOING
+    )
     return ingress.bind(*bound)

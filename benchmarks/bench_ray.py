@@ -40,11 +40,11 @@ import ray
 from ray import serve
 from mcp_notebook.export.ray_serve import build
 
-port, replicas = int(sys.argv[1]), int(sys.argv[2])
+port, replicas, ongoing = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 ray.init(num_cpus=8, include_dashboard=False, log_to_driver=False)
 serve.start(http_options={"host": "127.0.0.1", "port": port})
-serve.run(build("bench_mcp.notebook", replicas, ray_actor_options={"num_cpus": 0.5}),
-          route_prefix="/mcp")
+options = {"ray_actor_options": {"num_cpus": 0.5}, "max_ongoing_requests": ongoing}
+serve.run(build("bench_mcp.notebook", replicas, **options), route_prefix="/mcp")
 print("ready", flush=True)
 sys.stdin.read()
 serve.shutdown()
@@ -68,7 +68,7 @@ def log(message: str) -> None:
     print(f"[bench] {message}", file=sys.stderr, flush=True)
 
 
-def cluster(package_dir: Path, replicas: int) -> tuple[subprocess.Popen[str], int]:
+def cluster(package_dir: Path, replicas: int, ongoing: int) -> tuple[subprocess.Popen[str], int]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -79,7 +79,7 @@ def cluster(package_dir: Path, replicas: int) -> tuple[subprocess.Popen[str], in
         "RAY_USAGE_STATS_ENABLED": "0",
     }
     process = subprocess.Popen(
-        [sys.executable, "-c", CLUSTER, str(port), str(replicas)],
+        [sys.executable, "-c", CLUSTER, str(port), str(replicas), str(ongoing)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -131,6 +131,13 @@ def main() -> None:
     parser.add_argument("--replicas", type=int, nargs="+", default=[1, 4])
     parser.add_argument("--clients", type=int, default=32)
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument(
+        "--ongoing",
+        type=int,
+        default=100,
+        help="requests a replica takes at once (ray_serve's default 100; 2 models a tool "
+        "bound to a small pool, such as two database connections)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         notebook = Path(tmp) / "bench.py"
@@ -139,7 +146,7 @@ def main() -> None:
         rows = []
         for replicas in args.replicas:
             log(f"starting {replicas} replica(s)")
-            process, port = cluster(Path(tmp) / "out", replicas)
+            process, port = cluster(Path(tmp) / "out", replicas, args.ongoing)
             try:
                 load(port, args.clients, 2.0)  # warm up: connections, workers
                 done, pids, failed = load(port, args.clients, args.seconds)
@@ -149,6 +156,7 @@ def main() -> None:
                 process.wait(120)
             rows.append((replicas, done / args.seconds, len(pids), failed))
     base = rows[0][1]
+    print(f"{args.clients} clients, {args.ongoing} requests at once per replica, 50 ms tool")
     print(f"{'replicas':>8} {'calls/s':>9} {'vs first':>9} {'replicas seen':>14} {'failed':>7}")
     for replicas, rate, seen, failed in rows:
         print(f"{replicas:>8} {rate:>9.1f} {rate / base:>8.2f}x {seen:>14} {failed:>7}")

@@ -137,6 +137,21 @@ async def test_a_legacy_session_stays_on_one_replica(cluster):
     assert len(pids) == 1
 
 
+async def test_a_closed_get_stream_ends_on_its_replica_so_the_session_can_listen_again(cluster):
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as raw:
+        session_id, _ = await open_session(raw, cluster)
+        headers = {**POST_HEADERS, "Accept": "text/event-stream", "Mcp-Session-Id": session_id}
+        async with raw.stream("GET", cluster, headers=headers) as stream:
+            assert stream.status_code == 200
+
+        async def listens_again() -> bool:  # 409 while the first stream is still open
+            async with raw.stream("GET", cluster, headers=headers) as again:
+                assert again.status_code in (200, 409)
+                return again.status_code == 200
+
+        await until(listens_again, "a second GET stream of the session")
+
+
 async def test_a_killed_replica_is_replaced_and_its_sessions_start_again(cluster):
     async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as raw:
         session_id, killed = await open_session(raw, cluster)

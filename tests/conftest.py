@@ -95,6 +95,7 @@ TIER_OF_PATH = {
     "tests/test_stdio_tasks.py": "e2e",
     "tests/test_serve_dispatcher.py": "e2e",
     "tests/test_export_install.py": "e2e",
+    "tests/test_export_ray.py": "e2e",
     "tests/test_replays.py": "e2e",
     "tests/test_package_build.py": "e2e",
     "tests/test_serve_debugger.py": "e2e",

@@ -3,7 +3,8 @@
 ``DIR/pyproject.toml`` (the notebook's imports pinned to the versions installed here),
 ``DIR/README.md`` (how to serve it, and what was not exported), ``DIR/PACKAGE/`` with
 ``notebook.py`` (the code, extract.py), ``__main__.py`` (``python -m PACKAGE``),
-``asgi.py`` (``PACKAGE.asgi:app``), and ``DIR/tests/`` (what it registers, served).
+``asgi.py`` (``PACKAGE.asgi:app``), ``ray.py`` (``PACKAGE.ray:app``, replicas on Ray Serve,
+ray_serve.py), and ``DIR/tests/`` (what it registers, served).
 """
 
 from __future__ import annotations
@@ -159,6 +160,14 @@ def _write(result: Export, notebook: Path) -> None:
             "from mcp_notebook.export.runtime import asgi_app\n\n"
             "from .notebook import mcp\n\napp = asgi_app(mcp)\n"
         ),
+        code_dir / "ray.py": (
+            f'"""Replicas on Ray Serve: serve run {package}.ray:app.\n\n'
+            f"pip install '.[ray]'; $MCP_NOTEBOOK_REPLICAS replicas (default 2), each running "
+            f"{package}.notebook once at start.\n"
+            '"""\n\n'
+            "from mcp_notebook.export.ray_serve import build\n\n"
+            f"app = build({package + '.notebook'!r})\n"
+        ),
         root / "pyproject.toml": _pyproject(result),
         root / "README.md": _readme(result, notebook),
         root / "tests" / f"test_{package}.py": _tests(result),
@@ -184,13 +193,18 @@ def _pyproject(result: Export) -> str:
         uvicorn = f"uvicorn=={metadata.version('uvicorn')}"
     except metadata.PackageNotFoundError:
         uvicorn = "uvicorn"
+    try:
+        ray = f"ray[serve]=={metadata.version('ray')}"
+    except metadata.PackageNotFoundError:
+        ray = "ray[serve]"
     return (
         '[build-system]\nrequires = ["hatchling>=1.25"]\nbuild-backend = "hatchling.build"\n\n'
         f'[project]\nname = "{result.package.replace("_", "-")}"\nversion = "0.1.0"\n'
         f'description = "MCP server exported from a notebook by mcp-notebook"\n'
         f'readme = "README.md"\nrequires-python = ">={sys.version_info[0]}.{sys.version_info[1]}"\n'
         f"dependencies = [\n{dependencies}]\n\n"
-        f'[project.optional-dependencies]\nasgi = ["{uvicorn}"]\ntest = ["pytest"]\n\n'
+        f'[project.optional-dependencies]\nasgi = ["{uvicorn}"]\nray = ["{ray}"]\n'
+        'test = ["pytest"]\n\n'
         f'[tool.hatch.build.targets.wheel]\npackages = ["{result.package}"]\n'
     )
 
@@ -209,6 +223,7 @@ kernel or IPython.
     python -m {p}                          # stdio (what a desktop client spawns)
     python -m {p} --transport http --port 8765   # Streamable HTTP, a bearer token printed
     pip install '.[asgi]' && MCP_NOTEBOOK_TOKEN=secret uvicorn {p}.asgi:app
+    pip install '.[ray]' && MCP_NOTEBOOK_TOKEN=secret MCP_NOTEBOOK_REPLICAS=4 serve run {p}.ray:app
 
 Both protocol eras are served (handshake-era sessions and 2026-07-28 stateless requests).
 The ASGI app refuses Host headers other than loopback unless `MCP_NOTEBOOK_HOST` /

@@ -9,9 +9,9 @@ and the app they do not need in their own process.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
+from . import lazy
 from ._version import __version__
 
 if TYPE_CHECKING:
@@ -40,16 +40,11 @@ _WHERE = {
 
 
 def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(where, __name__), name)
-    globals()[name] = value  # once: later lookups do not come here
-    return value
+    return lazy.load(globals(), _WHERE, name)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return lazy.names(globals())
 
 
 def load_ipython_extension(ipython: Any) -> None:

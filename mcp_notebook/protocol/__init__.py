@@ -6,8 +6,9 @@ The names below are imported when first used: the stdio bridge reads ``jsonrpc``
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from .. import lazy
 
 if TYPE_CHECKING:
     from .calls import CallLog, CallRecord
@@ -45,13 +46,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(where, __name__), name)
-    globals()[name] = value  # once: later lookups do not come here
-    return value
+    return lazy.load(globals(), _WHERE, name)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return lazy.names(globals())

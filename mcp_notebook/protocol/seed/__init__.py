@@ -27,8 +27,9 @@ What we do where the document is silent or contradicts itself: docs/seed-dialect
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from ... import lazy
 
 if TYPE_CHECKING:
     from .errors import NOT_INITIALIZED, OUTPUT_MISMATCH, TOOL_FAILED, SeedError, error_reply
@@ -64,13 +65,8 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    where = _WHERE.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(where, __name__), name)
-    globals()[name] = value  # once: later lookups do not come here
-    return value
+    return lazy.load(globals(), _WHERE, name)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return lazy.names(globals())

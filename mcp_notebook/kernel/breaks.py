@@ -90,9 +90,11 @@ class Breaks:
                 return None  # another call took it meanwhile
         filename, line, breakpoint_id = code.co_filename, first_body_line(code), next(_ids)
         _dump_cell(filename)
+        # Stops once (a hit condition): the calls an async tool takes while the armed one
+        # awaits, and a recursive call, pass the same line and run on.
         added = api.add_breakpoint(
             py_db, filename, "python-line", breakpoint_id, line, None, "None", None,
-            "NONE", None, False,
+            "NONE", "@HIT@ == 1", False,
         )  # fmt: skip
         if getattr(added, "error_code", 0):
             logger.warning("%%mcp break: the debugger refused a breakpoint in %s", filename)

@@ -252,3 +252,37 @@ async def test_the_monitors_pause_button_stops_the_next_call_of_any_tool(
     assert result.content[0].text == "2"
     # Used up: the button offers to pause again.
     await frontend.until(lambda: frontend.state(button)["description"] == "Pause next call")
+
+
+# An async tool: while one call awaits, the kernel's loop runs the next call of the same tool.
+ASYNC_CELL = '''import asyncio
+gate = asyncio.Event()
+
+@mcp.tool
+async def relay(n: int) -> int:
+    """Wait for the next call, or let the waiting one go."""
+    first = n
+    if n == 1:
+        await gate.wait()
+    else:
+        gate.set()
+    return first
+'''
+
+
+async def test_a_break_on_an_async_tool_stops_one_call_not_the_ones_made_while_it_runs(
+    served, debugger
+):
+    served.kernel.run(ASYNC_CELL)
+    served.kernel.run("%mcp break relay")
+    async with connect(served, "legacy") as agent:
+        waiting = asyncio.ensure_future(agent.call_tool("relay", {"n": 1}))
+        debugger.resume(await asyncio.to_thread(stopped_thread, debugger))
+        # The break is used up: a call made while the first one awaits runs through.
+        opener = asyncio.ensure_future(agent.call_tool("relay", {"n": 2}))
+        try:
+            results = await asyncio.wait_for(asyncio.gather(waiting, opener), 60)
+        except Exception as exc:  # the SDK's read timeout, or ours
+            debugger.resume(stopped_thread(debugger))  # free the kernel for what follows
+            raise AssertionError(f"a call stopped at the used-up break: {exc!r}") from None
+    assert [r.content[0].text for r in results] == ["1", "2"]

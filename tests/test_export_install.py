@@ -18,6 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from mcp_notebook.export.package import export_notebook
 
+from . import portable
 from .conftest import MODES
 from .export.notebooks import helper_notebook
 
@@ -129,6 +130,41 @@ async def test_the_quickstart_export_serves_over_uvicorn(uvicorn_server, mode):
     http, transport = _http(uvicorn_server.url)
     async with http, Client(transport, mode=mode) as client:
         await _quickstart_session(client)
+
+
+@pytest.mark.parametrize("ask", [portable.interrupt, portable.stop], ids=["ctrl-c", "stop"])
+async def test_python_m_package_serves_http_and_stops_cleanly_on_request(fresh, ask):
+    """``python -m PACKAGE --transport http``: serve's stop path (Ctrl-C, SIGTERM, and on
+    Windows Ctrl+Break, which :mod:`tests.portable` sends there), not a killed process."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["MCP_NOTEBOOK_TOKEN"] = TOKEN
+    process = subprocess.Popen(
+        [str(fresh["python"]), "-m", "quickstart_mcp", "--transport", "http", "--port", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd="/",
+        **portable.spawn_options(),
+    )
+    try:
+        assert process.stderr is not None
+        for line in process.stderr:  # its start-up line, not a time
+            found = re.search(r"serving quickstart at (http://\S+)", line)
+            if found:
+                break
+        else:
+            raise AssertionError(f"the package did not start (exit {process.wait()})")
+        http, transport = _http(found.group(1))
+        async with http, Client(transport, mode="legacy") as client:
+            await _quickstart_session(client)
+        ask(process)
+        rest = process.stderr.read()  # to the end: the process closed its stderr
+        assert process.wait(60) == 0, rest
+        assert "stopped serving quickstart" in rest
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
 
 
 @MODES

@@ -126,23 +126,19 @@ def serve_until(stop: Any, folder: Path, path: Path) -> tuple[int, int, Any]:
     return code, seen.get("pid", 0), seen.get("stopped")
 
 
-def stop_as_on_windows(how: str, notebook: str) -> None:
-    """``serve_http`` with ``stopping.install`` run as on Windows (the kernel itself
-    starts as on Linux), stopped by Ctrl+Break or a closed console; prints what it saw.
-
-    Run in a process of its own: the stop interrupts jupyter_client on the main thread,
-    which a process that goes on using it would not survive, and signal handlers change.
-    """
+def stopping_as_on_windows() -> tuple[WindowsSignals, Kernel32]:
+    """From here on in this process, ``stopping.install`` does what it does on Windows
+    (SIGBREAK's stand-in is SIGUSR1, the console handlers are kept in ``Kernel32``)."""
     signals, kernel32 = WindowsSignals(), Kernel32()
     stopping.signal = signals  # type: ignore[assignment]
     ctypes.WINFUNCTYPE = ctypes.CFUNCTYPE  # type: ignore[attr-defined]
     ctypes.windll = types.SimpleNamespace(kernel32=kernel32)  # type: ignore[attr-defined]
     install = stopping.install
 
-    def install_on_windows(cleanup: Any) -> stopping.Stopper:
+    def install_on_windows(cleanup: Any, repeat_ends: bool = False) -> stopping.Stopper:
         platform, sys.platform = sys.platform, "win32"
         try:
-            return install(cleanup)
+            return install(cleanup, repeat_ends)
         finally:
             sys.platform = platform
 
@@ -151,7 +147,18 @@ def stop_as_on_windows(how: str, notebook: str) -> None:
     def unhandled(signum: int, frame: Any) -> None:
         raise AssertionError("Ctrl+Break (SIGBREAK) has no handler")
 
-    signal.signal(signal.SIGUSR1, unhandled)  # until serve installs one for SIGBREAK
+    signal.signal(signal.SIGUSR1, unhandled)  # until a handler for SIGBREAK is installed
+    return signals, kernel32
+
+
+def stop_as_on_windows(how: str, notebook: str) -> None:
+    """``serve_http`` with ``stopping.install`` run as on Windows (the kernel itself
+    starts as on Linux), stopped by Ctrl+Break or a closed console; prints what it saw.
+
+    Run in a process of its own: the stop interrupts jupyter_client on the main thread,
+    which a process that goes on using it would not survive, and signal handlers change.
+    """
+    signals, kernel32 = stopping_as_on_windows()
     folder = discovery.folder()
 
     def ctrl_break(pid: int) -> None:

@@ -19,14 +19,13 @@ import asyncio
 import logging
 import os
 import secrets
-import signal
 import sys
 import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
-from .. import exposure
+from .. import exposure, stopping
 from .._version import __version__
 from ..app import NotebookMCP
 from ..protocol import CallRecord, InlineExecutor, Server
@@ -163,9 +162,17 @@ def main(app: NotebookMCP, argv: list[str] | None = None) -> int:
     if info.token:
         print(f"token: {info.token}", file=sys.stderr)
     sys.stderr.flush()
+    # serve's stop path: SIGINT/SIGTERM, and on Windows Ctrl+Break and a closed console
+    # (whose handler must have stopped the server before it returns).
     stopped = threading.Event()
-    for signum in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(signum, lambda *_: stopped.set())
-    stopped.wait()
-    app.stop()
+    stopper = stopping.install(lambda: (stopped.set(), app.stop()))
+    try:
+        while not stopped.wait(0.5):  # timed: Windows runs a signal handler only between
+            pass  # waits (an untimed Event.wait there never returns to Python for Ctrl-C)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stopper.ignore_further()  # a second Ctrl-C must not cut the stop short
+        app.stop()
+    print(f"stopped serving {info.name}", file=sys.stderr)
     return 0

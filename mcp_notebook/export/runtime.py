@@ -165,7 +165,12 @@ def main(app: NotebookMCP, argv: list[str] | None = None) -> int:
     # serve's stop path: SIGINT/SIGTERM, and on Windows Ctrl+Break and a closed console
     # (whose handler must have stopped the server before it returns).
     stopped = threading.Event()
-    stopper = stopping.install(lambda: (stopped.set(), app.stop()))
+
+    def cleanup() -> None:  # from a console handler: done before it returns
+        stopped.set()
+        app.stop()
+
+    stopper = stopping.install(cleanup)
     try:
         while not stopped.wait(0.5):  # timed: Windows runs a signal handler only between
             pass  # waits (an untimed Event.wait there never returns to Python for Ctrl-C)

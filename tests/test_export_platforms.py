@@ -63,8 +63,10 @@ def stop_export_as_on_windows(how: str) -> None:
             seen["error"] = repr(exc)
             signal.raise_signal(signal.SIGINT)  # never leave it serving: fail instead
 
-    threading.Thread(target=stop_once_serving, daemon=True).start()
+    stopper = threading.Thread(target=stop_once_serving, daemon=True)
+    stopper.start()
     code = runtime.main(app, ["--transport", "http", "--port", "0", "--no-auth"])
+    stopper.join(60)  # a console handler may return after main() did
     seen.update(code=code, handlers=sorted(signals.handlers), running=app.status()["running"])
     print(json.dumps(seen))
 

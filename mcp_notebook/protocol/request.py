@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from .jsonrpc import Message
 from .kinds import Era
+from .progress import ProgressLine
 from .session import Session
 
 # The methods whose reply may leave from the kernel thread (when the function takes no
@@ -57,6 +58,7 @@ class RequestContext:
         "_armed",
         "_channel",
         "_over",
+        "_progress",
         "by_client",
         "cancelled",
         "id",
@@ -79,6 +81,7 @@ class RequestContext:
         self._channel = channel
         self._armed = False  # the reply leaves through the channel, from any thread
         self._over = False  # replied, or cancelled: nothing more may leave
+        self._progress: ProgressLine | None = None
 
     # -- about the request -------------------------------------------------------------
     @property
@@ -101,6 +104,13 @@ class RequestContext:
     @property
     def progress_token(self) -> Any:
         return self.meta.get("progressToken")
+
+    @property
+    def progress_line(self) -> ProgressLine:
+        """What its progress token's notifications said so far (server's loop only)."""
+        if self._progress is None:
+            self._progress = ProgressLine()
+        return self._progress
 
     # -- the back-channel (on the server's loop) ---------------------------------------
     def notify(self, method: str, params: dict[str, Any] | None = None) -> bool:

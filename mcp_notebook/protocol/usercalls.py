@@ -238,7 +238,8 @@ class UserCalls:
     # -- 2026-07-28: calls that pause for client input ---------------------------------
     def _context(self, request: RequestContext) -> Context:
         loop = asyncio.get_running_loop()
-        return Context(request.session, loop, request.id, request.progress_token)
+        token, line = request.progress_token, request.progress_line
+        return Context(request.session, loop, request.id, token, line)
 
     async def _start(
         self,

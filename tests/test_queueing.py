@@ -21,6 +21,7 @@ from mcp_notebook.protocol import Server, Session, queueing
 from mcp_notebook.protocol.executor import LoopExecutor
 from mcp_notebook.protocol.progress import ProgressLine
 from mcp_notebook.protocol.queueing import Cell, CellWatch, Waiting, waiting_message
+from mcp_notebook.protocol.request import RequestContext
 
 from .schema import validate_notification
 from .test_early_reply import RecordingEarly, call, kernel_thread_done, session_of
@@ -303,3 +304,10 @@ async def _until(condition, what: str, timeout: float = 30) -> Any:
     from .waiting import until
 
     return await until(condition, what, timeout)
+
+
+@pytest.mark.parametrize(("sent", "first"), [(3, 3.001), (2.5, 2.501), ("3", 0.0), (True, 0.0)])
+def test_the_line_starts_above_what_the_bridge_says_it_sent(sent, first):
+    request = RequestContext(Session())
+    request.params = {"_meta": {"progressToken": "t", "mcp-notebook/progressSent": sent}}
+    assert request.progress_line.notice() == first

@@ -15,7 +15,9 @@ cell, paused at a breakpoint), which carry no ``total``, and the tool's
   fraction a client shows stays the tool's to about a thousandth, and still ends at 1.
 
 All values are decided on the server's loop, where they are sent, so they leave in the
-order they were decided.
+order they were decided. A request the stdio bridge held while the notebook started may
+have heard the start's steps already: the bridge says how far they went
+(``_meta["mcp-notebook/progressSent"]``) and the line starts there.
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ class ProgressLine:
 
     __slots__ = ("_last", "_shift")
 
-    def __init__(self) -> None:
-        self._last: float | None = None
+    def __init__(self, sent: float | None = None) -> None:
+        self._last = sent  # what was already sent for the token elsewhere (the bridge)
         self._shift = 0.0
 
     def notice(self) -> float:

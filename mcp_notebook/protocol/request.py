@@ -17,11 +17,13 @@ the transport on its own thread.
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 from typing import Any, Protocol
 
 from .jsonrpc import Message
 from .kinds import Era
+from .names import META_PROGRESS_SENT
 from .progress import ProgressLine
 from .session import Session
 
@@ -109,7 +111,11 @@ class RequestContext:
     def progress_line(self) -> ProgressLine:
         """What its progress token's notifications said so far (server's loop only)."""
         if self._progress is None:
-            self._progress = ProgressLine()
+            sent = self.meta.get(META_PROGRESS_SENT)
+            known: float | None = None
+            if isinstance(sent, (int, float)) and not isinstance(sent, bool):
+                known = float(sent) if math.isfinite(sent) else None
+            self._progress = ProgressLine(known)
         return self._progress
 
     # -- the back-channel (on the server's loop) ---------------------------------------

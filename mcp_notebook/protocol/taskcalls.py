@@ -309,12 +309,10 @@ class TaskCalls:
         self._settle(task, run)
 
     def _approval(self, task: Task) -> None:
-        """Say in the task's status message what it waits for (:meth:`_note`), unless it
-        says something else than this says (a tool's own message)."""
+        """Keep the task's status message saying what it waits for (:meth:`_note`); a
+        message that is not one of these (a tool's own) stays."""
         note = self._note(task)
-        ours = task.message in (AWAITING_APPROVAL, AWAITING_CLIENT) or (
-            task.message or ""
-        ).startswith(("waiting for", "paused at"))
+        ours = (task.message or "").startswith(("waiting for", "paused at"))
         if note != task.message and (note is not None or ours):
             self.tasks.set_status(task, task.status, note)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import itertools
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -18,7 +19,9 @@ import pytest
 from mcp_notebook import Context, NotebookMCP
 from mcp_notebook.protocol import Server, Session, queueing
 from mcp_notebook.protocol.executor import LoopExecutor
+from mcp_notebook.protocol.progress import ProgressLine
 from mcp_notebook.protocol.queueing import Cell, CellWatch, Waiting, waiting_message
+from mcp_notebook.protocol.request import RequestContext
 
 from .schema import validate_notification
 from .test_early_reply import RecordingEarly, call, kernel_thread_done, session_of
@@ -35,6 +38,13 @@ def add(a: int, b: int) -> int:
 def steps(ctx: Context) -> str:
     ctx.report_progress(1, message="working")
     return "stepped"
+
+
+@app.tool
+def counts(ctx: Context) -> str:
+    for n in range(3):  # from 0: no more than what the wait's first notice said
+        ctx.report_progress(n, total=2)
+    return "counted"
 
 
 class BlockingCell:
@@ -180,6 +190,38 @@ async def test_a_context_tool_hears_the_wait_then_its_own_progress(
     assert server.calls[-1].behind == "a cell"
 
 
+async def test_the_waits_notices_and_the_tools_own_progress_increase_together(
+    server, watch, kernel_loop, quick
+):
+    session = await session_of(server)
+    sent = outbox(session)
+    with BlockingCell(kernel_loop, watch, 3):
+        task = asyncio.ensure_future(server.handle(with_token(call("counts", 4), "c"), session))
+        await _until(lambda: len(progress_of(sent)) >= 2, "two notices")
+    assert (await task)["result"]["content"][0]["text"] == "counted"
+    await _until(lambda: progress_of(sent)[-1].get("total") is not None, "the tool's progress")
+    notices = progress_of(sent)
+    values = [p["progress"] for p in notices]
+    assert all(a < b for a, b in itertools.pairwise(values)), values
+    own = [p for p in notices if "total" in p]
+    assert len(own) == 3 and [p["progress"] / p["total"] for p in own] == pytest.approx(
+        [0, 0.5, 1], abs=1e-3
+    )
+    for message, _ in sent:
+        validate_notification(message)
+
+
+def test_a_notice_between_a_tools_steps_shifts_the_steps_after_it():
+    line = ProgressLine()
+    assert line.own(5, 10) == (5, 10)  # nothing said before it: as the tool said it
+    paused = line.notice()  # "paused at a breakpoint" in the middle
+    assert paused > 5
+    later = line.own(5.0001, 10)
+    assert later[0] > paused and later[0] / later[1] == pytest.approx(0.5, abs=1e-3)
+    done, total = line.own(10, 10)
+    assert done == total  # still ends at 100 %
+
+
 async def test_a_call_during_an_awaiting_cell_runs_at_once_unmarked(
     server, watch, kernel_loop, monkeypatch
 ):
@@ -262,3 +304,10 @@ async def _until(condition, what: str, timeout: float = 30) -> Any:
     from .waiting import until
 
     return await until(condition, what, timeout)
+
+
+@pytest.mark.parametrize(("sent", "first"), [(3, 3.001), (2.5, 2.501), ("3", 0.0), (True, 0.0)])
+def test_the_line_starts_above_what_the_bridge_says_it_sent(sent, first):
+    request = RequestContext(Session())
+    request.params = {"_meta": {"progressToken": "t", "mcp-notebook/progressSent": sent}}
+    assert request.progress_line.notice() == first

@@ -17,6 +17,7 @@ from mcp_notebook.headless import NotebookError
 from mcp_notebook.kernel.live import VariableWatcher
 from mcp_notebook.kernel.reloading import Reloads
 from mcp_notebook.notebookfile import CodeCell, UnreadableNotebook, code_cells, first_change
+from mcp_notebook.registry import Tool
 from mcp_notebook.watching import Watcher
 
 from .waiting import wait_until
@@ -203,6 +204,94 @@ def test_registrations_during_a_reload_stay_unseen_until_it_ends():
     notebook.reload(1, looks)
     assert seen == [{"a": "A"}]
     assert notebook.tools() == {"a": "A", "b": "B"}
+
+
+# -- registrations from other threads while a reload runs (a timer, a watcher thread) ----
+
+
+class Registering(threading.Thread):
+    """A background thread registering a tool the way ``@mcp.tool`` does, in two steps:
+    look ``mcp.registry`` up, then (once ``go`` is set) add the tool to it."""
+
+    def __init__(self, mcp: NotebookMCP, name: str, *, early: bool = False) -> None:
+        super().__init__(daemon=True)
+        self.mcp, self.name = mcp, name
+        self.looked_up, self.go, self.done = threading.Event(), threading.Event(), threading.Event()
+        self.registry = mcp.registry if early else None  # looked up before the thread runs
+
+    def run(self) -> None:
+        registry = self.registry or self.mcp.registry
+        self.looked_up.set()
+        assert self.go.wait(30)
+        registry.add_tool(Tool(lambda: "", self.name, description="from a thread"))
+        self.done.set()
+
+    def register(self) -> None:
+        self.go.set()
+        assert self.done.wait(30), "the thread did not register"
+
+
+def test_a_thread_registering_in_the_copy_as_it_is_committed_lands_in_the_new_registry():
+    notebook = Notebook(tool("a", "A"))
+    thread = Registering(notebook.mcp, "late")
+
+    def starts_the_thread(mcp: NotebookMCP) -> None:
+        tool("b", "B")(mcp)
+        thread.start()
+        assert thread.looked_up.wait(30)  # it holds the copy the cells register into
+
+    notebook.reload(1, starts_the_thread)  # ... and the commit hands the copy over
+    thread.register()
+    assert notebook.tools() == {"a": "A", "b": "B", "late": "from a thread"}
+
+
+def test_a_thread_registering_in_the_live_registry_during_a_reload_is_kept_by_the_commit():
+    notebook = Notebook(tool("a", "A"))
+    live = notebook.mcp.registry
+    thread = Registering(notebook.mcp, "meanwhile", early=True)  # looked up before begin
+    thread.start()
+    assert thread.looked_up.wait(30)
+
+    def registers_meanwhile(mcp: NotebookMCP) -> None:
+        tool("b", "B")(mcp)
+        thread.register()
+        assert "meanwhile" in live.tools  # clients see it at once, not at the commit
+
+    notebook.reload(1, registers_meanwhile)
+    assert notebook.tools() == {"a": "A", "b": "B", "meanwhile": "from a thread"}
+
+
+def test_a_threads_registration_during_a_failed_reload_is_not_dropped_with_it():
+    notebook = Notebook(tool("a", "A"))
+    thread = Registering(notebook.mcp, "meanwhile")
+
+    def fails(mcp: NotebookMCP) -> None:
+        tool("b", "half way")(mcp)
+        thread.start()
+        thread.register()  # looks up mcp.registry now: the copy, from another thread
+        raise RuntimeError("the cell fails")
+
+    with pytest.raises(RuntimeError):
+        notebook.reload(1, fails)
+    assert notebook.tools() == {"a": "A", "meanwhile": "from a thread"}
+
+
+def test_a_reload_remembers_each_updated_uri_once_and_forgets_them_at_the_end(monkeypatch):
+    monkeypatch.setattr("mcp_notebook.kernel.reloading.MAX_UPDATES", 3)
+
+    def updates(mcp: NotebookMCP) -> None:
+        for n in range(1000):
+            mcp.registry.resource_updated("resource://busy")  # a resource re-bound in a loop
+            mcp.registry.resource_updated(f"resource://page/{n}")  # a template's URIs
+        assert len(notebook.reloads._updates) == 3
+
+    notebook = Notebook(lambda mcp: None)
+    assert notebook.reload(1, updates) == [
+        "updated:resource://busy",
+        "updated:resource://page/0",
+        "updated:resource://page/1",
+    ]
+    assert notebook.reloads._updates == {}
 
 
 def test_resources_whose_cell_ran_again_are_updated_and_the_others_are_not():

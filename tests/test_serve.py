@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import time
@@ -41,6 +42,32 @@ async def test_serves_the_quickstart_notebook(quickstart, mode):
         assert sales.contents[0].text.startswith("region,units,price\nnorth,120,9.5")
         prompt = await client.get_prompt("summarize", {"topic": "sales"})
         assert prompt.messages[0].content.text == "Summarize sales in 3 bullet points."
+
+
+# An installed package shadowed by a module that fails the way a missing one does: the
+# kernel serve starts inherits PYTHONPATH, so `import pandas` fails there as after a bare
+# `pip install mcp-notebook`.
+NO_PANDAS = 'raise ModuleNotFoundError("No module named \'pandas\'", name="pandas")\n'
+
+
+async def test_a_bare_install_without_pandas_serves_the_quickstart_all_but_its_dataframe(
+    tmp_path,
+):
+    (tmp_path / "pandas.py").write_text(NO_PANDAS)
+    paths = [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+    served = ServeProcess(str(QUICKSTART), "--port", "0", "--token", "s3cret", env=env)
+    try:
+        endpoint = Served(kernel=None, url=served.wait_for_url(), token="s3cret")
+        async with connect(endpoint, "legacy") as client:
+            assert (await client.call_tool("add", {"a": 40, "b": 2})).content[0].text == "42"
+            prompt = await client.get_prompt("summarize", {"topic": "sales"})
+            assert prompt.messages[0].content.text == "Summarize sales in 3 bullet points."
+            assert (await client.list_resources()).resources == []
+    finally:
+        served.stop()
+    said = [line for line in served.stderr if "pandas" in line]
+    assert len(said) == 1 and 'pip install "mcp-notebook[dataframes]"' in said[0], said
 
 
 def test_the_token_is_required(quickstart):

@@ -8,6 +8,7 @@ sent after the requests that wait (stdin is read in order). No wall-clock assert
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ from mcp.client import Client
 
 from .conftest import MODES
 from .portable import alive, children
+from .schema import validate_notification
 from .stdio import INITIALIZE, RawStdio, module_params
 from .waiting import wait_until
 
@@ -169,6 +171,43 @@ def test_a_waiting_request_hears_which_cell_runs_and_stderr_shows_it(tmp_path):
     # The notebook's own output, behind the gutter, under its cell.
     printed = lines.index(GUTTER + "loading the model")
     assert lines[printed - 1].startswith("mcp-notebook: stepwise.ipynb: cell 1 of 3")
+
+
+STEPS = """
+from mcp_notebook import Context
+
+@mcp.tool
+def steps(ctx: Context) -> str:
+    for n in range(3):  # from 0: less than the start's steps said
+        ctx.report_progress(n, total=2, message=f"step {n}")
+    return "stepped"
+"""
+
+
+def test_a_held_calls_progress_goes_on_increasing_after_the_starts_steps(tmp_path):
+    go = tmp_path / "go"
+    path = write_notebook(tmp_path, "steps", wait_for_file(go), "%load_ext mcp_notebook", STEPS)
+    raw = RawStdio("serve", path, "--transport", "stdio")
+    try:
+        raw.send(INITIALIZE)
+        only_reply(raw, 1)
+        raw.send(INITIALIZED)
+        raw.send(request(2, "tools/call", {"name": "steps", "_meta": {"progressToken": "p"}}))
+        raw.wait_for(lambda m: m.get("method") == "notifications/progress", 120)  # a step
+        go.touch()
+        assert only_reply(raw, 2)["result"]["content"][0]["text"] == "stepped"
+        raw.wait_for(lambda m: (m.get("params") or {}).get("message") == "step 2")
+    finally:
+        raw.close()
+    told = [m["params"] for m in raw.messages() if m.get("method") == "notifications/progress"]
+    values = [p["progress"] for p in told]
+    assert all(a < b for a, b in itertools.pairwise(values)), values
+    assert told[0]["message"].startswith("steps: ")  # the start's, then the tool's own
+    own = [p for p in told if p["message"].startswith("step ")]
+    assert len(own) == 3 and own[-1]["progress"] == own[-1]["total"]
+    for message in raw.messages():
+        if message.get("method") == "notifications/progress":
+            validate_notification(message)
 
 
 @pytest.mark.parametrize("era", ["handshake", "2026"])

@@ -211,3 +211,49 @@ async def test_a_task_s_question_to_the_client_names_the_task_and_makes_it_input
     await server.handle({"jsonrpc": "2.0", "id": question["id"], "result": answer}, session)
     result = await send(server, session, "tasks/result", {"taskId": task_id})
     assert result["result"]["content"][0]["text"] == "Hi Ada"
+
+
+async def test_headless_a_confirm_task_asks_the_client_names_the_task_and_says_who_is_asked():
+    from mcp_notebook.protocol.confirmation import Confirmer
+
+    server, app, _ = make()
+    ran: list[str] = []
+
+    @app.tool(confirm=True)
+    def drop(table: str) -> str:
+        ran.append(table)
+        return f"dropped {table}"
+
+    server.confirm = Confirmer(app).confirm  # app.ui is None: no notebook front end
+    session, heard, _ = await opened(server)
+    session.client_capabilities = {"elicitation": {}}
+    call = {"name": "drop", "arguments": {"table": "t"}, "task": {}}
+    created = await send(server, session, "tools/call", call)
+    task_id = validate(created["result"], "CreateTaskResult", V)["task"]["taskId"]
+    for _ in range(400):
+        asked = [m for m in heard if m.get("method") == "elicitation/create"]
+        if asked:
+            break
+        await asyncio.sleep(0.01)
+    (question,) = asked
+    validate(question, "ElicitRequest", V)
+    assert "drop" in question["params"]["message"]
+    assert question["params"]["_meta"]["io.modelcontextprotocol/related-task"] == {
+        "taskId": task_id
+    }
+    got = validate(
+        (await send(server, session, "tasks/get", {"taskId": task_id}))["result"],
+        "GetTaskResult",
+        V,
+    )
+    assert got["status"] == "input_required"
+    assert "client's user" in got["statusMessage"] and "notebook" not in got["statusMessage"]
+    assert ran == []
+    answer = {"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept"}}
+    await server.handle(answer, session)
+    result = await send(server, session, "tasks/result", {"taskId": task_id})
+    assert result["result"]["content"][0]["text"] == "dropped t" and ran == ["t"]
+    told = [m for m in heard if m.get("method") == "notifications/tasks/status"]
+    for message in told:
+        validate(message, "TaskStatusNotification", V)
+    assert [m["params"]["status"] for m in told][-3:] == ["input_required", "working", "completed"]

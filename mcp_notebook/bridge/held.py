@@ -21,7 +21,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from ..protocol import jsonrpc, modern
-from ..protocol.names import META_LOG_LEVEL, META_PROGRESS_TOKEN
+from ..protocol.names import META_LOG_LEVEL, META_PROGRESS_SENT, META_PROGRESS_TOKEN
 from ..protocol.session import LOG_LEVELS
 from ..protocol.versions import modern_version
 from ..wire import jsontext
@@ -170,8 +170,13 @@ class HeldRelay:
                     (reply or {}).get("error") or result,
                 )
         held, self._held, self._held_bytes = self._held, deque(), 0
-        self._progress.clear()
+        progress, self._progress = self._progress, {}
         for message in held:
+            sent = progress.get(_key(message.get("id"))) if "id" in message else None
+            if sent is not None and sent >= 0:  # its progress goes on above the start's
+                params = message.get("params") or {}
+                meta = {**_meta(message), META_PROGRESS_SENT: sent}
+                message = {**message, "params": {**params, "_meta": meta}}
             self.relay.feed(message)
         self._state = "open"
         self._let_go.set()

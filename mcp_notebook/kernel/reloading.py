@@ -11,7 +11,10 @@ apply it whole, or drop it if a cell fails.
   the last good registrations, untouched. ``%mcp start``/``%mcp stop`` in a re-run cell
   leave the running server alone: its sessions and streams must survive the reload.
 - ``commit()`` after the last cell: the copy becomes the registry in one step and clients
-  hear only what changed (``Registry.restore``). ``abort(message)`` after a failed cell:
+  hear only what changed (``Registry.adopt``). A registration from another thread during
+  the reload (a background thread's timer, say) goes to the live registry at once and is
+  made again over the copy when it is adopted; one racing the hand-over lands on one side
+  of it, never lost in between (``Registry.staged``). ``abort(message)`` after a failed cell:
   the copy is dropped and clients get ``message`` as an error log notification.
 
 The namespace cannot be rolled back: the cells that ran before the failing one have
@@ -29,6 +32,9 @@ from ..registry import Kind, Registry, RegistryState
 
 logger = logging.getLogger(__name__)
 LOGGER_NAME = "mcp-notebook.watch"
+# Distinct URIs a reload remembers as updated (a template's URIs need not be few); past
+# it, the rest are not announced at commit (a warning is logged).
+MAX_UPDATES = 10_000
 
 
 @dataclass(frozen=True)
@@ -43,7 +49,8 @@ class Reloads:
         self.before: list[Snapshot] = []  # before each code cell of the last good run
         self._staged: list[Snapshot] | None = None  # the same, for the run in progress
         self._live: tuple[Registry, dict[str, str]] | None = None
-        self._updates: list[str] = []  # resources/updated heard from the re-run cells
+        # resources/updated heard from the re-run cells, each URI once, announced at commit.
+        self._updates: dict[str, None] = {}
         self.announced: list[str] = []  # what the last commit told clients
 
     def _snapshot(self) -> Snapshot:
@@ -58,10 +65,9 @@ class Reloads:
         if self._live is not None:
             self.abort(None)  # a run the watcher gave up on (it should not happen)
         base = self.before[first] if first < len(self.before) else self._snapshot()
-        staging = Registry()
-        staging.restore(base.registry)  # nobody listens yet: no announcements
+        staging = self.app.registry.staged(base.registry)
         staging.subscribe(self._heard)
-        self._updates = []
+        self._updates = {}
         self._staged = self.before[:first]
         self._live = (self.app.registry, self.app.watched)
         self.app.registry, self.app.watched = staging, dict(base.watched)
@@ -75,13 +81,17 @@ class Reloads:
         self._end(live, self.app.watched)
         self.before = self._staged
         self._staged = None
-        self.announced = live.restore(staging.state(), self._updates)
+        updates, self._updates = list(self._updates), {}
+        self.announced = staging.adopt(updates)
         return self.announced
 
     def abort(self, message: str | None) -> None:
         if self._live is not None:
+            staging = self.app.registry
             self._end(*self._live)
+            staging.drop()
         self._staged = None
+        self._updates = {}
         if message:
             self.app.log("error", message, LOGGER_NAME)
 
@@ -92,8 +102,14 @@ class Reloads:
             vars(self.app).pop(name, None)
 
     def _heard(self, kind: Kind, detail: str | None) -> None:
-        if kind == "updated" and detail is not None:
-            self._updates.append(detail)
+        if kind != "updated" or detail is None or detail in self._updates:
+            return
+        if len(self._updates) < MAX_UPDATES:
+            self._updates[detail] = None
+            if len(self._updates) == MAX_UPDATES:
+                logger.warning(
+                    "serve --watch: %d resources updated; no more announced", MAX_UPDATES
+                )
 
     def _keep_serving(self, *args: Any, **kwargs: Any) -> ServerInfo | None:
         logger.info("serve --watch: a re-run cell's %%mcp start/stop leaves the server running")

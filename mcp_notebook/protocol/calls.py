@@ -89,6 +89,9 @@ class CallRecord:
     behind: str | None = None
     # In the kernel's debugger at a breakpoint %mcp break put there (kernel/breaks.py).
     paused: bool = False
+    # Who is asked to approve it while "awaiting confirmation": "notebook" (a person at
+    # the notebook's front end) or "client" (headless: the client's user, by elicitation).
+    approver: str | None = None
     size: int = 0  # bytes the history counts for this call (an estimate)
     # The dispatcher tool the client called to reach this one (protocol/dispatcher_tools.py).
     via: str | None = None

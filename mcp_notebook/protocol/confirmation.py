@@ -22,6 +22,7 @@ from .context import Context
 from .jsonrpc import RpcError
 from .mrtr import Asker
 from .session import ClientUnavailable, Session
+from .tasklink import TaskLink
 from .usercalls import Declined
 
 POLICIES = ("marked", "all", "none", "destructive")
@@ -94,13 +95,14 @@ class Confirmer:
         session: Session,
         record: CallRecord,
         request_id: Any,
-        asker: Asker | None = None,
+        asker: Asker | TaskLink | None = None,
     ) -> dict[str, Any]:
         if not needs_confirmation(self.app.confirm_policy, tool):
             return arguments
         timeout = float(self.app.confirm_timeout)
         ui: FrontEnd | None = self.app.ui
         if ui is not None and ui.attached:
+            record.approver = "notebook"
             return await ui.ask(tool, arguments, session, record, timeout)
         return await ask_client(tool, arguments, session, record, request_id, timeout, asker)
 
@@ -141,21 +143,23 @@ async def ask_client(
     record: CallRecord,
     request_id: Any,
     timeout: float,
-    asker: Asker | None = None,
+    asker: Asker | TaskLink | None = None,
 ) -> dict[str, Any]:
     """No notebook is watching: ask the client's user, or deny and say how to allow it.
 
     The question goes out related to ``request_id``, the call's request, so that it
     travels on that request's stream (an HTTP POST's SSE response) where the client
     expects it; for a 2026-07-28 task (``asker``, its input requests) it becomes one of
-    the task's input requests instead.
+    the task's input requests instead; for a 2025-11-25 task (a ``TaskLink``) it names
+    the task in its ``_meta`` and the task is input_required until the answer is in.
     """
+    record.approver = "client"
     how = (
         "To let it run without asking, change the policy in the notebook: `%mcp confirm none` "
         "(or `mcp.confirm_policy = 'none'`), or register the tool without confirm=True."
     )
     if getattr(session, "era", "handshake") == "modern":
-        if asker is not None and "elicitation" in session.client_capabilities:
+        if isinstance(asker, Asker) and "elicitation" in session.client_capabilities:
             # A task: the question is one of its input requests (tasks/get shows it,
             # tasks/update answers it); no request is held open meanwhile.
             return await _ask_in_task(asker, tool, arguments, record, timeout)
@@ -173,6 +177,8 @@ async def ask_client(
     record.set_status("awaiting confirmation")
     loop = asyncio.get_running_loop()
     context = Context(session, loop, request_id)
+    if isinstance(asker, TaskLink):
+        context.related_task, context.on_asking = asker.task_id, asker.asking
     try:
         answer = await asyncio.wait_for(context.elicit(_question(tool, arguments)), timeout)
     except asyncio.TimeoutError:

@@ -19,6 +19,7 @@ from ..registry.injected import Injected
 from .jsonrpc import MISSING_CAPABILITY, RpcError
 from .mrtr import Asker
 from .names import META_RELATED_TASK as RELATED_TASK
+from .progress import ProgressLine
 from .session import LOG_LEVELS, Session
 
 
@@ -45,6 +46,7 @@ class Context(Injected):
         loop: asyncio.AbstractEventLoop,
         request_id: Any = None,
         progress_token: Any = None,
+        progress_line: ProgressLine | None = None,
     ) -> None:
         self.session = session
         self.request_id = request_id
@@ -52,6 +54,9 @@ class Context(Injected):
         self._loop = loop
         self._cancelled = threading.Event()
         self._last_progress: float | None = None
+        # Shared with the server's notices on the same token (queueing.py): together they
+        # increase.
+        self._line = progress_line or ProgressLine()
         # 2026-07-28: requests to the client become input requests of the call (MRTR).
         self.asker: Asker | None = None
         # Set when the call is a task: its progress goes to the task store too.
@@ -90,12 +95,21 @@ class Context(Injected):
             self.on_progress(progress, total)
         if self.progress_token is None:
             return
-        params: dict[str, Any] = {"progressToken": self.progress_token, "progress": progress}
-        if total is not None:
-            params["total"] = total
-        if message is not None:
-            params["message"] = message
-        self._notify("notifications/progress", params)
+        token = self.progress_token
+
+        def send() -> None:  # on the server's loop, where the notices' values are decided
+            sent, out_of = self._line.own(progress, total)
+            params: dict[str, Any] = {"progressToken": token, "progress": sent}
+            if out_of is not None:
+                params["total"] = out_of
+            if message is not None:
+                params["message"] = message
+            self.session.notify("notifications/progress", params, self.request_id)
+
+        if _on_loop(self._loop):
+            send()
+        else:
+            self._loop.call_soon_threadsafe(send)
 
     def log(self, level: str, data: Any, logger: str | None = None) -> None:
         """Send ``notifications/message`` at an RFC 5424 level, if the client wants it."""

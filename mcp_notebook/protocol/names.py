@@ -29,6 +29,9 @@ META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 META_SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId"
 META_PROGRESS_TOKEN = "progressToken"  # every era: the client wants progress for this request
 META_RELATED_TASK = "io.modelcontextprotocol/related-task"  # 2025-11-25 tasks
+# The bridge to the notebook's server: the last progress it sent for a request it held
+# while the notebook started (bridge/held.py), so the server's own goes on above it.
+META_PROGRESS_SENT = "mcp-notebook/progressSent"
 # Tasks: the 2026-07-28 extension's name, and the handshake revision with experimental tasks.
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 # MCP Apps (registry/views.py says the same: the core below cannot import this module).

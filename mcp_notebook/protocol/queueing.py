@@ -10,8 +10,9 @@ it). So while a call waits:
 - if the client gave a progress token (``params._meta.progressToken``), it gets
   ``notifications/progress`` with the message "waiting for the running cell [7]": the
   first one :data:`GRACE` seconds after the call was queued, then one every
-  :data:`INTERVAL` seconds until the call starts. ``progress`` counts the seconds waited
-  (it must increase).
+  :data:`INTERVAL` seconds until the call starts. Their ``progress`` and a Context
+  tool's own increase together, as the spec asks (``progress.py``: the notices stay near
+  zero, the tool's values are shifted only if they would not exceed them).
   A call with a token that waits although no cell runs (behind a long call, say) hears
   "waiting for the kernel" after :data:`INTERVAL` seconds; once it runs, it hears "paused
   at a breakpoint in TOOL" every :data:`INTERVAL` seconds while it is stopped in the
@@ -37,7 +38,6 @@ until it starts.
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any, NamedTuple
 
 from .calls import CallRecord
@@ -117,8 +117,6 @@ class Waiting:
         "_cells",
         "_handle",
         "_loop",
-        "_said",
-        "_since",
         "_token",
         "record",
         "request",
@@ -138,14 +136,11 @@ class Waiting:
         self._token = request.progress_token
         self._handle: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._since = 0.0
-        self._said = -0.1  # the progress the last notice gave (the first one may say 0)
         cell = cells.now if cells is not None else None
         self.streams = self._token is not None and (cell is not None or pausing)
         if self._token is None and cell is None:
             return  # the cell ended meanwhile: nothing to tell, nothing to mark
         self._loop = asyncio.get_running_loop()
-        self._since = time.monotonic()
         self._handle = self._loop.call_later(GRACE if cell else INTERVAL, self._tick)
 
     def close(self) -> None:
@@ -172,7 +167,7 @@ class Waiting:
             return  # the record says it; the client did not ask to hear
         params: dict[str, Any] = {
             "progressToken": self._token,
-            "progress": self._progress(),
+            "progress": request.progress_line.notice(),
             "message": waiting_message(cell),
         }
         request.notify("notifications/progress", params)
@@ -184,15 +179,9 @@ class Waiting:
         if self.record.paused:
             params = {
                 "progressToken": self._token,
-                "progress": self._progress(),
+                "progress": self.request.progress_line.notice(),
                 "message": paused_message(self.record.target),
             }
             self.request.notify("notifications/progress", params)
         assert self._loop is not None
         self._handle = self._loop.call_later(INTERVAL, self._tick)
-
-    def _progress(self) -> float:
-        """Seconds waited, to a tenth, and more than the last notice said (it must grow)."""
-        waited = max(round(time.monotonic() - self._since, 1), round(self._said + 0.1, 1))
-        self._said = waited
-        return waited

@@ -17,11 +17,14 @@ the transport on its own thread.
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 from typing import Any, Protocol
 
 from .jsonrpc import Message
 from .kinds import Era
+from .names import META_PROGRESS_SENT
+from .progress import ProgressLine
 from .session import Session
 
 # The methods whose reply may leave from the kernel thread (when the function takes no
@@ -57,6 +60,7 @@ class RequestContext:
         "_armed",
         "_channel",
         "_over",
+        "_progress",
         "by_client",
         "cancelled",
         "id",
@@ -79,6 +83,7 @@ class RequestContext:
         self._channel = channel
         self._armed = False  # the reply leaves through the channel, from any thread
         self._over = False  # replied, or cancelled: nothing more may leave
+        self._progress: ProgressLine | None = None
 
     # -- about the request -------------------------------------------------------------
     @property
@@ -101,6 +106,17 @@ class RequestContext:
     @property
     def progress_token(self) -> Any:
         return self.meta.get("progressToken")
+
+    @property
+    def progress_line(self) -> ProgressLine:
+        """What its progress token's notifications said so far (server's loop only)."""
+        if self._progress is None:
+            sent = self.meta.get(META_PROGRESS_SENT)
+            known: float | None = None
+            if isinstance(sent, (int, float)) and not isinstance(sent, bool):
+                known = float(sent) if math.isfinite(sent) else None
+            self._progress = ProgressLine(known)
+        return self._progress
 
     # -- the back-channel (on the server's loop) ---------------------------------------
     def notify(self, method: str, params: dict[str, Any] | None = None) -> bool:

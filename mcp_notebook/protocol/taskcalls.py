@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +39,7 @@ from .names import TASKS_EXTENSION, TASKS_VERSION
 from .paging import page
 from .queueing import paused_message, waiting_message
 from .request import RequestContext
+from .tasklink import TaskLink
 from .tasks import MAX_TTL_MS, Task, TaskStatus, TaskStore
 
 if TYPE_CHECKING:
@@ -56,6 +56,8 @@ _TICK = 0.05  # how often the decision looks at the call's status while it waits
 # for many long tasks, soon enough for its status message and for answers to arrive.
 _FOLLOW_TICK = 0.25
 AWAITING_APPROVAL = "waiting for approval in the notebook"
+# Headless (no notebook front end): the client's user is asked, through elicitation.
+AWAITING_CLIENT = "waiting for the client's user to approve the call (elicitation)"
 
 
 def declares_tasks(capabilities: dict[str, Any]) -> bool:
@@ -123,8 +125,11 @@ class TaskCalls:
         context: Any,
         request: RequestContext,
         target: str,
+        link: TaskLink | None = None,
     ) -> dict[str, Any]:
-        """2025-11-25: store the task, follow the work, answer ``{"task": Task}`` now."""
+        """2025-11-25: store the task, follow the work, answer ``{"task": Task}`` now.
+        ``link`` is what the work's requests to the client (its Context's, a headless
+        confirmation's) use to name the task and make it input_required."""
         asked = request.params.get("task") or {}
         ttl = asked.get("ttl")
         ttl_ms = self.tasks.default_ttl_ms
@@ -140,19 +145,16 @@ class TaskCalls:
         )
         self._loop = asyncio.get_running_loop()
         self._attach(task, run, None, context)
+        link = link or TaskLink()
+
+        def moved(status: str) -> None:  # any thread
+            new: TaskStatus = "input_required" if status == "input_required" else "working"
+            self.tasks.set_status(task, new, self._note(task))
+
+        link.task_id, link.moved = task.id, moved
         if context is not None:
             context.related_task = task.id
-
-            open_questions = [0]
-            lock = threading.Lock()
-
-            def asking(waiting: bool) -> None:  # any thread; questions may overlap
-                with lock:
-                    open_questions[0] += 1 if waiting else -1
-                    status: TaskStatus = "input_required" if open_questions[0] else "working"
-                self.tasks.set_status(task, status)
-
-            context.on_asking = asking
+            context.on_asking = link.asking
         self._track(task, run, None)
         return {"task": task.handshake()}
 
@@ -299,7 +301,7 @@ class TaskCalls:
                 if asker is not None and asker.pending and not run.done():
                     await asyncio.sleep(SETTLE_SECONDS)
                     if not run.done() and asker.pending:
-                        self.tasks.set_status(task, "input_required")
+                        self.tasks.set_status(task, "input_required", self._note(task))
         except asyncio.CancelledError:  # the server stops
             run.cancel()
             self.tasks.cancel(task, "the server stopped")
@@ -307,13 +309,21 @@ class TaskCalls:
         self._settle(task, run)
 
     def _approval(self, task: Task) -> None:
-        """Say in the task's status message what it waits for: a person at the notebook
-        who must approve it, or the running cell ahead of it (which the record names too,
-        as .queueing does for a call that is not a task)."""
+        """Keep the task's status message saying what it waits for (:meth:`_note`); a
+        message that is not one of these (a tool's own) stays."""
+        note = self._note(task)
+        ours = (task.message or "").startswith(("waiting for", "paused at"))
+        if note != task.message and (note is not None or ours):
+            self.tasks.set_status(task, task.status, note)
+
+    def _note(self, task: Task) -> str | None:
+        """What the task waits for: a person who must approve it (at the notebook, or the
+        client's user when no notebook is attached), the debugger, or the running cell
+        ahead of it (which the record names too, as .queueing does for other calls)."""
         record = task.record
         note: str | None = None
         if record is not None and _awaiting(record):
-            note = AWAITING_APPROVAL
+            note = AWAITING_CLIENT if record.approver == "client" else AWAITING_APPROVAL
         elif record is not None and record.paused:
             note = paused_message(record.target)
         elif record is not None and record.status == "queued":
@@ -324,11 +334,7 @@ class TaskCalls:
                 if record.behind != cell.label:
                     record.behind = cell.label
                     record._changed()  # the monitor shows what it waits for
-        ours = task.message == AWAITING_APPROVAL or (task.message or "").startswith(
-            ("waiting for", "paused at")
-        )
-        if note != task.message and (note is not None or ours):
-            self.tasks.set_status(task, task.status, note)
+        return note
 
     def _settle(self, task: Task, run: asyncio.Future[Any]) -> None:
         if run.cancelled():

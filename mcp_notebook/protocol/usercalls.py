@@ -27,12 +27,16 @@ from .mrtr import SETTLE_SECONDS, Asker, Continuations, Suspended
 from .queueing import watch
 from .request import RequestContext
 from .session import Session
+from .tasklink import TaskLink
 
 # confirm(tool, arguments, session, record, request_id, asker) -> the arguments to run
 # with, or raises Declined. The request id says which request a question to the client
-# belongs to; asker (a 2026-07-28 task's, or None) makes the question a task input.
+# belongs to; asker, for a call that is a task, says how the task asks: a 2026-07-28
+# task's Asker (the question is a task input) or a 2025-11-25 task's TaskLink (the
+# question names the task, which is input_required meanwhile); None otherwise.
 Confirm = Callable[
-    [Any, dict[str, Any], Session, CallRecord, Any, "Asker | None"], Awaitable[dict[str, Any]]
+    [Any, dict[str, Any], Session, CallRecord, Any, "Asker | TaskLink | None"],
+    Awaitable[dict[str, Any]],
 ]
 
 
@@ -73,6 +77,7 @@ class UserCalls:
             context: Any,
             request: RequestContext,
             target: str,
+            link: TaskLink | None = None,
         ) -> dict[str, Any]: ...
 
     # -- calls into user code ----------------------------------------------------------
@@ -119,16 +124,18 @@ class UserCalls:
             return error_result(problem)
         context = self._context(request) if tool.injected else None
         if as_task:
-            asker = None
+            asker: Asker | TaskLink
             if session.era == "modern":  # client input (a Context's, a confirmation's)
                 asker = Asker(self._input_responses(request.params))
                 if context is not None:
                     context.asker = asker
+            else:  # 2025-11-25: filled in as the task is stored, before the work runs
+                asker = TaskLink()
             run = asyncio.ensure_future(
                 self._task_work(tool, arguments, record, context, request, asker)
             )
-            if session.era != "modern":  # 2025-11-25: the client asked for a task
-                return self._handshake_start(run, record, context, request, target)
+            if isinstance(asker, TaskLink):  # 2025-11-25: the client asked for a task
+                return self._handshake_start(run, record, context, request, target, asker)
             return await self._decide(run, asker, context, record, request, tool.task, target)
         outcome = self._run_tool(tool, arguments, record, context, request)
         return await self._settled(outcome, record, context)
@@ -140,7 +147,7 @@ class UserCalls:
         record: CallRecord,
         context: Context | None,
         request: RequestContext,
-        asker: Asker | None = None,
+        asker: Asker | TaskLink | None = None,
     ) -> dict[str, Any]:
         """The work of a call that may be a task (cancelled before it starts: nothing ran)."""
         outcome = self._run_tool(
@@ -185,11 +192,11 @@ class UserCalls:
         context: Context | None,
         request: RequestContext,
         as_task: bool = False,
-        asker: Asker | None = None,
+        asker: Asker | TaskLink | None = None,
     ) -> dict[str, Any]:
         """Confirm, then run the tool; its result is recorded where it ran. As a task,
         nothing leaves early and client input (``asker``, on 2026-07-28) waits for
-        ``tasks/update``."""
+        ``tasks/update``; on 2025-11-25 (a ``TaskLink``) it names the task."""
         if self.confirm is not None:
             arguments = await self.confirm(
                 tool, arguments, request.session, record, request.id, asker
@@ -238,7 +245,8 @@ class UserCalls:
     # -- 2026-07-28: calls that pause for client input ---------------------------------
     def _context(self, request: RequestContext) -> Context:
         loop = asyncio.get_running_loop()
-        return Context(request.session, loop, request.id, request.progress_token)
+        token, line = request.progress_token, request.progress_line
+        return Context(request.session, loop, request.id, token, line)
 
     async def _start(
         self,

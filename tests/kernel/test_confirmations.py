@@ -9,16 +9,20 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import mcp_types as types
 import nbformat
 import pytest
+from pydantic import TypeAdapter
 
 from ..conftest import Served, connect, start_server
 from ..kernels import KernelError
+from ..schema import validate
 from ..serving import ServeProcess
 from .frontend import Frontend
 
+RELATED_TASK = "io.modelcontextprotocol/related-task"
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "confirmations.ipynb"
 
 SETUP = r'''
@@ -301,6 +305,54 @@ async def test_headless_without_a_way_to_ask_denies_and_says_how_to_allow(headle
     assert result.is_error
     text = result.content[0].text
     assert "needs the user's confirmation" in text and "%mcp confirm none" in text
+
+
+async def test_headless_a_confirm_task_is_input_required_while_the_clients_user_is_asked(
+    headless,
+):
+    """2025-11-25 tasks: the question names its task (related-task), and the task says
+    it waits for the client's user, not for a notebook nobody has open."""
+    dump = TypeAdapter(dict[str, Any])
+    seen: dict[str, Any] = {}
+
+    async def on_elicit(context, params):
+        seen["question"] = params.model_dump(by_alias=True, exclude_none=True, mode="json")
+        related = (params.meta or {}).get(RELATED_TASK) or {}
+        get = types.GetTaskRequest(params=types.GetTaskRequestParams(task_id=related["taskId"]))
+        seen["while_asked"] = await client.session.send_request(get, dump)
+        return types.ElicitResult(action="accept", content={})
+
+    async with connect(headless, "legacy", elicitation_callback=on_elicit) as client:
+        arguments = {"table": "orders"}
+        call = types.CallToolRequest(
+            params=types.CallToolRequestParams(
+                name="delete_rows", arguments=arguments, task=types.TaskMetadata()
+            )
+        )
+        created = validate(
+            # This SDK has no 2025-11-25 task API: its typed tools/call expects a
+            # CallToolResult. The raw request goes through its dispatcher (same session).
+            await client.session._dispatcher.send_raw_request(
+                "tools/call", call.params.model_dump(by_alias=True, exclude_none=True), {}
+            ),
+            "CreateTaskResult",
+            "2025-11-25",
+        )
+        task_id = created["task"]["taskId"]
+        payload = types.GetTaskPayloadRequest(
+            params=types.GetTaskPayloadRequestParams(task_id=task_id)
+        )
+        result = await client.session.send_request(payload, dump)  # waits for the end
+    question = validate(seen["question"], "ElicitRequestFormParams", "2025-11-25")
+    assert question["_meta"][RELATED_TASK] == {"taskId": task_id}
+    assert "delete_rows" in question["message"]
+    asked = validate(seen["while_asked"], "GetTaskResult", "2025-11-25")
+    assert asked["status"] == "input_required"
+    assert "client's user" in asked["statusMessage"]
+    assert "notebook" not in asked["statusMessage"]
+    assert validate(result, "CallToolResult", "2025-11-25")["content"][0]["text"] == (
+        "deleted rows from orders"
+    )
 
 
 async def test_the_confirmations_notebook_serves_headless():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import http.client
+import itertools
 import json
 from pathlib import Path
 
@@ -32,8 +33,9 @@ def add(a: int, b: int = 1) -> int:
 
 @mcp.tool
 def step(ctx: Context) -> str:
-    """Report progress of its own."""
-    ctx.report_progress(1, total=1, message="stepped")
+    """Report progress of its own, from 0 (below what the wait's notices said)."""
+    for n in range(3):
+        ctx.report_progress(n, total=2, message="stepped" if n == 2 else f"step {n}")
     return "done stepping"
 '''
 
@@ -142,7 +144,14 @@ async def test_a_context_tool_reports_its_own_progress_after_the_wait(served, he
     assert result.content[0].text == "done stepping"
     messages = [message for _, _, message in progress.seen]
     assert messages[0] == f"waiting for the running cell [{held.number}]"
-    assert messages[-1] == "stepped"  # the tool's own, after the wait's
+    assert messages[-3:] == ["step 0", "step 1", "stepped"]  # the tool's own, after the wait's
+    # One token, two senders: its progress still increases at every notification, and
+    # the tool's fractions are what it said (0 of 2 to 2 of 2, to a thousandth).
+    values = [value for value, _, _ in progress.seen]
+    assert all(a < b for a, b in itertools.pairwise(values)), values
+    assert all(total is None for _, total, _ in progress.seen[:-3])  # the wait's notices
+    fractions = [value / total for value, total, _ in progress.seen[-3:]]
+    assert fractions == pytest.approx([0, 0.5, 1], abs=1e-3) and fractions[-1] == 1
 
 
 @MODES

@@ -317,9 +317,7 @@ def note(frontend: Frontend, monitor: dict) -> str:
     return frontend.state(monitor["insert_note"])["value"]
 
 
-async def test_insert_as_cell_sends_the_calls_code_to_the_lab_extension(
-    served, frontend, monitor
-):
+async def test_insert_as_cell_sends_the_calls_code_to_the_lab_extension(served, frontend, monitor):
     async with connect(served, "legacy") as client:
         result = await client.call_tool("add", {"a": 20, "b": 22})
     assert result.content[0].text == "42"

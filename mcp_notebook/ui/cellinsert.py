@@ -45,6 +45,7 @@ class CellInsert(widgets.HBox):
             description=LABEL,
             tooltip="A new cell below the current one, with this call's code (not run)",
             icon="plus",
+            layout=widgets.Layout(width="auto", flex="0 0 auto"),  # the label whole
         )
         self.button.add_class("mcp-insert-cell")
         self.button.on_click(self._click)

@@ -88,7 +88,8 @@ async def until_answers(agent, count: int, timeout: float = 60) -> list[dict]:
 async def open_notebook(page: Page, lab: Lab, name: str) -> dict:
     """Write and open the notebook, run it; the page's configuration."""
     path = write_notebook(lab, name)
-    await page.goto(f"{lab.url}/lab/tree/{path}?token={lab.token}")
+    # A workspace of its own: the Lab does not restore the other test's notebook.
+    await page.goto(f"{lab.url}/lab/workspaces/{name}/tree/{path}?token={lab.token}")
     config = json.loads(await page.locator("#jupyter-config-data").text_content() or "")
     await run_all_cells(page)
     return config

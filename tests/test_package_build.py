@@ -3,6 +3,7 @@ into a fresh virtualenv and smoke-tested (the bundled quickstart served, one cal
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -36,9 +37,18 @@ async def test_the_wheel_and_sdist_build_install_and_serve(tmp_path):
     assert "mcp_notebook/_data/quickstart.ipynb" in names
     assert "mcp_notebook/export/runtime.py" in names and "mcp_notebook/py.typed" in names
     assert not any(name.startswith("tests/") for name in names)
+    # The JupyterLab extension ("Insert as cell"), as shared data JupyterLab finds.
+    lab = f"mcp_notebook-{__version__}.data/data/share/jupyter/labextensions/mcp-notebook/"
+    built = json.loads((CHECKOUT / "labextension" / "package.json").read_text())
+    assert {
+        lab + "package.json",
+        lab + "install.json",
+        lab + built["jupyterlab"]["_build"]["load"],
+    } <= set(names)
     with tarfile.open(sdist) as archive:
         members = {Path(m).relative_to(Path(m).parts[0]).as_posix() for m in archive.getnames()}
     assert {"LICENSE", "pyproject.toml", "README.md", "mcp_notebook/__init__.py"} <= members
+    assert {"labextension/package.json", "js/labextension/src/index.ts"} <= members
     metadata = subprocess.run(
         [
             sys.executable,
@@ -62,6 +72,8 @@ async def test_the_wheel_and_sdist_build_install_and_serve(tmp_path):
         check=True,
         timeout=900,
     )
+    installed = tmp_path / "venv" / "share" / "jupyter" / "labextensions" / "mcp-notebook"
+    assert json.loads((installed / "package.json").read_text()) == built
     # As in an activated virtualenv: the kernel spec's "python" is the venv's.
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env["PATH"] = f"{python.parent}{os.pathsep}{env.get('PATH', '')}"

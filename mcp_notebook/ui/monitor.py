@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import ipywidgets as widgets
 
 from . import render
+from .cellinsert import CellInsert
 from .confirm import ConfirmPanel
 from .tasks import TaskView
 
@@ -40,6 +41,7 @@ class Monitor(widgets.VBox):
         rows: int = 12,
         tasks: Any = None,
         pauses: Any = None,
+        open_comm: Callable[..., Any] | None = None,
     ) -> None:
         self._state, self._calls, self._trace_log, self._on_close = state, calls, trace, on_close
         self._ids: list[int] = []
@@ -55,6 +57,8 @@ class Monitor(widgets.VBox):
         self.table.add_class("mcp-calls")
         self.detail = widgets.HTML(_HINT)
         self.detail.add_class("mcp-detail")
+        # "Insert as cell": through mcp_notebook's JupyterLab extension (ui/cellinsert.py).
+        self.insert = CellInsert(open_comm)
         self.output = widgets.Output(layout=widgets.Layout(border="1px solid #ddd"))
         self.output.add_class("mcp-output")
         self.trace = widgets.HTML(layout=widgets.Layout(display="none"))
@@ -75,6 +79,7 @@ class Monitor(widgets.VBox):
                 self.pending,
                 self.columns,
                 self.table,
+                self.insert,
                 self.detail,
                 widgets.HTML("<b>output</b> (print, display, warnings during the call)"),
                 self.output,
@@ -163,9 +168,12 @@ class Monitor(widgets.VBox):
         record = self._calls.find(self._selected) if self._selected else None
         if record is None:
             self.detail.value = _HINT if self._selected is None else "<i>No longer in history.</i>"
+            self.insert.show(None)
             outputs: tuple[dict[str, Any], ...] = ()
         else:
-            self.detail.value = render.detail(record)
+            code = render.cell_code(record) if render.has_cell(record) else None
+            self.detail.value = render.detail(record, code)
+            self.insert.show(code, record.id)
             # Copies: the record's dicts grow in place, which traitlets would not notice.
             outputs = tuple(dict(o) for o in record.output)
         if outputs != tuple(self.output.outputs):

@@ -174,8 +174,9 @@ def clients(server: Any, stateless: list[Any]) -> list[dict[str, Any]]:
     return found
 
 
-def detail(record: CallRecord) -> str:
-    """Everything about one call except its captured output (an Output widget shows it)."""
+def detail(record: CallRecord, code: str | None = None) -> str:
+    """Everything about one call except its captured output (an Output widget shows it);
+    ``code``: its cell's code, when the caller has it already (``cell_code``)."""
     when = time.strftime("%H:%M:%S", time.localtime(record.started))
     parts = [
         f"<b>#{record.id} {html.escape(record.method)} {html.escape(record.target)}</b>"
@@ -205,13 +206,14 @@ def detail(record: CallRecord) -> str:
             " (long values end in “… [cut: …]”; see <code>%mcp history</code>).</i>"
         )
     parts += ["<b>arguments</b>", _pre(pretty(shown(record.arguments, MAX_CALL_BYTES)))]
-    if record.method == "tools/call" and "arguments" not in record.abbreviated:
+    if has_cell(record):
         parts.append(
-            f"<i><code>mcp.calls.find({record.id}).to_cell()</code> puts this call in a new "
-            "cell below, with the arguments the tool received.</i>"
+            f"<i><code>mcp.calls.find({record.id}).to_cell()</code> (or <b>Insert as "
+            "cell</b> above, in JupyterLab) puts this call in a new cell below, with the "
+            "arguments the tool received.</i>"
         )
-        code = cell_code(record)
-        if code is not None:  # a click cannot insert a cell (README): the code, to copy
+        code = code if code is not None else cell_code(record)
+        if code is not None:  # also to copy: front ends without the extension (VS Code)
             parts += [
                 "<b>as a cell</b> (select and copy)",
                 f"<pre class='mcp-mono mcp-cell-code'>{html.escape(code)}</pre>",
@@ -227,6 +229,11 @@ def detail(record: CallRecord) -> str:
     elif record.error is not None:
         parts += [f"<pre class='mcp-error'>{html.escape(str(record.error))}</pre>"]
     return "".join(f"<div>{p}</div>" for p in parts)
+
+
+def has_cell(record: CallRecord) -> bool:
+    """Whether ``record`` can become a cell: a tool call whose arguments were kept whole."""
+    return record.method == "tools/call" and "arguments" not in record.abbreviated
 
 
 def cell_code(record: CallRecord) -> str | None:

@@ -34,6 +34,8 @@ class Frontend:
         self.shell = manager.connect_shell()
         self._subscribed()
         self.models: dict[str, dict[str, Any]] = {}
+        # Comms the kernel opened on other targets (not widgets): id -> (target, data).
+        self.opened: dict[str, tuple[str, Any]] = {}
         self.closed: set[str] = set()
         self.streams: list[str] = []  # the text of every stream message seen
         self.updates: Counter[tuple[str, str]] = Counter()  # (model id, key) -> updates
@@ -71,6 +73,8 @@ class Frontend:
         kind, content = message["msg_type"], message["content"]
         if kind == "comm_open" and content.get("target_name") == WIDGET:
             self.models[content["comm_id"]] = dict(content["data"]["state"])
+        elif kind == "comm_open":
+            self.opened[content["comm_id"]] = (content["target_name"], content["data"])
         elif kind == "comm_msg" and content["comm_id"] in self.models:
             data = content["data"]
             if data.get("method") in ("update", "echo_update"):
@@ -144,6 +148,10 @@ class Frontend:
     # -- to the kernel -----------------------------------------------------------------
     def send(self, model_id: str, data: dict[str, Any]) -> None:
         self.session.send(self.shell, "comm_msg", {"comm_id": model_id, "data": data})
+
+    def close_comm(self, comm_id: str) -> None:
+        """Close a comm the kernel opened, as JupyterLab does one on a target it lacks."""
+        self.session.send(self.shell, "comm_close", {"comm_id": comm_id, "data": {}})
 
     def click(self, button_id: str) -> None:
         self.send(button_id, {"method": "custom", "content": {"event": "click"}})

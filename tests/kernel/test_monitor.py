@@ -79,8 +79,11 @@ def monitor(served, frontend):
     before = set(frontend.find("VBox", "mcp-monitor"))
     served.kernel.run("%mcp monitor")
     (box,) = frontend.new("VBox", "mcp-monitor", before)
-    header, pending, _, table, detail, _, output, trace, tasks, pause = frontend.children(box)
+    parts = frontend.children(box)
+    header, pending, _, table, insert, detail, _, output, trace, tasks, pause = parts
+    button, note = frontend.children(insert)
     return {"box": box, "header": header, "pending": pending, "table": table,
+            "insert": insert, "insert_button": button, "insert_note": note,
             "detail": detail, "output": output, "trace": trace, "tasks": tasks,
             "pause": pause}  # fmt: skip
 
@@ -298,3 +301,56 @@ async def test_the_task_list_shows_tasks_and_cancels_the_selected_one(served, fr
     await frontend.until(lambda: "cancelled" in (row() or ""))
     assert kernel.eval("_t.status") == "cancelled" and kernel.eval("_stopped") == [True]
     assert kernel.eval("_t.message") == "cancelled from the notebook"
+
+
+async def insert_clicked(frontend: Frontend, monitor: dict) -> tuple[str, dict]:
+    """Click "Insert as cell"; the comm it opened: its id and data."""
+    before = set(frontend.opened)
+    frontend.click(monitor["insert_button"])
+    comm_id = (await frontend.until(lambda: set(frontend.opened) - before)).pop()
+    target, data = frontend.opened[comm_id]
+    assert target == "mcp_notebook.cells"  # the JupyterLab extension's (js/labextension)
+    return comm_id, data
+
+
+def note(frontend: Frontend, monitor: dict) -> str:
+    return frontend.state(monitor["insert_note"])["value"]
+
+
+async def test_insert_as_cell_sends_the_calls_code_to_the_lab_extension(served, frontend, monitor):
+    async with connect(served, "legacy") as client:
+        result = await client.call_tool("add", {"a": 20, "b": 22})
+    assert result.content[0].text == "42"
+    kernel = served.kernel
+    call_id = kernel.eval("mcp.calls[-1].id")
+    await frontend.until(lambda: '{"a":20,"b":22}' in labels(frontend, monitor)[0])
+    await select_newest(frontend, monitor, "add")
+    layout = frontend.state(monitor["insert"])["layout"].removeprefix("IPY_MODEL_")
+    await frontend.until(lambda: frontend.state(layout).get("display") is None)  # shown
+
+    comm_id, data = await insert_clicked(frontend, monitor)
+    kernel.run("from mcp_notebook.ui import render")
+    code = kernel.eval(f"render.cell_code(mcp.calls.find({call_id}))")
+    assert data == {"code": code}  # exactly what to_cell() would insert
+    assert "add(\n    a=20,\n    b=22,\n)" in code
+    await frontend.until(lambda: "Asked the notebook" in note(frontend, monitor))
+    # The extension's answer, then its close (index.ts): the note says where it went.
+    frontend.send(comm_id, {"inserted": True, "index": 3})
+    frontend.close_comm(comm_id)
+    await frontend.until(lambda: "Inserted below the current cell" in note(frontend, monitor))
+    kernel.run(code)  # the inserted cell, run: the call's result
+    assert kernel.eval("_") == 42
+
+    # The extension refused (say, no notebook runs this kernel): its reason, escaped.
+    comm_id, _ = await insert_clicked(frontend, monitor)
+    frontend.send(comm_id, {"inserted": False, "error": "no <open> notebook"})
+    frontend.close_comm(comm_id)
+    await frontend.until(lambda: "no &lt;open&gt; notebook" in note(frontend, monitor))
+
+    # No extension: JupyterLab closes a comm on a target nobody registered, unanswered.
+    comm_id, _ = await insert_clicked(frontend, monitor)
+    frontend.close_comm(comm_id)
+    shown = await frontend.until(lambda: "not active" in (v := note(frontend, monitor)) and v)
+    assert f"mcp.calls.find({call_id}).to_cell()" in shown
+    assert "mcp-cell-code" in frontend.state(monitor["detail"])["value"]  # still to copy
+    assert kernel.eval("1 + 1") == 2  # the kernel waited for nothing

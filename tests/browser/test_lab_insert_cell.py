@@ -1,0 +1,207 @@
+"""End to end: in JupyterLab in Chromium, the call monitor's "Insert as cell" puts an
+agent's recorded call in a new cell below the current one, through mcp_notebook's
+JupyterLab extension (js/labextension/, installed with the package); run, that cell gives
+the call's result."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+
+import nbformat
+from playwright.async_api import Locator, Page, async_playwright, expect
+
+from ..conftest import Served, connect
+from .conftest import ARTIFACTS, CHROMIUM_ARGS, Lab
+from .test_lab_confirmations import WAIT_MS, run_all_cells
+
+TOOL = '''\
+import datetime
+
+@mcp.tool
+def days_between(start: datetime.date, end: datetime.date) -> int:
+    """Days from start to end."""
+    return (end - start).days
+
+# What the monitor's button does, with any payload: the extension must refuse bad ones.
+import comm
+answers = []
+
+@mcp.tool
+def ask_front_end(data: dict) -> int:
+    """Opens a comm to the JupyterLab extension carrying data."""
+    channel = comm.create_comm(target_name="mcp_notebook.cells", data=data)
+    channel.on_msg(lambda msg: answers.append(msg["content"]["data"]))
+    return len(answers)
+
+@mcp.tool
+def front_end_answers() -> list:
+    """The extension's answers so far."""
+    return answers
+'''
+ARGUMENTS = {"start": "2026-12-02", "end": "2026-12-25"}
+# Positions in the notebook of the current cell and of the monitor's.
+INDICES = """() => {
+    const cells = [...document.querySelectorAll('.jp-Notebook .jp-Cell')];
+    return {
+        active: cells.findIndex(c => c.classList.contains('jp-mod-active')),
+        monitor: cells.findIndex(c => c.querySelector('.mcp-monitor') !== null),
+    };
+}"""
+
+
+def write_notebook(lab: Lab, name: str) -> str:
+    cells = ["%load_ext mcp_notebook", TOOL, "%mcp start", "%mcp monitor"]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3 (ipykernel)",
+        "language": "python",
+    }
+    nbformat.write(notebook, lab.root / f"{name}.ipynb")
+    return f"{name}.ipynb"
+
+
+async def discovered(lab: Lab, name: str, timeout: float = 60) -> Served:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for path in (lab.runtime / "mcp_notebook").glob(f"{name}-*.json"):
+            record = json.loads(path.read_text())
+            return Served(kernel=None, url=record["url"], token=record["token"])
+        await asyncio.sleep(0.2)
+    raise AssertionError("the notebook's server wrote no discovery file")
+
+
+async def until_answers(agent, count: int, timeout: float = 60) -> list[dict]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = await agent.call_tool("front_end_answers", {})
+        answers = json.loads(result.content[0].text)
+        if len(answers) >= count:
+            return answers
+        await asyncio.sleep(0.2)
+    raise AssertionError("the JupyterLab extension did not answer")
+
+
+async def open_notebook(page: Page, lab: Lab, name: str) -> dict:
+    """Write and open the notebook, run it; the page's configuration."""
+    path = write_notebook(lab, name)
+    # A workspace of its own: the Lab does not restore the other test's notebook.
+    await page.goto(f"{lab.url}/lab/workspaces/{name}/tree/{path}?token={lab.token}")
+    config = json.loads(await page.locator("#jupyter-config-data").text_content() or "")
+    await run_all_cells(page)
+    return config
+
+
+async def call_and_select(page: Page, lab: Lab, name: str) -> tuple[Locator, Served, str]:
+    """An agent's call, selected in the monitor; the monitor, the server, the result."""
+    monitor = page.locator(".mcp-monitor").first
+    await monitor.wait_for(timeout=WAIT_MS)
+    served = await discovered(lab, name)
+    await page.get_by_text(re.compile(r"\(ipykernel\) \| Idle")).wait_for(timeout=WAIT_MS)
+    async with connect(served, "legacy") as agent:
+        result = await agent.call_tool("days_between", ARGUMENTS)
+    assert not result.is_error
+    recorded = result.content[0].text
+    assert recorded == "23"
+    table = monitor.locator(".mcp-calls select")
+    await expect(table.locator("option").first).to_have_text(
+        re.compile(r"days_between.*done$"), timeout=WAIT_MS
+    )
+    await table.select_option(index=0)
+    await expect(monitor.locator("pre.mcp-cell-code")).to_contain_text(
+        "days_between(", timeout=WAIT_MS
+    )
+    return monitor, served, recorded
+
+
+async def test_insert_as_cell_puts_the_call_below_and_it_reproduces_the_result(
+    lab: Lab, chromium: str
+):
+    ARTIFACTS.mkdir(exist_ok=True)
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            page = await browser.new_page(viewport={"width": 1400, "height": 1400})
+            config = await open_notebook(page, lab, "insert_cell")
+            # The extension is installed where this Lab runs, and enabled (a missing
+            # install fails here, not as a missing cell later).
+            extensions = {e["name"]: e for e in config["federated_extensions"]}
+            assert "mcp-notebook" in extensions, sorted(extensions)
+            assert "mcp-notebook" not in config.get("disabledExtensions", [])
+            monitor, served, recorded = await call_and_select(page, lab, "insert_cell")
+            code_view = monitor.locator("pre.mcp-cell-code")
+            code = await code_view.inner_text()
+            assert "start=datetime.date(2026, 12, 2)," in code  # as the tool received it
+
+            cells = page.locator(".jp-Notebook .jp-Cell")
+            count = await cells.count()
+            await monitor.locator("button.mcp-insert-cell").click()
+            note = monitor.locator(".mcp-insert-note")
+            await expect(note).to_contain_text("Inserted below the current cell", timeout=WAIT_MS)
+            await expect(cells).to_have_count(count + 1, timeout=WAIT_MS)
+            # The click made the monitor's cell current: the new cell is right below it,
+            # current in turn, a code cell, not run.
+            where = await page.evaluate(INDICES)
+            assert where["active"] == where["monitor"] + 1, where
+            new = cells.nth(where["active"])
+            await expect(new).to_have_class(re.compile(r"\bjp-CodeCell\b"))
+            source = await new.locator(".jp-InputArea-editor .cm-content").inner_text()
+            assert source.strip() == code.strip()
+            await expect(new.locator(".jp-OutputArea-output")).to_have_count(0)  # not run
+            await page.screenshot(path=str(ARTIFACTS / "insert-cell.png"))
+
+            # Run it: its output is the recorded call's result.
+            await new.locator(".jp-InputArea-editor").click()
+            await page.keyboard.press("Shift+Enter")
+            output = new.locator(".jp-OutputArea-output")
+            await expect(output).to_have_text(recorded, timeout=WAIT_MS)
+            await page.screenshot(path=str(ARTIFACTS / "insert-cell-run.png"))
+
+            # Payloads the button never sends are refused, and insert nothing.
+            count = await cells.count()
+            async with connect(served, "legacy") as agent:
+                for data in ({"code": 5}, {"code": "1", "run": True}, {"source": "1"}):
+                    await agent.call_tool("ask_front_end", {"data": data})
+                answers = await until_answers(agent, 3)
+            assert [a["inserted"] for a in answers] == [False, False, False]
+            assert answers[0]["error"] == '"code" must be a string'
+            assert answers[1]["error"] == answers[2]["error"]
+            assert "exactly one field" in answers[1]["error"]
+            assert await cells.count() == count
+        finally:
+            await browser.close()
+    assert (ARTIFACTS / "insert-cell.png").stat().st_size > 0
+
+
+async def test_without_the_extension_the_note_says_so_and_the_code_stays_to_copy(
+    lab: Lab, chromium: str
+):
+    """JupyterLab with the extension disabled (as one without it): it closes the comm on
+    the unknown target unanswered, and the monitor says what to do instead."""
+    page_config = lab.root.parent / "config" / "labconfig" / "page_config.json"
+    page_config.parent.mkdir(exist_ok=True)
+    page_config.write_text(json.dumps({"disabledExtensions": {"mcp-notebook": True}}))
+    try:
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+            try:
+                page = await browser.new_page(viewport={"width": 1400, "height": 1400})
+                config = await open_notebook(page, lab, "no_extension")
+                assert "mcp-notebook" in config["disabledExtensions"]
+                monitor, _, _ = await call_and_select(page, lab, "no_extension")
+                cells = page.locator(".jp-Notebook .jp-Cell")
+                count = await cells.count()
+                await monitor.locator("button.mcp-insert-cell").click()
+                note = monitor.locator(".mcp-insert-note")
+                await expect(note).to_contain_text("extension is not active", timeout=WAIT_MS)
+                await expect(note).to_contain_text(".to_cell()")
+                await expect(monitor.locator("pre.mcp-cell-code")).to_be_visible()
+                assert await cells.count() == count
+                await monitor.screenshot(path=str(ARTIFACTS / "insert-cell-no-extension.png"))
+            finally:
+                await browser.close()
+    finally:
+        page_config.unlink()

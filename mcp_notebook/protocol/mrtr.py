@@ -31,19 +31,82 @@ CONTINUATION_TTL = 600.0
 # After the first request for input, wait this long for others made at once (a gather).
 SETTLE_SECONDS = 0.03
 
+ELICIT_ACTIONS = ("accept", "decline", "cancel")
+
+
+def _elicit_problem(result: dict[str, Any]) -> str | None:
+    if result.get("action") not in ELICIT_ACTIONS:
+        return 'action must be "accept", "decline" or "cancel"'
+    content = result.get("content")
+    if content is None:
+        return None
+    if not isinstance(content, dict):
+        return f"content must be an object, not {_kind(content)}"
+    for name, value in content.items():
+        flat = isinstance(value, (str, int, float))  # bool is an int
+        if not flat and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            return (
+                f"content[{name[:64]!r}] must be a string, number, boolean or list of "
+                f"strings, not {_kind(value)}"
+            )
+    return None
+
+
+def _sampling_problem(result: dict[str, Any]) -> str | None:
+    if result.get("role") not in ("user", "assistant"):
+        return 'role must be "user" or "assistant"'
+    content = result.get("content")
+    blocks = content if isinstance(content, list) else [content]
+    if not all(isinstance(block, dict) for block in blocks):
+        return "content must be a content block or a list of them"
+    return None
+
+
+def _roots_problem(result: dict[str, Any]) -> str | None:
+    roots = result.get("roots")
+    if not isinstance(roots, list):
+        return "roots must be a list"
+    if not all(isinstance(root, dict) and isinstance(root.get("uri"), str) for root in roots):
+        return "each root must be an object with a string uri"
+    return None
+
+
 _RESPONSE_CHECKS = {
-    "elicitation/create": lambda r: r.get("action") in ("accept", "decline", "cancel"),
-    "sampling/createMessage": lambda r: "content" in r and "role" in r,
-    "roots/list": lambda r: isinstance(r.get("roots"), list),
+    "elicitation/create": _elicit_problem,
+    "sampling/createMessage": _sampling_problem,
+    "roots/list": _roots_problem,
 }
 
 
+def answer_problem(method: str, response: Any) -> str | None:
+    """What is wrong with a client's result of ``method``, or None (both eras check it:
+    a tool must never receive, say, an elicitation ``content`` that is not an object)."""
+    if not isinstance(response, dict):
+        return f"the result must be an object, not {_kind(response)}"
+    return _RESPONSE_CHECKS[method](response)
+
+
+def _kind(value: Any) -> str:
+    """A JSON value's kind, as a client would name it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
 def check_response(key: str, method: str, response: Any) -> dict[str, Any]:
-    if not isinstance(response, dict) or not _RESPONSE_CHECKS[method](response):
+    problem = answer_problem(method, response)
+    if problem is not None:
         raise RpcError(
-            INVALID_PARAMS, f"Invalid input response {key!r}: not a valid result of {method}"
+            INVALID_PARAMS,
+            f"Invalid input response {key[:64]!r}: not a valid result of {method}: {problem}",
         )
-    return response
+    return response  # type: ignore[no-any-return]
 
 
 class Asker:

@@ -215,16 +215,22 @@ class McpAsgiApp:
 
     # -- POST --------------------------------------------------------------------------
     async def _post(self, exchange: Exchange) -> None:
-        length = exchange.headers.get("Content-Length")
-        if length is not None and (not length.strip().isdigit() or int(length) > self.max_body):
-            too_large = length.strip().isdigit()
+        length = _content_length(exchange.headers.get("Content-Length"))
+        if length == _INVALID:
+            return await exchange.fail(400, "Bad Request: invalid Content-Length")
+        if length is not None and length > self.max_body:
             return await exchange.fail(
-                413 if too_large else 400,
-                f"Payload Too Large: the limit is {self.max_body} bytes"
-                if too_large
-                else "Bad Request: invalid Content-Length",
+                413, f"Payload Too Large: the limit is {self.max_body} bytes"
             )
-        body = await exchange.body(self.max_body)
+        # An ASGI server may hold a trickling body for ever: the app bounds it itself.
+        timeout = self.admission.limits.body_timeout
+        try:
+            body = await asyncio.wait_for(exchange.body(self.max_body), timeout)
+        except asyncio.TimeoutError:
+            exchange.header("Connection", "close")
+            return await exchange.fail(
+                408, f"Request Timeout: the body did not arrive within {timeout:g} s"
+            )
         if body is None:
             return await exchange.fail(
                 413, f"Payload Too Large: the limit is {self.max_body} bytes"
@@ -462,6 +468,23 @@ class McpAsgiApp:
             return None
         self._end(session.id)
         return await exchange.respond(200)
+
+
+_INVALID = -1
+
+
+def _content_length(value: str | None) -> int | None:
+    """The header's byte count, None without one, ``_INVALID`` unless ASCII digits.
+
+    ``str.isdigit`` admits "²" and other digits ``int`` refuses, and ``int`` refuses
+    more than 4,300 digits: either would escape as a 500. A number too long to be a
+    real body is kept as a number over any limit."""
+    if value is None:
+        return None
+    digits = value.strip()
+    if not digits or not digits.isascii() or not digits.isdigit():
+        return _INVALID
+    return int(digits) if len(digits) <= 18 else 10**18
 
 
 # A stream's backlog: past this, messages nobody reads are not delivered.

@@ -1,0 +1,151 @@
+"""A client's answers to a tool's questions (elicitation, sampling, roots), as a hostile
+client sends them: both eras check them once, and a bad one is a precise -32602."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import Any
+
+import pytest
+
+from mcp_notebook import Context, NotebookMCP
+from mcp_notebook.protocol import Server, Session, modern
+
+from .waiting import until
+
+V = "2025-11-25"
+MODERN = "2026-07-28"
+_ids = itertools.count(1)
+CAPS = {"elicitation": {}, "sampling": {}, "roots": {}}
+
+
+def make() -> tuple[Server, list[Any]]:
+    app = NotebookMCP()
+    got: list[Any] = []
+
+    @app.tool
+    async def ask(ctx: Context) -> str:
+        answer = await ctx.elicit("Name?", key="name")
+        got.append(answer.content)
+        return f"{answer.action}"
+
+    @app.tool
+    async def sample(ctx: Context) -> str:
+        got.append(await ctx.sample("Hi", key="s"))
+        return "sampled"
+
+    @app.tool
+    async def roots(ctx: Context) -> int:
+        found = await ctx.list_roots(key="r")
+        got.append(found)
+        return len(found)
+
+    return Server(app.registry, name="t", version="1"), got
+
+
+async def opened(server: Server) -> tuple[Session, list[dict]]:
+    session = server.open_session(Session())
+    heard: list[dict] = []
+    session.outbound = lambda message, related: heard.append(message) or True
+    params = {"protocolVersion": V, "capabilities": CAPS, "clientInfo": {"name": "raw"}}
+    await server.handle(
+        {"jsonrpc": "2.0", "id": next(_ids), "method": "initialize", "params": params}, session
+    )
+    return session, heard
+
+
+async def handshake_call(tool: str, answer: Any) -> tuple[dict, list[Any]]:
+    """Call ``tool`` on the handshake era; answer its one question with ``answer``."""
+    server, got = make()
+    session, heard = await opened(server)
+    message = {
+        "jsonrpc": "2.0",
+        "id": next(_ids),
+        "method": "tools/call",
+        "params": {"name": tool},
+    }
+    call = asyncio.ensure_future(server.handle(message, session))
+    question = await until(
+        lambda: next((m for m in heard if "id" in m and "method" in m), None), "the question"
+    )
+    await server.handle({"jsonrpc": "2.0", "id": question["id"], "result": answer}, session)
+    reply = await asyncio.wait_for(call, 30)
+    assert reply is not None and reply["id"] == message["id"]
+    return reply, got
+
+
+BAD_ELICIT = [
+    ({"action": "accept", "content": "Ada"}, "content must be an object, not a string"),
+    ({"action": "accept", "content": ["Ada"]}, "content must be an object, not an array"),
+    ({"action": "accept", "content": 5}, "content must be an object, not a number"),
+    (
+        {"action": "accept", "content": {"name": {"first": "Ada"}}},
+        "content['name'] must be a string, number, boolean or list of strings, not an object",
+    ),
+    ({"action": "yes"}, 'action must be "accept", "decline" or "cancel"'),
+    ({}, 'action must be "accept", "decline" or "cancel"'),
+    ("accept", "the result must be an object, not a string"),
+    ([{"action": "accept"}], "the result must be an object, not an array"),
+]
+
+
+@pytest.mark.parametrize(("answer", "problem"), BAD_ELICIT)
+async def test_a_bad_elicitation_answer_is_a_precise_error_on_the_handshake_era(answer, problem):
+    reply, got = await handshake_call("ask", answer)
+    assert reply["error"]["code"] == -32602
+    assert reply["error"]["message"] == (
+        f"Invalid response from the client to elicitation/create: {problem}"
+    )
+    assert got == []  # the tool never saw it
+
+
+@pytest.mark.parametrize(("answer", "problem"), BAD_ELICIT)
+async def test_a_bad_elicitation_answer_is_a_precise_error_on_2026(answer, problem):
+    server, got = make()
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": CAPS,
+    }
+    message = {
+        "jsonrpc": "2.0",
+        "id": 9,
+        "method": "tools/call",
+        "params": {"name": "ask", "inputResponses": {"name": answer}, "_meta": meta},
+    }
+    reply = await server.handle(message, modern.open_request(message))
+    assert reply is not None and reply["id"] == 9
+    assert reply["error"]["code"] == -32602
+    assert reply["error"]["message"].endswith(f"elicitation/create: {problem}")
+    assert got == []
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"action": "accept", "content": {"name": "Ada", "age": 36, "ok": True, "tags": ["a"]}},
+        {"action": "accept"},
+        {"action": "decline"},
+        {"action": "cancel"},
+    ],
+)
+async def test_good_elicitation_answers_still_reach_the_tool(answer):
+    reply, got = await handshake_call("ask", answer)
+    assert reply["result"]["content"][0]["text"] == answer["action"]
+    assert got == [answer.get("content")]
+
+
+@pytest.mark.parametrize(
+    ("tool", "answer", "problem"),
+    [
+        ("sample", {"content": {"type": "text", "text": "x"}}, 'role must be "user" or'),
+        ("sample", {"role": "assistant", "content": "x"}, "content must be a content block"),
+        ("roots", {"roots": "file:///"}, "roots must be a list"),
+        ("roots", {"roots": ["file:///"]}, "each root must be an object with a string uri"),
+    ],
+)
+async def test_bad_sampling_and_roots_answers_are_precise_errors(tool, answer, problem):
+    reply, got = await handshake_call(tool, answer)
+    assert reply["error"]["code"] == -32602
+    assert problem in reply["error"]["message"]
+    assert got == []

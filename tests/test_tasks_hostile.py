@@ -16,7 +16,7 @@ EXT = "io.modelcontextprotocol/tasks"
 _ids = itertools.count(1)
 
 
-def make(max_tasks: int = 1000) -> tuple[Server, NotebookMCP, list[Any], asyncio.Event]:
+def make(max_tasks: int = 1000) -> tuple[Server, list[Any], asyncio.Event]:
     app = NotebookMCP()
     ran: list[Any] = []
     release = asyncio.Event()
@@ -34,7 +34,7 @@ def make(max_tasks: int = 1000) -> tuple[Server, NotebookMCP, list[Any], asyncio
         return "done"
 
     app.tasks.max_tasks = max_tasks
-    return Server(app.registry, name="t", version="1", tasks=app.tasks), app, ran, release
+    return Server(app.registry, name="t", version="1", tasks=app.tasks), ran, release
 
 
 async def send(server: Server, session: Session, method: str, params: Any = None) -> dict:
@@ -53,7 +53,7 @@ async def opened(server: Server) -> Session:
 
 
 async def test_a_task_the_full_store_refuses_never_runs_handshake():
-    server, app, ran, release = make(max_tasks=2)
+    server, ran, release = make(max_tasks=2)
     session = await opened(server)
     for n in range(2):
         reply = await send(
@@ -76,7 +76,7 @@ async def test_a_task_the_full_store_refuses_never_runs_handshake():
 
 
 async def test_a_task_the_full_store_refuses_never_runs_2026():
-    server, app, ran, release = make(max_tasks=1)
+    server, ran, release = make(max_tasks=1)
 
     def request(n: int) -> dict:
         meta = {
@@ -103,7 +103,7 @@ async def test_a_task_the_full_store_refuses_never_runs_2026():
 
 
 async def test_a_session_lists_each_of_its_many_tasks_once_and_no_one_else_s():
-    server, app, ran, release = make()
+    server, _ran, release = make()
     mine, other = await opened(server), await opened(server)
     release.set()  # they end at once; ended tasks are listed until their ttl
     ids = set()
@@ -130,7 +130,7 @@ async def test_a_session_lists_each_of_its_many_tasks_once_and_no_one_else_s():
 
 
 async def test_racing_cancels_and_a_waiting_result_each_get_exactly_one_answer():
-    server, app, ran, release = make()
+    server, _ran, release = make()
     session = await opened(server)
     created = await send(
         server, session, "tools/call", {"name": "hold", "arguments": {"n": 1}, "task": {}}

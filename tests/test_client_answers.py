@@ -149,3 +149,54 @@ async def test_bad_sampling_and_roots_answers_are_precise_errors(tool, answer, p
     assert reply["error"]["code"] == -32602
     assert problem in reply["error"]["message"]
     assert got == []
+
+
+async def test_calls_waiting_for_input_are_bounded_and_the_refused_one_stops():
+    app = NotebookMCP()
+    ended: list[str] = []
+
+    @app.tool
+    async def ask(ctx: Context) -> str:
+        try:
+            answer = await ctx.elicit("Name?", key="name")
+        except asyncio.CancelledError:
+            ended.append("cancelled")
+            raise
+        return str(answer.content)
+
+    server = Server(app.registry, name="t", version="1")
+    server.continuations.limit = 3
+
+    def request(number: int, **params: Any) -> dict:
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": CAPS,
+        }
+        return {
+            "jsonrpc": "2.0",
+            "id": number,
+            "method": "tools/call",
+            "params": {"name": "ask", **params, "_meta": meta},
+        }
+
+    async def call(message: dict) -> dict:
+        reply = await server.handle(message, modern.open_request(message))
+        assert reply is not None and reply["id"] == message["id"]
+        return reply
+
+    states = [(await call(request(n)))["result"]["requestState"] for n in range(3)]
+    refused = await call(request(3))
+    assert refused["error"]["code"] == -32000
+    assert "Too many calls wait for input (3)" in refused["error"]["message"]
+    await until(lambda: ended == ["cancelled"], "the refused call's tool stopped")
+    assert [record.status for record in server.calls][-1] == "error"
+    answered = await call(
+        request(
+            4,
+            requestState=states[0],
+            inputResponses={"name": {"action": "accept", "content": {"n": "Ada"}}},
+        )
+    )
+    assert answered["result"]["content"][0]["text"] == "{'n': 'Ada'}"  # the kept ones still work
+    again = await call(request(5))
+    assert again["result"]["resultType"] == "input_required"  # a place is free again

@@ -24,10 +24,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..wire import jsontext
+from .codes import SERVER_ERROR
 from .jsonrpc import INVALID_PARAMS, RpcError
 
 # How long a suspended call waits for its retry before it is cancelled.
 CONTINUATION_TTL = 600.0
+# Calls suspended at once, at most (each holds its tool's coroutine until answered).
+MAX_SUSPENDED = 1000
 # After the first request for input, wait this long for others made at once (a gather).
 SETTLE_SECONDS = 0.03
 
@@ -169,12 +172,25 @@ class Suspended:
 class Continuations:
     """Suspended calls by signed ``requestState``."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = MAX_SUSPENDED) -> None:
         self._secret = secrets.token_bytes(32)
         self._waiting: dict[str, Suspended] = {}
+        self.limit = limit
 
     def suspend(self, call: Suspended) -> str:
         self._expire()
+        if len(self._waiting) >= self.limit:
+            # Each one holds a tool's coroutine for CONTINUATION_TTL: refused, and its work
+            # stopped, as the task store refuses a task when full (tasks.py).
+            call.run.cancel()
+            refused = RpcError(
+                SERVER_ERROR,
+                f"Too many calls wait for input ({len(self._waiting)}): answer them, or "
+                "retry when some have ended",
+            )
+            if call.record is not None:
+                call.record.finish("error", error=refused)
+            raise refused
         key = secrets.token_urlsafe(12)
         self._waiting[key] = call
         return self._sign({"k": key, "t": call.target})

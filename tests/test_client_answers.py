@@ -4,13 +4,17 @@ client sends them: both eras check them once, and a bad one is a precise -32602.
 from __future__ import annotations
 
 import asyncio
+import http.client
 import itertools
+import json
 from typing import Any
 
 import pytest
 
 from mcp_notebook import Context, NotebookMCP
 from mcp_notebook.protocol import Server, Session, modern
+from mcp_notebook.protocol.executor import LoopExecutor
+from mcp_notebook.transports.http import HttpTransport
 
 from .waiting import until
 
@@ -200,3 +204,76 @@ async def test_calls_waiting_for_input_are_bounded_and_the_refused_one_stops():
     assert answered["result"]["content"][0]["text"] == "{'n': 'Ada'}"  # the kept ones still work
     again = await call(request(5))
     assert again["result"]["resultType"] == "input_required"  # a place is free again
+
+
+def test_over_http_a_non_object_elicitation_content_fails_the_call_with_32602(kernel_loop):
+    """The same answer, through the real HTTP transport: the question on the call's SSE
+    stream, the answer in a POST of its own, the call's one reply a -32602."""
+    app = NotebookMCP()
+
+    @app.tool
+    async def ask(ctx: Context) -> str:
+        answer = await ctx.elicit("Name?")
+        return str(answer.content)
+
+    token = "answers-token"
+    transport = HttpTransport(Server(app.registry, executor=LoopExecutor(kernel_loop)), token=token)
+    transport.start()
+    try:
+        headers = {
+            "Authorization": f"Bearer {token}",
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+        }
+        control = http.client.HTTPConnection("127.0.0.1", transport.port, timeout=30)
+        params = {"protocolVersion": V, "capabilities": CAPS, "clientInfo": {"name": "raw"}}
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+        control.request("POST", "/mcp", json.dumps(init), headers)
+        opened = control.getresponse()
+        opened.read()
+        headers["Mcp-Session-Id"] = opened.headers["Mcp-Session-Id"]
+        control.request(
+            "POST",
+            "/mcp",
+            json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            headers,
+        )
+        control.getresponse().read()
+        calling = http.client.HTTPConnection("127.0.0.1", transport.port, timeout=30)
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "ask"}}
+        calling.request("POST", "/mcp", json.dumps(call), headers)
+        stream = calling.getresponse()
+        assert stream.headers["Content-Type"].startswith("text/event-stream")
+        messages = _events(stream)
+        question = next(messages)
+        assert question["method"] == "elicitation/create"
+        answer = {
+            "jsonrpc": "2.0",
+            "id": question["id"],
+            "result": {"action": "accept", "content": "Ada"},
+        }
+        control.request("POST", "/mcp", json.dumps(answer), headers)
+        assert control.getresponse().status == 202
+        reply = next(messages)
+        assert reply["id"] == 2
+        assert reply["error"] == {
+            "code": -32602,
+            "message": "Invalid response from the client to elicitation/create: "
+            "content must be an object, not a string",
+        }
+    finally:
+        transport.stop()
+
+
+def _events(response: Any) -> Any:
+    """The JSON messages of an SSE response, as they arrive."""
+    data: list[str] = []
+    while line := response.readline():
+        text = line.decode().rstrip("\r\n")
+        if text.startswith("data:"):
+            data.append(text[5:].strip())
+        elif not text and "".join(data):  # a priming event carries no data
+            yield json.loads("\n".join(data))
+            data = []
+        elif not text:
+            data = []

@@ -277,3 +277,37 @@ def _events(response: Any) -> Any:
             data = []
         elif not text:
             data = []
+
+
+async def test_answers_to_questions_never_asked_do_not_pile_up_across_retries():
+    server, _ = make()
+
+    def request(number: int, **params: Any) -> dict:
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": CAPS,
+        }
+        return {
+            "jsonrpc": "2.0",
+            "id": number,
+            "method": "tools/call",
+            "params": {"name": "ask", **params, "_meta": meta},
+        }
+
+    async def call(message: dict) -> dict:
+        reply = await server.handle(message, modern.open_request(message))
+        assert reply is not None and reply["id"] == message["id"]
+        return reply
+
+    state = (await call(request(0)))["result"]["requestState"]
+    for number in range(1, 21):  # never the one answer asked for, 50 others each time
+        junk = {f"other-{number}-{k}": {"action": "decline"} for k in range(50)}
+        reply = await call(request(number, requestState=state, inputResponses=junk))
+        assert list(reply["result"]["inputRequests"]) == ["name"]
+        state = reply["result"]["requestState"]
+    (waiting,) = server.continuations._waiting.values()
+    assert len(waiting.asker.responses) == 50  # the last retry's, not 1,000
+    done = await call(
+        request(21, requestState=state, inputResponses={"name": {"action": "accept"}})
+    )
+    assert done["result"]["content"][0]["text"] == "accept"

@@ -138,11 +138,15 @@ class Asker:
         return future
 
     def supply(self, responses: dict[str, Any]) -> None:
-        """A retry's answers: resolve what is pending, keep the rest for later asks."""
+        """A retry's answers: resolve what is pending, keep the rest for later asks.
+
+        The rest replaces what an earlier retry left: kept across retries, answers to
+        questions never asked would pile up without bound (one body's worth per retry)."""
+        later: dict[str, Any] = {}
         for key, response in responses.items():
             waiting = self.pending.pop(key, None)
             if waiting is None:
-                self.responses[key] = response  # unknown keys are kept, never an error
+                later[key] = response  # unknown keys are kept, never an error
                 continue
             method = waiting[0]["method"]
             try:
@@ -150,6 +154,7 @@ class Asker:
             except RpcError as error:
                 self.pending[key] = waiting  # still unanswered
                 raise error
+        self.responses = later
         if not self.pending:
             self.asked.clear()
 

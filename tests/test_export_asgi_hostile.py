@@ -21,7 +21,7 @@ from mcp_notebook.export.runtime import exported_app, server_of
 from mcp_notebook.transports.asgi import McpAsgiApp
 from mcp_notebook.transports.settings import Limits
 
-from .waiting import wait_until
+from .waiting import until, wait_until
 
 TOKEN = "hostile-test-token"
 INIT = json.dumps(
@@ -151,3 +151,18 @@ def test_a_trickling_body_through_uvicorn_gets_408_and_the_server_keeps_serving(
     finally:
         server.should_exit = True
         thread.join(30)
+
+
+async def test_requests_past_the_connection_cap_are_refused_at_once_with_503():
+    app = make_app(Limits(max_connections=2, body_timeout=60))
+    held = [asyncio.ensure_future(exchange(app, [], [INIT[:10]], more=True)) for _ in range(2)]
+    await until(lambda: app._serving == 2, "two requests held open")
+    code, body = await exchange(app, [], [INIT])
+    assert code == 503 and body["error"]["code"] == -32000
+    assert "2 requests are being served" in body["error"]["message"]
+    for request in held:
+        request.cancel()
+    await asyncio.gather(*held, return_exceptions=True)
+    assert app._serving == 0  # a request that ends, however it ends, frees its place
+    code, body = await exchange(app, [], [INIT])
+    assert code == 200 and body["id"] == 1

@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
 from ..protocol import Server, Session, jsonrpc
+from ..protocol.codes import SERVER_ERROR
 from ..protocol.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND, Message, RpcError
 from ..protocol.names import SESSION_HEADER, VERSION_HEADER
 from ..protocol.versions import HANDSHAKE_VERSIONS
@@ -165,6 +166,7 @@ class McpAsgiApp:
         # GET stream's ("get"); nothing open there, and the message is not delivered.
         self._queues: dict[str, dict[Any, asyncio.Queue[Message]]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None  # the ASGI server's, once it calls
+        self._serving = 0  # HTTP requests in progress (GET streams included)
         self._unsubscribe = server.registry.subscribe(self._announce)
 
     def _announce(self, kind: str, detail: str | None) -> None:
@@ -186,10 +188,23 @@ class McpAsgiApp:
         if scope["type"] != "http":
             return None
         exchange = Exchange(scope, receive, send)
+        cap = self.admission.limits.max_connections
+        if self._serving >= cap:
+            # An ASGI server caps nothing by default (uvicorn's --limit-concurrency is
+            # off): past the tornado transport's connection cap, refuse at once, unread.
+            exchange.header("Retry-After", "1")
+            return await exchange.fail(
+                503,
+                f"Service Unavailable: {cap} requests are being served; retry later",
+                SERVER_ERROR,
+            )
+        self._serving += 1
         try:
             await self._serve(exchange)
         except ConnectionError:
             return None
+        finally:
+            self._serving -= 1
 
     async def _serve(self, exchange: Exchange) -> None:
         if (exchange.scope.get("path", "").rstrip("/") or "/") != self.path:

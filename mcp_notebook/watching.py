@@ -52,6 +52,7 @@ class Watcher:
         self._failed_from: int | None = None  # the first cell of a failed run, until one works
         # The cells of the reload in progress and the index of the one running now.
         self._running: tuple[list[CodeCell], int] | None = None
+        self._run_lock = threading.Lock()
         self._changed = threading.Event()
         self.ready = threading.Event()  # the file system watch is armed (or broken)
         self.broken = False
@@ -149,11 +150,13 @@ class Watcher:
         self.kernel.run_own(f"{_KERNEL}.begin({first})")
         try:
             for index in range(first, len(cells)):
-                self._running = (cells, index)
+                with self._run_lock:
+                    self._running = (cells, index)
                 try:
                     self.kernel.run_cell(index, cells[index], stop_on_error=False)
                 finally:
-                    self._running = None
+                    with self._run_lock:  # no interrupt reaches what runs after the cell
+                        self._running = None
         except NotebookError as exc:
             self._failed(first, f"{exc}\nStill serving what was registered before this change.")
             return True
@@ -179,9 +182,13 @@ class Watcher:
             changed = first_change(cells, code_cells(self.path))
         except (UnreadableNotebook, FileNotFoundError):
             return  # half a save: its end brings another event
-        if changed is not None and changed <= index and self._running is running:
-            _say(f"{self.path.name} changed while cell {cells[index].number} ran: interrupting it")
-            self.kernel.interrupt()
+        if changed is None or changed > index:
+            return
+        with self._run_lock:
+            if self._running is running:
+                number = cells[index].number
+                _say(f"{self.path.name} changed while cell {number} ran: interrupting it")
+                self.kernel.interrupt()
 
     def _failed(self, first: int, message: str) -> None:
         _say(message)

@@ -311,3 +311,28 @@ async def test_answers_to_questions_never_asked_do_not_pile_up_across_retries():
         request(21, requestState=state, inputResponses={"name": {"action": "accept"}})
     )
     assert done["result"]["content"][0]["text"] == "accept"
+
+
+async def _answered_with_error(error: Any) -> dict:
+    server, got = make()
+    session, heard = await opened(server)
+    message = {"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": {"name": "ask"}}
+    call = asyncio.ensure_future(server.handle(message, session))
+    question = await until(
+        lambda: next((m for m in heard if "id" in m and "method" in m), None), "the question"
+    )
+    await server.handle({"jsonrpc": "2.0", "id": question["id"], "error": error}, session)
+    reply = await asyncio.wait_for(call, 30)
+    assert reply is not None and reply["id"] == 99 and got == []
+    return reply["error"]
+
+
+@pytest.mark.parametrize("code", ["x", 1.5, 10**30, True, None, [1]])
+async def test_a_client_error_with_a_code_json_rpc_does_not_allow_is_not_passed_on(code):
+    error = await _answered_with_error({"code": code, "message": "no"})
+    assert error == {"code": -32603, "message": "no"}  # our reply stays valid JSON-RPC
+
+
+async def test_a_client_error_with_a_valid_code_reaches_the_call_as_it_was():
+    error = await _answered_with_error({"code": -32001, "message": "the user closed it"})
+    assert error == {"code": -32001, "message": "the user closed it"}

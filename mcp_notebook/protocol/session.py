@@ -142,12 +142,11 @@ class Session:
             return
         if "error" in message:
             error = message["error"] if isinstance(message["error"], dict) else {}
+            code = error.get("code")
+            if not _error_code(code):  # it may become our reply's: only a JSON-RPC code
+                code = INTERNAL_ERROR
             future.set_exception(
-                RpcError(
-                    error.get("code", INTERNAL_ERROR),
-                    str(error.get("message", "client error")),
-                    error.get("data"),
-                )
+                RpcError(code, str(error.get("message", "client error")), error.get("data"))
             )
         else:
             future.set_result(message.get("result") or {})
@@ -159,6 +158,12 @@ class Session:
                 future.set_exception(ClientUnavailable("the client's session ended"))
         for request in list(self.in_flight.values()):
             request.cancel()
+
+
+def _error_code(code: Any) -> bool:
+    """Whether a client's error code is one JSON-RPC allows: an integer (a 32-bit one, as
+    every JSON-RPC library reads it)."""
+    return isinstance(code, int) and not isinstance(code, bool) and -(2**31) <= code < 2**31
 
 
 _failed_taps: weakref.WeakSet[Any] = weakref.WeakSet()

@@ -44,6 +44,11 @@ class ClientUnavailable(McpNotebookError, RuntimeError):
     """The client cannot be reached with a request (no stream open, or it went away)."""
 
 
+# Resource subscriptions one session keeps, at most: a template matches endless URIs, and
+# every update is looked up among all of them.
+MAX_SUBSCRIPTIONS = 1000
+
+
 @dataclass(eq=False)
 class Session:
     """A handshake-era session, or (``era="modern"``) the context of one 2026-07-28 request.

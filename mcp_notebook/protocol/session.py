@@ -15,7 +15,7 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 from ..errors import McpNotebookError
 from .jsonrpc import INTERNAL_ERROR, Message, RpcError
@@ -165,7 +165,7 @@ class Session:
             request.cancel()
 
 
-def _error_code(code: Any) -> bool:
+def _error_code(code: Any) -> TypeGuard[int]:
     """Whether a client's error code is one JSON-RPC allows: an integer (a 32-bit one, as
     every JSON-RPC library reads it)."""
     return isinstance(code, int) and not isinstance(code, bool) and -(2**31) <= code < 2**31

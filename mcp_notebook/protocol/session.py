@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeGuard
 
 from ..errors import McpNotebookError
-from .jsonrpc import INTERNAL_ERROR, Message, RpcError
+from .jsonrpc import INTERNAL_ERROR, SERVER_ERROR, Message, RpcError
 from .kinds import Era
 from .names import META_SUBSCRIPTION_ID as SUBSCRIPTION_ID
 
@@ -110,6 +110,16 @@ class Session:
         if params is not None:
             message["params"] = params
         return self.send(message, related)
+
+    def subscribe(self, uri: str) -> None:
+        """``resources/subscribe``: -32000 past MAX_SUBSCRIPTIONS (one kept already is fine)."""
+        if uri not in self.subscriptions and len(self.subscriptions) >= MAX_SUBSCRIPTIONS:
+            raise RpcError(
+                SERVER_ERROR,
+                f"Too many resource subscriptions ({len(self.subscriptions)}) on this "
+                "session: unsubscribe from some first",
+            )
+        self.subscriptions.add(uri)
 
     def wants_log(self, level: str) -> bool:
         if self.log_level is None:

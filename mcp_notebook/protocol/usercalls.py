@@ -26,7 +26,7 @@ from .kinds import Era, FinalStatus
 from .mrtr import SETTLE_SECONDS, Asker, Continuations, Suspended
 from .queueing import watch
 from .request import RequestContext
-from .session import MAX_SUBSCRIPTIONS, Session
+from .session import Session
 
 # confirm(tool, arguments, session, record, request_id, asker) -> the arguments to run
 # with, or raises Declined. The request id says which request a question to the client
@@ -331,14 +331,7 @@ class UserCalls:
     async def _subscribe(self, request: RequestContext) -> dict[str, Any]:
         uri = _required_str(request.params, "uri")
         self._find_resource(uri)
-        subscriptions = request.session.subscriptions
-        if uri not in subscriptions and len(subscriptions) >= MAX_SUBSCRIPTIONS:
-            raise RpcError(
-                SERVER_ERROR,
-                f"Too many resource subscriptions ({len(subscriptions)}) on this session: "
-                "unsubscribe from some first",
-            )
-        subscriptions.add(uri)
+        request.session.subscribe(uri)
         return {}
 
     async def _unsubscribe(self, request: RequestContext) -> dict[str, Any]:

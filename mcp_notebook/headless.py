@@ -238,6 +238,13 @@ class NotebookKernel:
             self._check_started()
             return self._execute(code, "mcp-notebook", expressions, store_history=False)
 
+    def interrupt(self) -> None:
+        """Interrupt the cell running now, from any thread (as Kernel > Interrupt does):
+        it fails with KeyboardInterrupt; the kernel goes on."""
+        manager = self.manager
+        if manager is not None and manager.is_alive():
+            manager.interrupt_kernel()
+
     def _check_started(self) -> None:
         if self.client is None or self._stopping.is_set():
             raise Stopped

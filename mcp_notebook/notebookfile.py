@@ -34,7 +34,8 @@ def code_cells(path: Path) -> list[CodeCell]:
             cells = [(c.cell_type, c.source) for c in _read_percent(text).cells]
         else:
             cells = _read_ipynb(text)
-    except (ValueError, KeyError, TypeError) as exc:  # bad JSON or UTF-8, a cell's fields
+    # Bad JSON or UTF-8, a cell's fields, JSON nested past the parser's recursion limit.
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:
         raise UnreadableNotebook(f"{path.name} is not a readable notebook: {exc}") from exc
     return [
         CodeCell(index + 1, source)
@@ -53,7 +54,11 @@ def _read_ipynb(text: str) -> list[tuple[str, str]]:
     if not isinstance(document.get("nbformat"), int) or document["nbformat"] < 4:
         import nbformat
 
-        return [(c.cell_type, c.source) for c in nbformat.reads(text, as_version=4).cells]
+        try:
+            read = nbformat.reads(text, as_version=4)
+        except nbformat.ValidationError as exc:  # not a ValueError: jsonschema's own
+            raise ValueError(exc.message) from exc
+        return [(c.cell_type, c.source) for c in read.cells]
     cells = []
     for cell in document.get("cells", []):
         if not isinstance(cell, dict):

@@ -50,6 +50,9 @@ class Watcher:
         self.cells: list[CodeCell] = list(kernel.read())  # the last good run
         self._text: str | None = None  # the text last read (None: compare the cells)
         self._failed_from: int | None = None  # the first cell of a failed run, until one works
+        # The cells of the reload in progress and the index of the one running now.
+        self._running: tuple[list[CodeCell], int] | None = None
+        self._run_lock = threading.Lock()
         self._changed = threading.Event()
         self.ready = threading.Event()  # the file system watch is armed (or broken)
         self.broken = False
@@ -96,6 +99,8 @@ class Watcher:
                 # once armed, catches a save made while the notebook was starting.
                 if changes or not self.ready.is_set():
                     self._changed.set()
+                    if changes:
+                        self._stale_run()
                 self.ready.set()
         except Exception:
             logger.exception("serve --watch: watching %s failed; no more reloads", self.path)
@@ -145,7 +150,13 @@ class Watcher:
         self.kernel.run_own(f"{_KERNEL}.begin({first})")
         try:
             for index in range(first, len(cells)):
-                self.kernel.run_cell(index, cells[index], stop_on_error=False)
+                with self._run_lock:
+                    self._running = (cells, index)
+                try:
+                    self.kernel.run_cell(index, cells[index], stop_on_error=False)
+                finally:
+                    with self._run_lock:  # no interrupt reaches what runs after the cell
+                        self._running = None
         except NotebookError as exc:
             self._failed(first, f"{exc}\nStill serving what was registered before this change.")
             return True
@@ -156,6 +167,28 @@ class Watcher:
         told = reply["content"]["user_expressions"]["announced"]["data"]["text/plain"]
         _say(f"{self.path.name} reloaded; clients told: {told}")
         return True
+
+    def _stale_run(self) -> None:
+        """A save while a reload runs a cell (the watch's thread): if it changed that cell
+        or one before it, the cell's run is stale, and it would run again anyway; it is
+        interrupted, as Kernel > Interrupt would, so that a cell that never ends (a loop
+        the save fixes) cannot hold every later reload back. A change only to later cells
+        lets it finish: a long cell is not run twice for nothing."""
+        running = self._running
+        if running is None:
+            return
+        cells, index = running
+        try:
+            changed = first_change(cells, code_cells(self.path))
+        except (UnreadableNotebook, FileNotFoundError):
+            return  # half a save: its end brings another event
+        if changed is None or changed > index:
+            return
+        with self._run_lock:
+            if self._running is running:
+                number = cells[index].number
+                _say(f"{self.path.name} changed while cell {number} ran: interrupting it")
+                self.kernel.interrupt()
 
     def _failed(self, first: int, message: str) -> None:
         _say(message)

@@ -283,3 +283,18 @@ async def test_http_both_eras_hear_exactly_what_changed(tmp_path):
         ]
     finally:
         served.stop()
+
+
+async def test_http_a_save_that_fixes_a_cell_that_never_ends_interrupts_it(http_notebook):
+    path, served, endpoint = http_notebook
+    async with connect(endpoint, "legacy") as client:
+        endless = "import time\nwhile True:\n    time.sleep(0.05)"
+        save(path, ipynb(STREAMS, greet("hello ", "Greets."), endless, START))
+        await until(lambda: stderr_lines(served, "running cells 4-5") >= 1, "the endless reload")
+        assert await names(client) == ["open_streams", "greet", "extra"]  # still answering
+        fixed = "@mcp.tool\ndef fixed() -> str:\n    return 'it ends now'"
+        save(path, ipynb(STREAMS, greet("hello ", "Greets."), fixed, START))
+        await until(lambda: stderr_lines(served, "interrupting it") >= 1, "the interrupt")
+        await eventually(lambda: has_tool(client, "fixed"), "the fixed cell's tool")
+        assert await text_of(client, "fixed", {}) == "it ends now"
+    assert served.process.poll() is None  # still serving

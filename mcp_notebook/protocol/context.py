@@ -16,8 +16,8 @@ from typing import Any
 
 from ..errors import McpNotebookError
 from ..registry.injected import Injected
-from .jsonrpc import MISSING_CAPABILITY, RpcError
-from .mrtr import Asker
+from .jsonrpc import INVALID_PARAMS, MISSING_CAPABILITY, RpcError
+from .mrtr import Asker, answer_problem
 from .names import META_RELATED_TASK as RELATED_TASK
 from .progress import ProgressLine
 from .session import LOG_LEVELS, Session
@@ -253,6 +253,13 @@ class Context(Injected):
         finally:
             if asking is not None:
                 asking(False)
+        problem = answer_problem(method, reply) if self.asker is None else None  # MRTR: checked
+        if problem is not None:
+            # The client's answer, not the tool, is at fault: the tool gets (and may catch)
+            # the same -32602 a 2026-07-28 retry with this answer gets.
+            raise RpcError(
+                INVALID_PARAMS, f"Invalid response from the client to {method}: {problem}"
+            )
         return reply
 
 

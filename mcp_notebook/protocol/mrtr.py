@@ -24,26 +24,92 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..wire import jsontext
+from .codes import SERVER_ERROR
 from .jsonrpc import INVALID_PARAMS, RpcError
 
 # How long a suspended call waits for its retry before it is cancelled.
 CONTINUATION_TTL = 600.0
+# Calls suspended at once, at most (each holds its tool's coroutine until answered).
+MAX_SUSPENDED = 1000
 # After the first request for input, wait this long for others made at once (a gather).
 SETTLE_SECONDS = 0.03
 
+ELICIT_ACTIONS = ("accept", "decline", "cancel")
+
+
+def _elicit_problem(result: dict[str, Any]) -> str | None:
+    if result.get("action") not in ELICIT_ACTIONS:
+        return 'action must be "accept", "decline" or "cancel"'
+    content = result.get("content")
+    if content is None:
+        return None
+    if not isinstance(content, dict):
+        return f"content must be an object, not {_kind(content)}"
+    for name, value in content.items():
+        flat = isinstance(value, (str, int, float))  # bool is an int
+        if not flat and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            return (
+                f"content[{name[:64]!r}] must be a string, number, boolean or list of "
+                f"strings, not {_kind(value)}"
+            )
+    return None
+
+
+def _sampling_problem(result: dict[str, Any]) -> str | None:
+    if result.get("role") not in ("user", "assistant"):
+        return 'role must be "user" or "assistant"'
+    content = result.get("content")
+    blocks = content if isinstance(content, list) else [content]
+    if not all(isinstance(block, dict) for block in blocks):
+        return "content must be a content block or a list of them"
+    return None
+
+
+def _roots_problem(result: dict[str, Any]) -> str | None:
+    roots = result.get("roots")
+    if not isinstance(roots, list):
+        return "roots must be a list"
+    if not all(isinstance(root, dict) and isinstance(root.get("uri"), str) for root in roots):
+        return "each root must be an object with a string uri"
+    return None
+
+
 _RESPONSE_CHECKS = {
-    "elicitation/create": lambda r: r.get("action") in ("accept", "decline", "cancel"),
-    "sampling/createMessage": lambda r: "content" in r and "role" in r,
-    "roots/list": lambda r: isinstance(r.get("roots"), list),
+    "elicitation/create": _elicit_problem,
+    "sampling/createMessage": _sampling_problem,
+    "roots/list": _roots_problem,
 }
 
 
+def answer_problem(method: str, response: Any) -> str | None:
+    """What is wrong with a client's result of ``method``, or None (both eras check it:
+    a tool must never receive, say, an elicitation ``content`` that is not an object)."""
+    if not isinstance(response, dict):
+        return f"the result must be an object, not {_kind(response)}"
+    return _RESPONSE_CHECKS[method](response)
+
+
+def _kind(value: Any) -> str:
+    """A JSON value's kind, as a client would name it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
 def check_response(key: str, method: str, response: Any) -> dict[str, Any]:
-    if not isinstance(response, dict) or not _RESPONSE_CHECKS[method](response):
+    problem = answer_problem(method, response)
+    if problem is not None:
         raise RpcError(
-            INVALID_PARAMS, f"Invalid input response {key!r}: not a valid result of {method}"
+            INVALID_PARAMS,
+            f"Invalid input response {key[:64]!r}: not a valid result of {method}: {problem}",
         )
-    return response
+    return response  # type: ignore[no-any-return]
 
 
 class Asker:
@@ -72,11 +138,15 @@ class Asker:
         return future
 
     def supply(self, responses: dict[str, Any]) -> None:
-        """A retry's answers: resolve what is pending, keep the rest for later asks."""
+        """A retry's answers: resolve what is pending, keep the rest for later asks.
+
+        The rest replaces what an earlier retry left: kept across retries, answers to
+        questions never asked would pile up without bound (one body's worth per retry)."""
+        later: dict[str, Any] = {}
         for key, response in responses.items():
             waiting = self.pending.pop(key, None)
             if waiting is None:
-                self.responses[key] = response  # unknown keys are kept, never an error
+                later[key] = response  # unknown keys are kept, never an error
                 continue
             method = waiting[0]["method"]
             try:
@@ -84,6 +154,7 @@ class Asker:
             except RpcError as error:
                 self.pending[key] = waiting  # still unanswered
                 raise error
+        self.responses = later
         if not self.pending:
             self.asked.clear()
 
@@ -106,12 +177,25 @@ class Suspended:
 class Continuations:
     """Suspended calls by signed ``requestState``."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int = MAX_SUSPENDED) -> None:
         self._secret = secrets.token_bytes(32)
         self._waiting: dict[str, Suspended] = {}
+        self.limit = limit
 
     def suspend(self, call: Suspended) -> str:
         self._expire()
+        if len(self._waiting) >= self.limit:
+            # Each one holds a tool's coroutine for CONTINUATION_TTL: refused, and its work
+            # stopped, as the task store refuses a task when full (tasks.py).
+            call.run.cancel()
+            refused = RpcError(
+                SERVER_ERROR,
+                f"Too many calls wait for input ({len(self._waiting)}): answer them, or "
+                "retry when some have ended",
+            )
+            if call.record is not None:
+                call.record.finish("error", error=refused)
+            raise refused
         key = secrets.token_urlsafe(12)
         self._waiting[key] = call
         return self._sign({"k": key, "t": call.target})

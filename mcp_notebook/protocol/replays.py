@@ -60,7 +60,9 @@ def pytest_source(
     calls: list[dict[str, Any]], skipped: list[str], notebook: str | None, version: str
 ) -> str:
     """The text of the pytest file replaying ``calls`` (from :func:`replays`)."""
-    notes = "".join(f"#   {reason}\n" for reason in skipped) or "#   none\n"
+    # A reason quotes what a client sent (a resource URI may hold a line break): escaped,
+    # it stays inside its comment instead of becoming code of the generated file.
+    notes = "".join(f"#   {_comment(reason)}\n" for reason in skipped) or "#   none\n"
     return f'''"""Regression tests: {len(calls)} recorded calls replayed, by mcp-notebook {version}.
 
 The server: $MCP_REPLAY_COMMAND (e.g. "python -m my_export"), else
@@ -114,6 +116,11 @@ def test_a_recorded_call_gives_the_same_result(call):
 
     assert_matches(call["expected"], dumped(asyncio.run(run()), call["expected"]))
 '''
+
+
+def _comment(text: str) -> str:
+    """``text`` on one line of ASCII: line breaks and anything else unprintable escaped."""
+    return text.encode("unicode_escape").decode("ascii")
 
 
 def dumped(result: Any, expected: dict[str, Any]) -> dict[str, Any]:

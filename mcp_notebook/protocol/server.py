@@ -30,7 +30,7 @@ from .names import META_SUBSCRIPTION_ID as SUBSCRIPTION_ID
 from .names import TASKS_VERSION
 from .paging import page
 from .request import RUN_USER_CODE, ReplyChannel, RequestContext
-from .session import LOG_LEVELS, Session, Tap, tell_taps
+from .session import LOG_LEVELS, MAX_SUBSCRIPTIONS, Session, Tap, tell_taps
 from .taskcalls import TaskCalls, declares_tasks, missing_extension
 from .tasks import Task, TaskStore
 from .usercalls import Confirm, UserCalls
@@ -284,7 +284,9 @@ class Server(TaskCalls, UserCalls):
         }
         uris = wanted.get("resourceSubscriptions")
         if isinstance(uris, list) and uris:
-            honored["resourceSubscriptions"] = [u for u in uris if isinstance(u, str)]
+            # The first MAX_SUBSCRIPTIONS, once each: the acknowledgement says which.
+            kept = dict.fromkeys(u for u in uris if isinstance(u, str))
+            honored["resourceSubscriptions"] = list(kept)[:MAX_SUBSCRIPTIONS]
         task_ids = wanted.get("taskIds")
         if task_ids is not None:
             if not declares_tasks(request.client_capabilities):

@@ -15,10 +15,10 @@ import time
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard
 
 from ..errors import McpNotebookError
-from .jsonrpc import INTERNAL_ERROR, Message, RpcError
+from .jsonrpc import INTERNAL_ERROR, SERVER_ERROR, Message, RpcError
 from .kinds import Era
 from .names import META_SUBSCRIPTION_ID as SUBSCRIPTION_ID
 
@@ -42,6 +42,11 @@ Tap = Callable[[str, "Session", Message], None]
 
 class ClientUnavailable(McpNotebookError, RuntimeError):
     """The client cannot be reached with a request (no stream open, or it went away)."""
+
+
+# Resource subscriptions one session keeps, at most: a template matches endless URIs, and
+# every update is looked up among all of them.
+MAX_SUBSCRIPTIONS = 1000
 
 
 @dataclass(eq=False)
@@ -106,6 +111,16 @@ class Session:
             message["params"] = params
         return self.send(message, related)
 
+    def subscribe(self, uri: str) -> None:
+        """``resources/subscribe``: -32000 past MAX_SUBSCRIPTIONS (one kept already is fine)."""
+        if uri not in self.subscriptions and len(self.subscriptions) >= MAX_SUBSCRIPTIONS:
+            raise RpcError(
+                SERVER_ERROR,
+                f"Too many resource subscriptions ({len(self.subscriptions)}) on this "
+                "session: unsubscribe from some first",
+            )
+        self.subscriptions.add(uri)
+
     def wants_log(self, level: str) -> bool:
         if self.log_level is None:
             # 2026-07-28: no logLevel in the request's _meta means no log messages at all.
@@ -142,12 +157,11 @@ class Session:
             return
         if "error" in message:
             error = message["error"] if isinstance(message["error"], dict) else {}
+            code = error.get("code")
+            if not _error_code(code):  # it may become our reply's: only a JSON-RPC code
+                code = INTERNAL_ERROR
             future.set_exception(
-                RpcError(
-                    error.get("code", INTERNAL_ERROR),
-                    str(error.get("message", "client error")),
-                    error.get("data"),
-                )
+                RpcError(code, str(error.get("message", "client error")), error.get("data"))
             )
         else:
             future.set_result(message.get("result") or {})
@@ -159,6 +173,12 @@ class Session:
                 future.set_exception(ClientUnavailable("the client's session ended"))
         for request in list(self.in_flight.values()):
             request.cancel()
+
+
+def _error_code(code: Any) -> TypeGuard[int]:
+    """Whether a client's error code is one JSON-RPC allows: an integer (a 32-bit one, as
+    every JSON-RPC library reads it)."""
+    return isinstance(code, int) and not isinstance(code, bool) and -(2**31) <= code < 2**31
 
 
 _failed_taps: weakref.WeakSet[Any] = weakref.WeakSet()

@@ -135,14 +135,18 @@ class TaskCalls:
         ttl_ms = self.tasks.default_ttl_ms
         if isinstance(ttl, int) and not isinstance(ttl, bool) and ttl > 0:
             ttl_ms = min(ttl, MAX_TTL_MS)  # a receiver may cap what the client asks for
-        task = self.tasks.create(
-            target,
-            request.session.client_label,
-            era="handshake",
-            owner=request.session.id,
-            ttl_ms=ttl_ms,
-            record=record,
-        )
+        try:
+            task = self.tasks.create(
+                target,
+                request.session.client_label,
+                era="handshake",
+                owner=request.session.id,
+                ttl_ms=ttl_ms,
+                record=record,
+            )
+        except RpcError as refused:
+            self._abandon(run, record, refused)
+            raise
         self._loop = asyncio.get_running_loop()
         self._attach(task, run, None, context)
         link = link or TaskLink()
@@ -197,17 +201,30 @@ class TaskCalls:
         if run.done() and mode != "required":
             result: dict[str, Any] = run.result()  # fast enough: the plain result
             return result
-        task = self.tasks.create(
-            target,
-            request.session.client_label,
-            era="modern",
-            ttl_ms=self.tasks.default_ttl_ms,
-            record=record,
-        )
+        try:
+            task = self.tasks.create(
+                target,
+                request.session.client_label,
+                era="modern",
+                ttl_ms=self.tasks.default_ttl_ms,
+                record=record,
+            )
+        except RpcError as refused:
+            self._abandon(run, record, refused)
+            raise
         self._loop = loop
         self._attach(task, run, asker, context)
         self._track(task, run, asker)
         return created(task)
+
+    def _abandon(self, run: asyncio.Future[Any], record: CallRecord, why: RpcError) -> None:
+        """The store refused the task: the work stops too (interrupted where it runs, as a
+        task's cancel would), else every refused call would run on with nothing bounding
+        it, its result never told."""
+        interrupt = getattr(self.executor, "interrupt", None)
+        if interrupt is None or not interrupt(record):
+            run.cancel()
+        record.finish("error", error=why)  # if it never started, nothing else will
 
     async def _until_decided(
         self,

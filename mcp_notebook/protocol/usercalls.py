@@ -339,7 +339,7 @@ class UserCalls:
     async def _subscribe(self, request: RequestContext) -> dict[str, Any]:
         uri = _required_str(request.params, "uri")
         self._find_resource(uri)
-        request.session.subscriptions.add(uri)
+        request.session.subscribe(uri)
         return {}
 
     async def _unsubscribe(self, request: RequestContext) -> dict[str, Any]:

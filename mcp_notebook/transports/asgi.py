@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
 from ..protocol import Server, Session, jsonrpc
+from ..protocol.codes import SERVER_ERROR
 from ..protocol.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND, Message, RpcError
 from ..protocol.names import SESSION_HEADER, VERSION_HEADER
 from ..protocol.versions import HANDSHAKE_VERSIONS
@@ -165,6 +166,7 @@ class McpAsgiApp:
         # GET stream's ("get"); nothing open there, and the message is not delivered.
         self._queues: dict[str, dict[Any, asyncio.Queue[Message]]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None  # the ASGI server's, once it calls
+        self._serving = 0  # HTTP requests in progress (GET streams included)
         self._unsubscribe = server.registry.subscribe(self._announce)
 
     def _announce(self, kind: str, detail: str | None) -> None:
@@ -186,10 +188,23 @@ class McpAsgiApp:
         if scope["type"] != "http":
             return None
         exchange = Exchange(scope, receive, send)
+        cap = self.admission.limits.max_connections
+        if self._serving >= cap:
+            # An ASGI server caps nothing by default (uvicorn's --limit-concurrency is
+            # off): past the tornado transport's connection cap, refuse at once, unread.
+            exchange.header("Retry-After", "1")
+            return await exchange.fail(
+                503,
+                f"Service Unavailable: {cap} requests are being served; retry later",
+                SERVER_ERROR,
+            )
+        self._serving += 1
         try:
             await self._serve(exchange)
         except ConnectionError:
             return None
+        finally:
+            self._serving -= 1
 
     async def _serve(self, exchange: Exchange) -> None:
         if (exchange.scope.get("path", "").rstrip("/") or "/") != self.path:
@@ -215,16 +230,22 @@ class McpAsgiApp:
 
     # -- POST --------------------------------------------------------------------------
     async def _post(self, exchange: Exchange) -> None:
-        length = exchange.headers.get("Content-Length")
-        if length is not None and (not length.strip().isdigit() or int(length) > self.max_body):
-            too_large = length.strip().isdigit()
+        length = _content_length(exchange.headers.get("Content-Length"))
+        if length == _INVALID:
+            return await exchange.fail(400, "Bad Request: invalid Content-Length")
+        if length is not None and length > self.max_body:
             return await exchange.fail(
-                413 if too_large else 400,
-                f"Payload Too Large: the limit is {self.max_body} bytes"
-                if too_large
-                else "Bad Request: invalid Content-Length",
+                413, f"Payload Too Large: the limit is {self.max_body} bytes"
             )
-        body = await exchange.body(self.max_body)
+        # An ASGI server may hold a trickling body for ever: the app bounds it itself.
+        timeout = self.admission.limits.body_timeout
+        try:
+            body = await asyncio.wait_for(exchange.body(self.max_body), timeout)
+        except asyncio.TimeoutError:
+            exchange.header("Connection", "close")
+            return await exchange.fail(
+                408, f"Request Timeout: the body did not arrive within {timeout:g} s"
+            )
         if body is None:
             return await exchange.fail(
                 413, f"Payload Too Large: the limit is {self.max_body} bytes"
@@ -462,6 +483,23 @@ class McpAsgiApp:
             return None
         self._end(session.id)
         return await exchange.respond(200)
+
+
+_INVALID = -1
+
+
+def _content_length(value: str | None) -> int | None:
+    """The header's byte count, None without one, ``_INVALID`` unless ASCII digits.
+
+    ``str.isdigit`` admits "²" and other digits ``int`` refuses, and ``int`` refuses
+    more than 4,300 digits: either would escape as a 500. A number too long to be a
+    real body is kept as a number over any limit."""
+    if value is None:
+        return None
+    digits = value.strip()
+    if not digits or not digits.isascii() or not digits.isdigit():
+        return _INVALID
+    return int(digits) if len(digits) <= 18 else 10**18
 
 
 # A stream's backlog: past this, messages nobody reads are not delivered.

@@ -1,4 +1,4 @@
-"""End to end: in JupyterLab in Chromium, the call monitor's "Insert as cell" puts an
+"""End to end: in JupyterLab and in Notebook 7, in Chromium, the call monitor's "Insert as cell" puts an
 agent's recorded call in a new cell below the current one, through mcp_notebook's
 JupyterLab extension (js/labextension/, installed with the package); run, that cell gives
 the call's result."""
@@ -15,7 +15,7 @@ from playwright.async_api import Locator, Page, async_playwright, expect
 
 from ..conftest import Served, connect
 from .conftest import ARTIFACTS, CHROMIUM_ARGS, Lab
-from .test_lab_confirmations import WAIT_MS, run_all_cells
+from .test_lab_confirmations import WAIT_MS, kernel_idle, run_all_cells
 
 TOOL = '''\
 import datetime
@@ -88,10 +88,9 @@ async def until_answers(agent, count: int, timeout: float = 60) -> list[dict]:
 async def open_notebook(page: Page, lab: Lab, name: str) -> dict:
     """Write and open the notebook, run it; the page's configuration."""
     path = write_notebook(lab, name)
-    # A workspace of its own: the Lab does not restore the other test's notebook.
-    await page.goto(f"{lab.url}/lab/workspaces/{name}/tree/{path}?token={lab.token}")
+    await page.goto(lab.notebook_url(path, workspace=name))
     config = json.loads(await page.locator("#jupyter-config-data").text_content() or "")
-    await run_all_cells(page)
+    await run_all_cells(page, lab)
     return config
 
 
@@ -100,7 +99,7 @@ async def call_and_select(page: Page, lab: Lab, name: str) -> tuple[Locator, Ser
     monitor = page.locator(".mcp-monitor").first
     await monitor.wait_for(timeout=WAIT_MS)
     served = await discovered(lab, name)
-    await page.get_by_text(re.compile(r"\(ipykernel\) \| Idle")).wait_for(timeout=WAIT_MS)
+    await kernel_idle(page, lab)
     async with connect(served, "legacy") as agent:
         result = await agent.call_tool("days_between", ARGUMENTS)
     assert not result.is_error
@@ -118,8 +117,9 @@ async def call_and_select(page: Page, lab: Lab, name: str) -> tuple[Locator, Ser
 
 
 async def test_insert_as_cell_puts_the_call_below_and_it_reproduces_the_result(
-    lab: Lab, chromium: str
+    front_end: Lab, chromium: str
 ):
+    lab, shot = front_end, f"{front_end.app}-" if front_end.app != "lab" else ""
     ARTIFACTS.mkdir(exist_ok=True)
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
@@ -151,14 +151,14 @@ async def test_insert_as_cell_puts_the_call_below_and_it_reproduces_the_result(
             source = await new.locator(".jp-InputArea-editor .cm-content").inner_text()
             assert source.strip() == code.strip()
             await expect(new.locator(".jp-OutputArea-output")).to_have_count(0)  # not run
-            await page.screenshot(path=str(ARTIFACTS / "insert-cell.png"))
+            await page.screenshot(path=str(ARTIFACTS / f"{shot}insert-cell.png"))
 
             # Run it: its output is the recorded call's result.
             await new.locator(".jp-InputArea-editor").click()
             await page.keyboard.press("Shift+Enter")
             output = new.locator(".jp-OutputArea-output")
             await expect(output).to_have_text(recorded, timeout=WAIT_MS)
-            await page.screenshot(path=str(ARTIFACTS / "insert-cell-run.png"))
+            await page.screenshot(path=str(ARTIFACTS / f"{shot}insert-cell-run.png"))
 
             # Payloads the button never sends are refused, and insert nothing.
             count = await cells.count()
@@ -173,14 +173,15 @@ async def test_insert_as_cell_puts_the_call_below_and_it_reproduces_the_result(
             assert await cells.count() == count
         finally:
             await browser.close()
-    assert (ARTIFACTS / "insert-cell.png").stat().st_size > 0
+    assert (ARTIFACTS / f"{shot}insert-cell.png").stat().st_size > 0
 
 
 async def test_without_the_extension_the_note_says_so_and_the_code_stays_to_copy(
-    lab: Lab, chromium: str
+    front_end: Lab, chromium: str
 ):
     """JupyterLab with the extension disabled (as one without it): it closes the comm on
     the unknown target unanswered, and the monitor says what to do instead."""
+    lab, shot = front_end, f"{front_end.app}-" if front_end.app != "lab" else ""
     page_config = lab.root.parent / "config" / "labconfig" / "page_config.json"
     page_config.parent.mkdir(exist_ok=True)
     page_config.write_text(json.dumps({"disabledExtensions": {"mcp-notebook": True}}))
@@ -200,7 +201,7 @@ async def test_without_the_extension_the_note_says_so_and_the_code_stays_to_copy
                 await expect(note).to_contain_text(".to_cell()")
                 await expect(monitor.locator("pre.mcp-cell-code")).to_be_visible()
                 assert await cells.count() == count
-                await monitor.screenshot(path=str(ARTIFACTS / "insert-cell-no-extension.png"))
+                await monitor.screenshot(path=str(ARTIFACTS / f"{shot}insert-cell-no-extension.png"))
             finally:
                 await browser.close()
     finally:

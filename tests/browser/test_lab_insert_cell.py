@@ -1,5 +1,5 @@
-"""End to end: in JupyterLab and in Notebook 7, in Chromium, the call monitor's "Insert as cell" puts an
-agent's recorded call in a new cell below the current one, through mcp_notebook's
+"""End to end: in JupyterLab and in Notebook 7, in Chromium, the call monitor's "Insert as
+cell" puts an agent's recorded call in a new cell below the current one, through mcp_notebook's
 JupyterLab extension (js/labextension/, installed with the package); run, that cell gives
 the call's result."""
 
@@ -201,7 +201,8 @@ async def test_without_the_extension_the_note_says_so_and_the_code_stays_to_copy
                 await expect(note).to_contain_text(".to_cell()")
                 await expect(monitor.locator("pre.mcp-cell-code")).to_be_visible()
                 assert await cells.count() == count
-                await monitor.screenshot(path=str(ARTIFACTS / f"{shot}insert-cell-no-extension.png"))
+                shot_path = ARTIFACTS / f"{shot}insert-cell-no-extension.png"
+                await monitor.screenshot(path=str(shot_path))
             finally:
                 await browser.close()
     finally:

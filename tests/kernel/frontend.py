@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -36,6 +37,8 @@ class Frontend:
         self.models: dict[str, dict[str, Any]] = {}
         # Comms the kernel opened on other targets (not widgets): id -> (target, data).
         self.opened: dict[str, tuple[str, Any]] = {}
+        # What the kernel sent on comms that are not widgets (ours included): id -> data.
+        self.received: dict[str, list[Any]] = {}
         self.closed: set[str] = set()
         self.streams: list[str] = []  # the text of every stream message seen
         self.updates: Counter[tuple[str, str]] = Counter()  # (model id, key) -> updates
@@ -81,6 +84,8 @@ class Frontend:
                 self.models[content["comm_id"]].update(data["state"])
                 for key in data["state"]:
                     self.updates[(content["comm_id"], key)] += 1
+        elif kind == "comm_msg":
+            self.received.setdefault(content["comm_id"], []).append(content["data"])
         elif kind == "comm_close":
             self.closed.add(content["comm_id"])
         elif kind == "stream":
@@ -148,6 +153,13 @@ class Frontend:
     # -- to the kernel -----------------------------------------------------------------
     def send(self, model_id: str, data: dict[str, Any]) -> None:
         self.session.send(self.shell, "comm_msg", {"comm_id": model_id, "data": data})
+
+    def open_comm(self, target: str, data: dict[str, Any]) -> str:
+        """Open a comm to the kernel, as a front end's extension does; its id."""
+        comm_id = uuid.uuid4().hex
+        content = {"comm_id": comm_id, "target_name": target, "data": data}
+        self.session.send(self.shell, "comm_open", content)
+        return comm_id
 
     def close_comm(self, comm_id: str) -> None:
         """Close a comm the kernel opened, as JupyterLab does one on a target it lacks."""

@@ -186,9 +186,12 @@ _shared_lock = threading.Lock()
 
 
 def shared(later: Later | None = None) -> Frontends:
-    """This process's registry (one comm target per kernel), made on first use."""
+    """This process's registry (one comm target per kernel), made on first use; ``later``
+    (the kernel's loop's) replaces the one it had."""
     global _shared
     with _shared_lock:
         if _shared is None:
             _shared = Frontends(later=later)
+        elif later is not None:
+            _shared._later = later
         return _shared

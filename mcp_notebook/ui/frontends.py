@@ -31,6 +31,7 @@ from typing import Any
 
 import comm
 
+from ..threads import start_timer
 from .guard import session_of
 
 HELLO = "mcp_notebook.cells"  # the kernel opens it: js/labextension/src/index.ts HELLO
@@ -111,10 +112,7 @@ class Frontends:
         try:
             return asyncio.get_running_loop().call_later(seconds, callback)
         except RuntimeError:  # no loop runs here (a script): a thread keeps the time
-            timer = threading.Timer(seconds, callback)
-            timer.daemon = True
-            timer.start()
-            return timer
+            return start_timer(seconds, callback)
 
     def _send(self, request: _Request, session: str) -> None:
         request.sent_to = session

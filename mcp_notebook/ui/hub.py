@@ -104,14 +104,15 @@ class Hub:
         self.trace.attach(server)
         if not self.attached:
             return
-        old, self.area = self.area, PromptArea()
-        if old is not None:
-            for panel in old.children:
-                self.area.add(panel)
-            old.close()
-        # An empty text/plain: front ends without widgets show nothing, not "VBox()".
-        bundle = {"text/plain": "", WIDGET_MIME: _view(self.area)}
-        display(bundle, raw=True)
+        with self.widgets:  # a cell runs this: a timer thread may be rendering
+            old, self.area = self.area, PromptArea()
+            if old is not None:
+                for panel in old.children:
+                    self.area.add(panel)
+                old.close()
+            # An empty text/plain: front ends without widgets show nothing, not "VBox()".
+            bundle = {"text/plain": "", WIDGET_MIME: _view(self.area)}
+            display(bundle, raw=True)
         self._poke()
 
     def set_trace(self, on: bool) -> None:

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 from mcp_notebook import __version__
-from mcp_notebook.ui import cellinsert
+from mcp_notebook.ui import cellinsert, frontends
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 SOURCE = CHECKOUT / "js" / "labextension"
@@ -64,7 +64,8 @@ def test_static_holds_the_bundle_and_only_files_it_loads():
         assert digest in entry, f"{chunk} is stale"
     bundle = "".join(p.read_text() for p in static.glob("*.js"))
     assert "mcp-notebook:cells" in bundle  # the plugin
-    assert json.dumps(cellinsert.TARGET) in bundle or f"'{cellinsert.TARGET}'" in bundle
+    for target in (frontends.HELLO, frontends.TARGET):
+        assert json.dumps(target) in bundle or f"'{target}'" in bundle
     assert sum(p.stat().st_size for p in static.iterdir()) < 20_000  # shared modules not bundled
     licences = json.loads((static / "third-party-licenses.json").read_text())
     assert licences["packages"] == []  # nothing third-party is bundled
@@ -72,9 +73,10 @@ def test_static_holds_the_bundle_and_only_files_it_loads():
 
 def test_the_kernel_and_the_extension_agree_on_the_comm():
     source = (SOURCE / "src" / "index.ts").read_text()
+    (hello,) = re.findall(r"export const HELLO = '([^']+)';", source)
     (target,) = re.findall(r"export const TARGET = '([^']+)';", source)
     (limit,) = re.findall(r"export const MAX_CODE = ([\d *]+);", source)
-    assert target == cellinsert.TARGET
+    assert (hello, target) == (frontends.HELLO, frontends.TARGET)
     product = 1
     for factor in limit.split("*"):
         product *= int(factor)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+import threading
 import time
 from typing import Any
 
@@ -17,6 +18,7 @@ import ipywidgets as widgets
 
 from . import render
 from .decision import APPROVED, DENIED, Decision
+from .guard import guard
 
 _OUTCOMES = {
     APPROVED: "Approved: running it.",
@@ -25,7 +27,9 @@ _OUTCOMES = {
 
 
 class ConfirmPanel(widgets.VBox):
-    def __init__(self, decision: Decision) -> None:
+    """``lock``: the one the Hub's renders hold; clicks and edits are handled under it."""
+
+    def __init__(self, decision: Decision, lock: Any = None) -> None:
         self.decision = decision
         tool = decision.tool
         hints = []
@@ -55,6 +59,7 @@ class ConfirmPanel(widgets.VBox):
         )
         self.approve.on_click(self._on_approve)
         self.deny.on_click(self._on_deny)
+        guard(lock if lock is not None else threading.RLock(), self.approve, self.deny, self.editor)
         super().__init__(
             [self.title, self.editor, widgets.HBox([self.approve, self.deny, self.note])]
         )

@@ -7,9 +7,13 @@ on the kernel's loop, with one exception: while a cell holds that loop (``cells`
 the kernel keeps), nothing queued on it runs before the cell ends, so a batch is rendered
 from a short-lived timer thread instead, and a call queued behind the cell shows as such
 while it waits. ipywidgets sends state from any thread (its messages go through the
-kernel's IOPub thread); one lock keeps two renders from interleaving. A confirmation waits
-on the server's loop for a ``Decision`` that a click (a comm message, handled by the
-kernel's loop between cells) settles.
+kernel's IOPub thread). One re-entrant lock, ``widgets``, is held by every change to the
+widgets: each render, confirmations shown and hidden, and every message a front end sends
+to a monitor's or a confirmation's widgets (a click, a selection, an edit, with all the
+handlers it runs: ui/guard.py), so that a click handled on the kernel's loop never
+interleaves with a render on the timer thread. A confirmation waits on the server's loop
+for a ``Decision`` that a click (a comm message, handled by the kernel's loop between
+cells) settles.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from ..protocol import CallRecord, Executor, Session
 from ..protocol.confirmation import describe
 from ..protocol.queueing import CellWatch
 from ..threads import start_timer
+from . import frontends as fronts
 from . import render
 from .confirm import ConfirmPanel, PromptArea
 from .decision import Decision
@@ -67,7 +72,9 @@ class Hub:
         self._make_executor, self._replay = executor, replay
         self._pauses = pauses  # .next_call: the kernel's %mcp break on the next call
         self.cells = cells  # which cell holds the kernel's loop, if any (kernel/cells.py)
-        self._render = threading.Lock()  # one render at a time, whichever thread renders
+        # Every change to the widgets, whichever thread makes it (re-entrant: a click's
+        # handler may re-render).
+        self.widgets = threading.RLock()
         self.monitors: list[Monitor] = []
         self.panels: dict[int, ConfirmPanel] = {}  # pending, by call id
         self.area: PromptArea | None = None
@@ -97,14 +104,15 @@ class Hub:
         self.trace.attach(server)
         if not self.attached:
             return
-        old, self.area = self.area, PromptArea()
-        if old is not None:
-            for panel in old.children:
-                self.area.add(panel)
-            old.close()
-        # An empty text/plain: front ends without widgets show nothing, not "VBox()".
-        bundle = {"text/plain": "", WIDGET_MIME: _view(self.area)}
-        display(bundle, raw=True)
+        with self.widgets:  # a cell runs this: a timer thread may be rendering
+            old, self.area = self.area, PromptArea()
+            if old is not None:
+                for panel in old.children:
+                    self.area.add(panel)
+                old.close()
+            # An empty text/plain: front ends without widgets show nothing, not "VBox()".
+            bundle = {"text/plain": "", WIDGET_MIME: _view(self.area)}
+            display(bundle, raw=True)
         self._poke()
 
     def set_trace(self, on: bool) -> None:
@@ -156,7 +164,7 @@ class Hub:
         self.loop.call_later(self._delay(), self._flush)
 
     def _flush(self) -> None:
-        with self._render:
+        with self.widgets:
             with self._lock:
                 changed, self._changed, self._armed = self._changed, set(), False
             self._last = time.monotonic()
@@ -167,7 +175,7 @@ class Hub:
         if not self.monitors:
             self._ticking = False
             return
-        with self._render:
+        with self.widgets:
             for monitor in list(self.monitors):
                 monitor.refresh(set())  # the header only
         self.loop.call_later(TICK, self._tick)
@@ -197,16 +205,27 @@ class Hub:
             self.forget,
             tasks=self._tasks,
             pauses=self._pauses,
+            frontends=self.frontends,
+            lock=self.widgets,
         )
-        with self._render:
+        with self.widgets:
             self.monitors.append(monitor)
             for panel in self.panels.values():
                 monitor.show_pending(panel)
             monitor.refresh(None)
+        if self.attached and len(self.monitors) == 1:
+            self.frontends().hello()  # front ends with the extension announce themselves
         if self.attached and not self._ticking:
             self._ticking = True
             self.loop.call_later(TICK, self._tick)
         return monitor
+
+    def frontends(self) -> fronts.Frontends:
+        """The kernel's front ends with mcp_notebook's extension (ui/frontends.py)."""
+        return fronts.shared(later=self._later)
+
+    def _later(self, seconds: float, callback: Callable[[], None]) -> Any:
+        return self.loop.call_later(seconds, callback)  # called on the kernel's loop
 
     def forget(self, monitor: Monitor) -> None:
         if monitor in self.monitors:
@@ -239,11 +258,11 @@ class Hub:
     def _show(self, decision: Decision) -> None:
         if not decision.pending:
             return  # timed out or cancelled while the kernel was busy
-        with self._render:  # not while a timer thread re-renders the monitors
+        with self.widgets:  # not while a timer thread re-renders the monitors
             self._show_panel(decision)
 
     def _show_panel(self, decision: Decision) -> None:
-        panel = ConfirmPanel(decision)
+        panel = ConfirmPanel(decision, self.widgets)
         self.panels[decision.id] = panel
         if self.monitors:
             for monitor in self.monitors:
@@ -254,7 +273,7 @@ class Hub:
             display(panel)
 
     def _hide(self, decision: Decision) -> None:
-        with self._render:  # not while a timer thread re-renders the monitors
+        with self.widgets:  # not while a timer thread re-renders the monitors
             self._hide_panel(decision)
 
     def _hide_panel(self, decision: Decision) -> None:

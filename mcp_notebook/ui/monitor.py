@@ -1,13 +1,16 @@
 """The call monitor: server state, pending confirmations, a live table of calls, details.
 
-Built and updated only on the kernel's loop, by ``Hub`` in batches; nothing here runs on
-the server's thread. The table is a ``Select`` whose options are the calls, newest first
-(the value of each option is the call id); selecting one shows its arguments, result,
-captured output and traceback.
+Built on the kernel's loop and updated by ``Hub`` in batches, on that loop or on the Hub's
+timer thread while a cell holds it; nothing here runs on the server's thread. Every change
+holds ``lock`` (the one renders hold): a click's handlers run under it (ui/guard.py), so
+they never interleave with a render. The table is a ``Select`` whose options are the
+calls, newest first (the value of each option is the call id); selecting one shows its
+arguments, result, captured output and traceback.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -16,10 +19,12 @@ import ipywidgets as widgets
 from . import render
 from .cellinsert import CellInsert
 from .confirm import ConfirmPanel
+from .guard import guard
 from .tasks import TaskView
 
 if TYPE_CHECKING:
     from ..protocol import CallLog
+    from .frontends import Frontends
     from .trace import Trace
 
 PAUSE = "Pause next call"
@@ -41,8 +46,10 @@ class Monitor(widgets.VBox):
         rows: int = 12,
         tasks: Any = None,
         pauses: Any = None,
-        open_comm: Callable[..., Any] | None = None,
+        frontends: Frontends | Callable[[], Frontends] | None = None,
+        lock: Any = None,
     ) -> None:
+        self._lock = lock if lock is not None else threading.RLock()
         self._state, self._calls, self._trace_log, self._on_close = state, calls, trace, on_close
         self._ids: list[int] = []
         self._labels: dict[int, tuple[tuple[Any, ...], str]] = {}  # id -> (state, row)
@@ -58,7 +65,7 @@ class Monitor(widgets.VBox):
         self.detail = widgets.HTML(_HINT)
         self.detail.add_class("mcp-detail")
         # "Insert as cell": through mcp_notebook's JupyterLab extension (ui/cellinsert.py).
-        self.insert = CellInsert(open_comm)
+        self.insert = CellInsert(frontends, self._lock)
         self.output = widgets.Output(layout=widgets.Layout(border="1px solid #ddd"))
         self.output.add_class("mcp-output")
         self.trace = widgets.HTML(layout=widgets.Layout(display="none"))
@@ -73,6 +80,9 @@ class Monitor(widgets.VBox):
             self.pause.layout.display = "none"
         # The tasks clients poll (protocol/tasks.py), when the app keeps a store.
         self.tasks = TaskView(tasks) if tasks is not None else None
+        guard(self._lock, self.table, self.pause)
+        if self.tasks is not None:
+            guard(self._lock, self.tasks.table, self.tasks.cancel_button)
         super().__init__(
             [
                 self.header,
@@ -155,6 +165,10 @@ class Monitor(widgets.VBox):
 
     def select(self, call_id: int) -> None:
         """Show one call's details, as a click on its row would."""
+        with self._lock:  # from a cell, while the Hub may render from its timer thread
+            self._select(call_id)
+
+    def _select(self, call_id: int) -> None:
         self._selected = call_id
         if call_id in self._ids:
             self._quiet = True
@@ -186,8 +200,9 @@ class Monitor(widgets.VBox):
             self.pause.description = UNPAUSE if pauses.next_call else PAUSE
 
     def close(self) -> None:
-        self._on_close(self)
-        super().close()
+        with self._lock:
+            self._on_close(self)
+            super().close()
 
     def __repr__(self) -> str:  # the text/plain of its display: short, for headless logs
         return "<mcp monitor: a widget, shown in Jupyter>"

@@ -1,8 +1,11 @@
-"""JupyterLab on loopback and Debian's Chromium, for end-to-end tests in a real browser.
+"""JupyterLab and Notebook 7 on loopback and Debian's Chromium, for end-to-end tests in a
+real browser.
 
 Chromium comes from apt when it is missing (CI runs as root; nothing is skipped), and
-Playwright drives it through ``executable_path``: no browser download. JupyterLab runs with
-all of its ``JUPYTER_*`` folders in a temporary directory and nothing that calls out.
+Playwright drives it through ``executable_path``: no browser download. The server runs with
+all of its ``JUPYTER_*`` folders in a temporary directory and nothing that calls out. The
+``lab`` fixture is JupyterLab; ``front_end`` is JupyterLab, then Notebook 7 (the same
+server with the other front end), for the tests that must hold in both.
 
 Linux only (Debian's chromium, apt-get): on macOS and Windows these tests skip and say so.
 The confirmation flow they drive is also tested without a browser, on every platform, by
@@ -20,6 +23,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,11 +77,24 @@ def chromium() -> str:
 
 @dataclass
 class Lab:
+    """A Jupyter server on loopback, with the JupyterLab (``app="lab"``) or Notebook 7
+    (``app="notebook"``) front end."""
+
     url: str
     token: str
     root: Path  # the folder it serves
     runtime: Path  # its JUPYTER_RUNTIME_DIR: kernels and mcp_notebook discovery files
     process: subprocess.Popen
+    app: str = "lab"
+
+    def notebook_url(self, path: str, workspace: str | None = None) -> str:
+        """Where the front end opens the notebook at ``path`` (a workspace of its own in
+        JupyterLab, so that it restores no other test's notebook; Notebook 7 opens one
+        document per page and has none)."""
+        if self.app == "notebook":
+            return f"{self.url}/notebooks/{path}?token={self.token}"
+        where = f"/workspaces/{workspace}" if workspace else ""
+        return f"{self.url}/lab{where}/tree/{path}?token={self.token}"
 
 
 def _free_port() -> int:
@@ -93,19 +110,24 @@ def _wait_until_up(lab: Lab, log: Path, timeout: float = 90) -> None:
     )
     while time.monotonic() < deadline:
         if lab.process.poll() is not None:
-            raise AssertionError("JupyterLab exited:\n" + log.read_text())
+            raise AssertionError(f"{lab.app} exited:\n" + log.read_text())
         try:
             with urllib.request.urlopen(request, timeout=2):
                 return
         except (urllib.error.URLError, OSError):
             time.sleep(0.2)
-    raise AssertionError("JupyterLab did not start:\n" + log.read_text())
+    raise AssertionError(f"{lab.app} did not start:\n" + log.read_text())
 
 
-@pytest.fixture(scope="module")
-def lab(tmp_path_factory) -> Iterator[Lab]:
-    """JupyterLab serving a copy of notebooks/ (it autosaves: the repository stays clean)."""
-    base = tmp_path_factory.mktemp("lab")
+# The Python module that starts each front end's server: its --help, its options.
+SERVERS = {"lab": "jupyterlab", "notebook": "notebook"}
+
+
+@contextmanager
+def _serve(tmp_path_factory, app: str) -> Iterator[Lab]:
+    """A server for front end ``app`` serving a copy of notebooks/ (it autosaves: the
+    repository stays clean)."""
+    base = tmp_path_factory.mktemp(app)
     root = base / "notebooks"
     shutil.copytree(ROOT / "notebooks", root)
     folders = {
@@ -120,18 +142,19 @@ def lab(tmp_path_factory) -> Iterator[Lab]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "MCP_NOTEBOOK"))}
     env.update({k: str(v) for k, v in folders.items()})
     port, token = _free_port(), "browser-test-token"
-    log = base / "lab.log"
+    log = base / "server.log"
     process = subprocess.Popen(
         [
             sys.executable,
             "-m",
-            "jupyterlab",
+            SERVERS[app],
             "--no-browser",
             "--ip=127.0.0.1",
             f"--port={port}",
             "--ServerApp.port_retries=0",
             "--allow-root",
             f"--IdentityProvider.token={token}",
+            # Notebook 7 runs JupyterLab's server extension too: these hold for both.
             "--LabApp.news_url=None",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
             "--LabApp.extension_manager=readonly",
@@ -143,7 +166,8 @@ def lab(tmp_path_factory) -> Iterator[Lab]:
         stderr=subprocess.STDOUT,
         **portable.spawn_options(),
     )
-    lab = Lab(f"http://127.0.0.1:{port}", token, root, folders["JUPYTER_RUNTIME_DIR"], process)
+    runtime = folders["JUPYTER_RUNTIME_DIR"]
+    lab = Lab(f"http://127.0.0.1:{port}", token, root, runtime, process, app)
     try:
         _wait_until_up(lab, log)
         yield lab
@@ -154,3 +178,17 @@ def lab(tmp_path_factory) -> Iterator[Lab]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait(10)
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory) -> Iterator[Lab]:
+    """JupyterLab."""
+    with _serve(tmp_path_factory, "lab") as served:
+        yield served
+
+
+@pytest.fixture(scope="module", params=sorted(SERVERS))
+def front_end(request, tmp_path_factory) -> Iterator[Lab]:
+    """Each front end in turn, JupyterLab and Notebook 7, for the tests that hold in both."""
+    with _serve(tmp_path_factory, request.param) as served:
+        yield served

@@ -79,7 +79,7 @@ async def test_the_debugger_panel_stops_an_agents_call(lab: Lab, chromium: str):
             await expect(bug).to_be_enabled(timeout=WAIT_MS)
             await bug.click()
             await expect(bug).to_have_attribute("aria-pressed", "true", timeout=WAIT_MS)
-            await run_all_cells(page)
+            await run_all_cells(page, lab)
             served = await discovered(lab)
             await page.get_by_text(re.compile(r"\(ipykernel\) \| Idle")).wait_for(timeout=WAIT_MS)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -23,7 +24,10 @@ PREFIX = "IPY_MODEL_"
 
 
 class Frontend:
-    def __init__(self, kernel: Any) -> None:
+    """``lacks``: comm targets this front end closes a comm on at once, from its reader
+    thread, as JupyterLab or VS Code do for a target nobody registered."""
+
+    def __init__(self, kernel: Any, lacks: tuple[str, ...] = ()) -> None:
         manager = kernel.manager
         self.session = Session(
             key=manager.session.key,
@@ -36,10 +40,15 @@ class Frontend:
         self.models: dict[str, dict[str, Any]] = {}
         # Comms the kernel opened on other targets (not widgets): id -> (target, data).
         self.opened: dict[str, tuple[str, Any]] = {}
+        # What the kernel sent on comms that are not widgets (ours included): id -> data.
+        self.received: dict[str, list[Any]] = {}
         self.closed: set[str] = set()
         self.streams: list[str] = []  # the text of every stream message seen
         self.updates: Counter[tuple[str, str]] = Counter()  # (model id, key) -> updates
         self._lock = threading.Lock()
+        self._shell_lock = threading.Lock()  # the reader thread sends too (``lacks``)
+        self.lacks = lacks
+        self.refused: list[str] = []  # the comms it closed for lack of their target
         self._stop = threading.Event()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -75,12 +84,17 @@ class Frontend:
             self.models[content["comm_id"]] = dict(content["data"]["state"])
         elif kind == "comm_open":
             self.opened[content["comm_id"]] = (content["target_name"], content["data"])
+            if content["target_name"] in self.lacks:
+                self.close_comm(content["comm_id"])
+                self.refused.append(content["comm_id"])
         elif kind == "comm_msg" and content["comm_id"] in self.models:
             data = content["data"]
             if data.get("method") in ("update", "echo_update"):
                 self.models[content["comm_id"]].update(data["state"])
                 for key in data["state"]:
                     self.updates[(content["comm_id"], key)] += 1
+        elif kind == "comm_msg":
+            self.received.setdefault(content["comm_id"], []).append(content["data"])
         elif kind == "comm_close":
             self.closed.add(content["comm_id"])
         elif kind == "stream":
@@ -146,12 +160,23 @@ class Frontend:
             await asyncio.sleep(0.05)
 
     # -- to the kernel -----------------------------------------------------------------
+    def _send(self, kind: str, content: dict[str, Any]) -> None:
+        with self._shell_lock:
+            self.session.send(self.shell, kind, content)
+
     def send(self, model_id: str, data: dict[str, Any]) -> None:
-        self.session.send(self.shell, "comm_msg", {"comm_id": model_id, "data": data})
+        self._send("comm_msg", {"comm_id": model_id, "data": data})
+
+    def open_comm(self, target: str, data: dict[str, Any]) -> str:
+        """Open a comm to the kernel, as a front end's extension does; its id."""
+        comm_id = uuid.uuid4().hex
+        content = {"comm_id": comm_id, "target_name": target, "data": data}
+        self._send("comm_open", content)
+        return comm_id
 
     def close_comm(self, comm_id: str) -> None:
         """Close a comm the kernel opened, as JupyterLab does one on a target it lacks."""
-        self.session.send(self.shell, "comm_close", {"comm_id": comm_id, "data": {}})
+        self._send("comm_close", {"comm_id": comm_id, "data": {}})
 
     def click(self, button_id: str) -> None:
         self.send(button_id, {"method": "custom", "content": {"event": "click"}})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+from collections.abc import Callable
 
 import pytest
 
@@ -303,54 +304,80 @@ async def test_the_task_list_shows_tasks_and_cancels_the_selected_one(served, fr
     assert kernel.eval("_t.message") == "cancelled from the notebook"
 
 
-async def insert_clicked(frontend: Frontend, monitor: dict) -> tuple[str, dict]:
-    """Click "Insert as cell"; the comm it opened: its id and data."""
-    before = set(frontend.opened)
-    frontend.click(monitor["insert_button"])
-    comm_id = (await frontend.until(lambda: set(frontend.opened) - before)).pop()
-    target, data = frontend.opened[comm_id]
-    assert target == "mcp_notebook.cells"  # the JupyterLab extension's (js/labextension)
-    return comm_id, data
+HELLO, TARGET = "mcp_notebook.cells", "mcp_notebook.frontend"  # js/labextension/src/index.ts
+
+
+async def hello_after(front: Frontend, click: Callable[[], None]) -> str:
+    """Run ``click``; the id of the hello comm it made the kernel open."""
+    before = {i for i, (target, _) in front.opened.items() if target == HELLO}
+    click()
+    news = await front.until(
+        lambda: {i for i, (target, _) in front.opened.items() if target == HELLO} - before
+    )
+    return news.pop()
 
 
 def note(frontend: Frontend, monitor: dict) -> str:
     return frontend.state(monitor["insert_note"])["value"]
 
 
-async def test_insert_as_cell_sends_the_calls_code_to_the_lab_extension(served, frontend, monitor):
+async def test_insert_as_cell_asks_the_front_end_that_clicked_whoever_else_shares_the_kernel(
+    kernel, served, frontend, monitor
+):
+    """``frontend`` plays JupyterLab with mcp_notebook's extension (answering as index.ts
+    does); ``vscode`` a second front end on the same kernel without it, which closes every
+    comm the kernel opens on a target it lacks, and does so first."""
     async with connect(served, "legacy") as client:
         result = await client.call_tool("add", {"a": 20, "b": 22})
     assert result.content[0].text == "42"
-    kernel = served.kernel
     call_id = kernel.eval("mcp.calls[-1].id")
     await frontend.until(lambda: '{"a":20,"b":22}' in labels(frontend, monitor)[0])
     await select_newest(frontend, monitor, "add")
     layout = frontend.state(monitor["insert"])["layout"].removeprefix("IPY_MODEL_")
     await frontend.until(lambda: frontend.state(layout).get("display") is None)  # shown
-
-    comm_id, data = await insert_clicked(frontend, monitor)
     kernel.run("from mcp_notebook.ui import render")
     code = kernel.eval(f"render.cell_code(mcp.calls.find({call_id}))")
-    assert data == {"code": code}  # exactly what to_cell() would insert
     assert "add(\n    a=20,\n    b=22,\n)" in code
-    await frontend.until(lambda: "Asked the notebook" in note(frontend, monitor))
-    # The extension's answer, then its close (index.ts): the note says where it went.
-    frontend.send(comm_id, {"inserted": True, "index": 3})
-    frontend.close_comm(comm_id)
-    await frontend.until(lambda: "Inserted below the current cell" in note(frontend, monitor))
-    kernel.run(code)  # the inserted cell, run: the call's result
-    assert kernel.eval("_") == 42
+    button = monitor["insert_button"]
+    vscode = Frontend(kernel)
+    try:
+        # The Lab tab has not announced itself: its click makes the kernel ask who has the
+        # extension. VS Code closes that comm first, which says nothing about the tab.
+        hello = await hello_after(frontend, lambda: frontend.click(button))
+        await vscode.until(lambda: hello in vscode.opened)
+        vscode.close_comm(hello)
+        await frontend.until(lambda: "Asked the notebook" in note(frontend, monitor))
+        # The extension answers the hello with a comm of its own, then closes the hello.
+        lab = frontend.open_comm(TARGET, {})
+        frontend.close_comm(hello)
+        (request,) = await frontend.until(lambda: frontend.received.get(lab))
+        assert request == {"request": request["request"], "code": code}  # what to_cell() gives
+        frontend.send(lab, {"request": request["request"], "inserted": True, "index": 3})
+        await frontend.until(lambda: "Inserted below the current cell" in note(frontend, monitor))
+        kernel.run(code)  # the inserted cell, run: the call's result
+        assert kernel.eval("_") == 42
 
-    # The extension refused (say, no notebook runs this kernel): its reason, escaped.
-    comm_id, _ = await insert_clicked(frontend, monitor)
-    frontend.send(comm_id, {"inserted": False, "error": "no <open> notebook"})
-    frontend.close_comm(comm_id)
-    await frontend.until(lambda: "no &lt;open&gt; notebook" in note(frontend, monitor))
+        # Announced now: the next click goes straight to it; a refusal shows, escaped.
+        frontend.click(button)
+        await frontend.until(lambda: len(frontend.received[lab]) == 2)
+        refused = {"request": frontend.received[lab][1]["request"], "inserted": False}
+        frontend.send(lab, {**refused, "error": "no <open> notebook"})
+        await frontend.until(lambda: "no &lt;open&gt; notebook" in note(frontend, monitor))
 
-    # No extension: JupyterLab closes a comm on a target nobody registered, unanswered.
-    comm_id, _ = await insert_clicked(frontend, monitor)
-    frontend.close_comm(comm_id)
-    shown = await frontend.until(lambda: "not active" in (v := note(frontend, monitor)) and v)
-    assert f"mcp.calls.find({call_id}).to_cell()" in shown
-    assert "mcp-cell-code" in frontend.state(monitor["detail"])["value"]  # still to copy
+        # A click in VS Code: the Lab tab is not asked (no copy inserted there); VS Code
+        # closes the hello unanswered, and the note says where the extension is missing.
+        hello = await hello_after(frontend, lambda: vscode.click(button))
+        await vscode.until(lambda: hello in vscode.opened)
+        vscode.close_comm(hello)
+        shown = await frontend.until(
+            lambda: (
+                "not active in the front end you clicked in" in (v := note(frontend, monitor)) and v
+            )
+        )
+        assert f"mcp.calls.find({call_id}).to_cell()" in shown
+        assert len(frontend.received[lab]) == 2
+        assert "mcp-cell-code" in frontend.state(monitor["detail"])["value"]  # still to copy
+        assert kernel.eval("mcp.ui.frontends().sessions") == [frontend.session.session]
+    finally:
+        vscode.close()
     assert kernel.eval("1 + 1") == 2  # the kernel waited for nothing

@@ -1,34 +1,37 @@
 /**
- * mcp_notebook's JupyterLab front end: the call monitor's "Insert as cell" button.
+ * mcp_notebook's JupyterLab and Notebook 7 front end: the call monitor's "Insert as cell".
  *
  * A widget click reaches the kernel as a comm message, and nothing a kernel sends in reply
- * makes JupyterLab insert a cell. So the kernel opens a comm on the target below with
- * `{"code": "..."}`; this plugin puts that code in a new code cell below the notebook's
- * active cell (it does not run it) and answers `{"inserted": true}` or
- * `{"inserted": false, "error": "..."}`, then closes the comm. Without this plugin
- * JupyterLab closes a comm opened on an unknown target: the kernel reads that as "not
- * installed" (mcp_notebook/ui/cellinsert.py).
+ * makes the notebook insert a cell; so this plugin does it when the kernel asks. Several
+ * front ends may share a kernel, and each sees a comm the kernel opens; one without this
+ * plugin closes it, and the kernel forgets a comm at its first close. So the kernel's comm
+ * (HELLO, `{"hello": token}`) only asks who runs this plugin: each kernel connection of this
+ * page that shows a notebook answers by opening a comm of its own to the kernel (TARGET),
+ * once per token, then closes the hello. On that comm the kernel sends `{"request": n,
+ * "code": "..."}` (to the connection the click came from only); the plugin puts the code in
+ * a new code cell below the active cell of that connection's notebook (it does not run it)
+ * and answers `{"request": n, "inserted": true, "index": i}` or `{"request": n, "inserted":
+ * false, "error": "..."}`. The kernel side: mcp_notebook/ui/frontends.py.
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
 
-/** The comm target the kernel side opens (mcp_notebook/ui/cellinsert.py: TARGET). */
-export const TARGET = 'mcp_notebook.cells';
+/** The comm the kernel opens to ask who runs this plugin (frontends.py: HELLO). */
+export const HELLO = 'mcp_notebook.cells';
+/** The comm this plugin opens to the kernel (frontends.py: TARGET). */
+export const TARGET = 'mcp_notebook.frontend';
 /** The longest code accepted, in characters (cellinsert.py: MAX_CODE). */
 export const MAX_CODE = 4 * 1024 * 1024;
-/** Comm ids already handled: two connections to one kernel both see its comm_open. */
-const SEEN_LIMIT = 256;
-const seen: string[] = [];
 
-/** The code in a comm_open's data, or why it is refused. */
+/** The code in a request, or why it is refused. */
 export function codeOf(data: unknown): { code: string } | { error: string } {
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
     return { error: 'the message is not an object' };
   }
-  const keys = Object.keys(data);
-  if (keys.length !== 1 || keys[0] !== 'code') {
-    return { error: 'the message must hold exactly one field, "code"' };
+  const keys = Object.keys(data).sort();
+  if (keys.length !== 2 || keys[0] !== 'code' || keys[1] !== 'request') {
+    return { error: 'the message must hold exactly two fields, "request" and "code"' };
   }
   const code = (data as { code: unknown }).code;
   if (typeof code !== 'string') {
@@ -40,26 +43,28 @@ export function codeOf(data: unknown): { code: string } | { error: string } {
   return { code };
 }
 
-/** The first time a comm id is seen in this page (bounded memory). */
-function firstTime(commId: string): boolean {
-  if (seen.includes(commId)) {
-    return false;
-  }
-  seen.push(commId);
-  if (seen.length > SEEN_LIMIT) {
-    seen.shift();
-  }
-  return true;
+/** The request number in a message, if it has one. */
+function requestOf(data: unknown): number | null {
+  const value = (data as { request?: unknown } | null)?.request;
+  return typeof value === 'number' && Number.isInteger(value) ? value : null;
 }
 
-/** The notebook to insert into: the current one if it runs this kernel, else the first. */
-function panelFor(tracker: INotebookTracker, kernelId: string): NotebookPanel | null {
+/** The notebook to insert into: the one shown through this connection, the current one
+ * first; else any that runs the same kernel. */
+function panelFor(tracker: INotebookTracker, kernel: Kernel.IKernelConnection): NotebookPanel | null {
+  const through = (panel: NotebookPanel | null) => panel?.sessionContext.session?.kernel === kernel;
   const runs = (panel: NotebookPanel | null) =>
-    panel !== null && panel.sessionContext.session?.kernel?.id === kernelId;
-  if (runs(tracker.currentWidget)) {
-    return tracker.currentWidget;
+    panel?.sessionContext.session?.kernel?.id === kernel.id;
+  for (const test of [through, runs]) {
+    if (test(tracker.currentWidget)) {
+      return tracker.currentWidget;
+    }
+    const found = tracker.find(panel => test(panel));
+    if (found) {
+      return found;
+    }
   }
-  return tracker.find(panel => runs(panel)) ?? null;
+  return null;
 }
 
 /** A new code cell holding `code` below the active cell, made active; its index. */
@@ -76,27 +81,60 @@ function insertBelow(panel: NotebookPanel, code: string): number {
   return index;
 }
 
-function handler(tracker: INotebookTracker, kernel: Kernel.IKernelConnection) {
-  return (comm: Kernel.IComm, msg: KernelMessage.ICommOpenMsg): void => {
-    if (!firstTime(comm.commId)) {
-      return; // another connection of this page to the same kernel answers it
+/** What the plugin answers a request with: `inserted`, and `index` or `error`. */
+type Answer = { [key: string]: string | number | boolean | null };
+
+/** The answer to one request from the kernel. */
+function answer(
+  tracker: INotebookTracker,
+  kernel: Kernel.IKernelConnection,
+  data: unknown
+): Answer {
+  const parsed = codeOf(data);
+  if ('error' in parsed) {
+    return { inserted: false, error: parsed.error };
+  }
+  const panel = panelFor(tracker, kernel);
+  if (panel === null) {
+    return { inserted: false, error: 'no open notebook runs this kernel' };
+  }
+  try {
+    return { inserted: true, index: insertBelow(panel, parsed.code) };
+  } catch (error) {
+    return { inserted: false, error: String(error) };
+  }
+}
+
+/** This connection's comm to the kernel, and the hello token it answered. */
+interface IAnnounced {
+  token: unknown;
+  comm: Kernel.IComm;
+}
+
+function onHello(
+  tracker: INotebookTracker,
+  kernel: Kernel.IKernelConnection,
+  announced: WeakMap<Kernel.IKernelConnection, IAnnounced>
+) {
+  return (hello: Kernel.IComm, msg: KernelMessage.ICommOpenMsg): void => {
+    const token = (msg.content.data as { hello?: unknown } | null)?.hello;
+    const known = announced.get(kernel);
+    if (known === undefined || known.token !== token || known.comm.isDisposed) {
+      // Opened before the hello closes: the kernel reads a close without it as "none here".
+      const comm = kernel.createComm(TARGET);
+      comm.onMsg = reply => {
+        const data = reply.content.data;
+        comm.send({ request: requestOf(data), ...answer(tracker, kernel, data) });
+      };
+      comm.onClose = () => {
+        if (announced.get(kernel)?.comm === comm) {
+          announced.delete(kernel);
+        }
+      };
+      comm.open({});
+      announced.set(kernel, { token, comm });
     }
-    let reply: { inserted: boolean; index?: number; error?: string };
-    const parsed = codeOf(msg.content.data);
-    const panel = panelFor(tracker, kernel.id);
-    if ('error' in parsed) {
-      reply = { inserted: false, error: parsed.error };
-    } else if (panel === null) {
-      reply = { inserted: false, error: 'no open notebook runs this kernel' };
-    } else {
-      try {
-        reply = { inserted: true, index: insertBelow(panel, parsed.code) };
-      } catch (error) {
-        reply = { inserted: false, error: String(error) };
-      }
-    }
-    comm.send(reply);
-    comm.close();
+    hello.close();
   };
 }
 
@@ -107,10 +145,11 @@ const plugin: JupyterFrontEndPlugin<void> = {
   requires: [INotebookTracker],
   activate: (app: JupyterFrontEnd, tracker: INotebookTracker): void => {
     const registered = new WeakSet<Kernel.IKernelConnection>();
+    const announced = new WeakMap<Kernel.IKernelConnection, IAnnounced>();
     const register = (kernel: Kernel.IKernelConnection | null | undefined) => {
       if (kernel && !registered.has(kernel)) {
         registered.add(kernel); // a connection keeps its targets across restarts
-        kernel.registerCommTarget(TARGET, handler(tracker, kernel));
+        kernel.registerCommTarget(HELLO, onHello(tracker, kernel, announced));
       }
     };
     tracker.widgetAdded.connect((_, panel) => {

@@ -1,0 +1,48 @@
+"""One lock for every change to the notebook's widgets, and who sent the message at hand.
+
+The Hub re-renders monitors from a timer thread while a cell holds the kernel's loop
+(ui/hub.py), and clicks are handled on that loop: a click's widget updates must not
+interleave with a render. ``guard(lock, widget)`` makes the kernel handle each message a
+front end sends to ``widget`` (a click, a selection, an edit: its state update and every
+handler it triggers) while holding ``lock``, the lock renders hold; a re-entrant lock, so
+that a handler may re-render. ``sender()`` tells which front end sent the message being
+handled: the session id in its header, which is that front end's kernel connection.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable
+from typing import Any
+
+_sender: contextvars.ContextVar[str | None] = contextvars.ContextVar("sender", default=None)
+
+
+def guard(lock: Any, *widgets: Any) -> None:
+    """Handle the front ends' messages to each of ``widgets`` under ``lock``."""
+    for widget in widgets:
+        widget.comm.on_msg(_locked(lock, widget._handle_msg))
+
+
+def _locked(lock: Any, handle: Callable[[dict[str, Any]], None]) -> Callable[..., None]:
+    def handle_locked(msg: dict[str, Any]) -> None:
+        token = _sender.set(session_of(msg))
+        try:
+            with lock:
+                handle(msg)
+        finally:
+            _sender.reset(token)
+
+    return handle_locked
+
+
+def session_of(msg: Any) -> str | None:
+    """The session id in a Jupyter message's header, if it has a readable one."""
+    header = msg.get("header") if isinstance(msg, dict) else None
+    session = header.get("session") if isinstance(header, dict) else None
+    return session if isinstance(session, str) and session else None
+
+
+def sender() -> str | None:
+    """The session of the front end whose message to a guarded widget is being handled."""
+    return _sender.get()

@@ -71,13 +71,13 @@ below. Results are compared by mcp_notebook.protocol.replays.assert_matches.
 import asyncio
 import json
 import os
-import shlex
 import sys
 
 import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
+from mcp_notebook.commandline import split
 from mcp_notebook.protocol.replays import assert_matches, dumped
 
 NOTEBOOK = {notebook!r}
@@ -88,7 +88,7 @@ NOTEBOOK = {notebook!r}
 def server():
     command = os.environ.get("MCP_REPLAY_COMMAND")
     if command:
-        argv = shlex.split(command)
+        argv = split(command)  # Windows rules on Windows: backslashes stay
     else:
         notebook = os.environ.get("MCP_REPLAY_NOTEBOOK", NOTEBOOK)
         if not notebook:

@@ -13,6 +13,7 @@ import json
 import re
 import subprocess
 import sys
+import unicodedata
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -65,8 +66,14 @@ class Export:
 
 
 def package_name(notebook: Path) -> str:
-    """``my notebook.ipynb`` -> ``my_notebook_mcp``: an importable name unlike its imports'."""
-    stem = re.sub(r"\W+", "_", notebook.stem).strip("_").lower() or "notebook"
+    """``my notebook.ipynb`` -> ``my_notebook_mcp``: an importable name unlike its imports'.
+
+    ASCII only: a distribution's name (pyproject's ``name``) must be, and ``Données`` is
+    stored decomposed on macOS (``e`` + a combining accent), which would split the name
+    there. Accents are dropped (``donnees_mcp``); a name with no ASCII letter left is
+    ``notebook_mcp``."""
+    ascii_stem = unicodedata.normalize("NFKD", notebook.stem).encode("ascii", "ignore").decode()
+    stem = re.sub(r"\W+", "_", ascii_stem).strip("_").lower() or "notebook"
     if stem[0].isdigit():
         stem = f"nb_{stem}"
     return f"{stem}_mcp"
@@ -79,8 +86,8 @@ def export_notebook(
     interpreter runs the exported code once) and raises :class:`ExportFailed` if it fails."""
     notebook = Path(notebook)
     package = package or package_name(notebook)
-    if not package.isidentifier():
-        raise ValueError(f"not a Python package name: {package!r}")
+    if not (package.isidentifier() and package.isascii()):
+        raise ValueError(f"not a Python package name (ASCII letters, digits, _): {package!r}")
     extracted = extract((cell.number, cell.source) for cell in code_cells(notebook))
     dependencies, unknown = pins(extracted.imports)
     for name in unknown:
@@ -162,7 +169,7 @@ def _write(result: Export, notebook: Path) -> None:
         ),
         code_dir / "ray.py": (
             f'"""Replicas on Ray Serve: serve run {package}.ray:app.\n\n'
-            f"pip install '.[ray]'; $MCP_NOTEBOOK_REPLICAS replicas (default 2), each running "
+            'pip install ".[ray]"; $MCP_NOTEBOOK_REPLICAS replicas (default 2), each running '
             f"{package}.notebook once at start.\n"
             '"""\n\n'
             "from mcp_notebook.export.ray_serve import build\n\n"
@@ -222,8 +229,13 @@ kernel or IPython.
     pip install .            # the notebook's imports, pinned to the versions it ran with
     python -m {p}                          # stdio (what a desktop client spawns)
     python -m {p} --transport http --port 8765   # Streamable HTTP, a bearer token printed
-    pip install '.[asgi]' && MCP_NOTEBOOK_TOKEN=secret uvicorn {p}.asgi:app
-    pip install '.[ray]' && MCP_NOTEBOOK_TOKEN=secret MCP_NOTEBOOK_REPLICAS=4 serve run {p}.ray:app
+    pip install ".[asgi]" && MCP_NOTEBOOK_TOKEN=secret uvicorn {p}.asgi:app
+    pip install ".[ray]" && MCP_NOTEBOOK_TOKEN=secret MCP_NOTEBOOK_REPLICAS=4 serve run {p}.ray:app
+
+On Windows (PowerShell), set the variables first:
+
+    pip install ".[asgi]"
+    $env:MCP_NOTEBOOK_TOKEN = "secret"; uvicorn {p}.asgi:app
 
 Both protocol eras are served (handshake-era sessions and 2026-07-28 stateless requests).
 The ASGI app refuses Host headers other than loopback unless `MCP_NOTEBOOK_HOST` /
@@ -238,7 +250,7 @@ holding only display statements or magics: {shown}). Not exported as in the note
 
 {problems}
 
-Tests: `pip install '.[test]' && python -m pytest tests`.
+Tests: `pip install ".[test]"`, then `python -m pytest tests`.
 """
 
 

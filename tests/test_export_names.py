@@ -1,0 +1,65 @@
+"""`mcp-notebook export` for notebooks named as people name them on macOS and Windows.
+
+A package (and distribution) name must be ASCII for `pip install .` to build it, whatever
+the notebook's name, and the same name on every platform (macOS stores "é" decomposed);
+the README's commands work when pasted into Windows' shells too.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from pathlib import Path
+
+import nbformat
+import pytest
+from packaging.utils import canonicalize_name
+
+from mcp_notebook.commandline import split_windows
+from mcp_notebook.export.package import export_notebook, package_name
+
+NAMES = ["Données 2024.ipynb", "数据分析.ipynb", "Überblick (Kopie).py", "CON.ipynb"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_package_name_is_an_ascii_identifier_and_a_valid_distribution_name(name):
+    package = package_name(Path(name))
+    assert package.isascii() and package.isidentifier()
+    # What hatchling checks for pyproject's name (PEP 508): raises InvalidName otherwise.
+    canonicalize_name(package.replace("_", "-"), validate=True)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_name_does_not_depend_on_the_unicode_normalization(name):
+    decomposed = unicodedata.normalize("NFD", name)  # as macOS reports it
+    assert package_name(Path(decomposed)) == package_name(Path(name))
+
+
+def test_accents_are_dropped_and_a_name_with_no_ascii_left_is_notebook():
+    assert package_name(Path("Données 2024.ipynb")) == "donnees_2024_mcp"
+    assert package_name(Path("数据分析.ipynb")) == "notebook_mcp"
+
+
+def test_a_non_ascii_package_name_given_is_refused(tmp_path):
+    notebook = tmp_path / "n.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(), notebook)
+    with pytest.raises(ValueError, match="not a Python package name"):
+        export_notebook(notebook, tmp_path / "out", package="données_mcp", check=False)
+
+
+def test_the_readmes_install_commands_work_in_windows_shells(tmp_path):
+    # cmd.exe passes single quotes on to the program: pip would get "'.[test]'" and fail.
+    notebook = tmp_path / "calc.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("@mcp.tool\ndef add(a: int) -> int:\n    return a")]
+    nbformat.write(nb, notebook)
+    result = export_notebook(notebook, tmp_path / "out", check=False)
+    readme = (result.directory / "README.md").read_text(encoding="utf-8")
+    installs = re.findall(r"pip install [^`&;\n#]+", readme)
+    assert len(installs) >= 4
+    for command in installs:
+        words = split_windows(command)
+        assert words[:2] == ["pip", "install"] and all(
+            re.fullmatch(r"\.(\[\w+\])?", word) for word in words[2:]
+        ), command
+    assert '$env:MCP_NOTEBOOK_TOKEN = "secret"' in readme  # PowerShell's way to set it

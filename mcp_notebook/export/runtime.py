@@ -146,9 +146,13 @@ def main(app: NotebookMCP, argv: list[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     if args.transport == "stdio":
+        from ..bridge import protocol_stdout
         from .stdio import serve_stdio
 
-        asyncio.run(serve_stdio(server_of(app, inline=args.inline)))
+        # A tool's print, native code's or a child process's writes (on Windows: to the
+        # standard output handle) go to stderr; the protocol has stdout to itself.
+        output = protocol_stdout()
+        asyncio.run(serve_stdio(server_of(app, inline=args.inline), stdout=output))
         return 0
     info = app.start(
         args.host,

@@ -63,3 +63,14 @@ def test_the_readmes_install_commands_work_in_windows_shells(tmp_path):
             re.fullmatch(r"\.(\[\w+\])?", word) for word in words[2:]
         ), command
     assert '$env:MCP_NOTEBOOK_TOKEN = "secret"' in readme  # PowerShell's way to set it
+
+
+def test_a_long_notebook_name_gives_paths_that_fit_windows_max_path(tmp_path):
+    # A file name may have 255 characters; the package is a folder named after it, holding
+    # files, next to tests/test_PACKAGE.py. Windows refuses paths past 260 characters.
+    notebook = tmp_path / f"{'quarterly revenue forecast ' * 9}final.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(), notebook)
+    result = export_notebook(notebook, tmp_path / "out", check=False)
+    assert len(result.package) <= 50 and result.package.startswith("quarterly_revenue")
+    written = [p.relative_to(result.directory) for p in result.directory.rglob("*")]
+    assert written and max(len(str(p)) for p in written) < 80

@@ -35,6 +35,9 @@ print(json.dumps({{"tools": sorted(r.tools), "resources": sorted(r.resources),
 """
 
 
+MAX_NAME = 40  # characters of the notebook's name kept in the package's
+
+
 class ExportFailed(McpNotebookError, RuntimeError):
     """The exported code does not import: the package was written, but cannot serve."""
 
@@ -71,9 +74,11 @@ def package_name(notebook: Path) -> str:
     ASCII only: a distribution's name (pyproject's ``name``) must be, and ``Données`` is
     stored decomposed on macOS (``e`` + a combining accent), which would split the name
     there. Accents are dropped (``donnees_mcp``); a name with no ASCII letter left is
-    ``notebook_mcp``."""
+    ``notebook_mcp``; a long one is cut to :data:`MAX_NAME` characters."""
     ascii_stem = unicodedata.normalize("NFKD", notebook.stem).encode("ascii", "ignore").decode()
-    stem = re.sub(r"\W+", "_", ascii_stem).strip("_").lower() or "notebook"
+    # Cut short: the name is a folder and a test file's name, and Windows paths stop at
+    # 260 characters (MAX_PATH) unless long paths were enabled.
+    stem = re.sub(r"\W+", "_", ascii_stem).lower()[:MAX_NAME].strip("_") or "notebook"
     if stem[0].isdigit():
         stem = f"nb_{stem}"
     return f"{stem}_mcp"

@@ -7,7 +7,10 @@ the README's commands work when pasted into Windows' shells too.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 import unicodedata
 from pathlib import Path
 
@@ -74,3 +77,23 @@ def test_a_long_notebook_name_gives_paths_that_fit_windows_max_path(tmp_path):
     assert len(result.package) <= 50 and result.package.startswith("quarterly_revenue")
     written = [p.relative_to(result.directory) for p in result.directory.rglob("*")]
     assert written and max(len(str(p)) for p in written) < 80
+
+
+def test_the_export_command_prints_non_ascii_paths_on_an_ascii_console(tmp_path):
+    # A Windows console in cp1252 cannot show every name, PYTHONIOENCODING=ascii none.
+    notebook = tmp_path / "zoë" / "分析.ipynb"
+    notebook.parent.mkdir()
+    nbformat.write(nbformat.v4.new_notebook(), notebook)
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONUTF8"}
+    env["PYTHONIOENCODING"] = "ascii"
+    out = tmp_path / "zoë" / "分析-server"
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_notebook", "export", str(notebook), "-o", str(out)],
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    shown = done.stdout.decode("ascii")
+    assert shown.startswith("exported notebook_mcp to ")
+    assert shown.splitlines()[0].encode().decode("unicode_escape").endswith(str(out))

@@ -97,3 +97,25 @@ def test_the_export_command_prints_non_ascii_paths_on_an_ascii_console(tmp_path)
     shown = done.stdout.decode("ascii")
     assert shown.startswith("exported notebook_mcp to ")
     assert shown.splitlines()[0].encode().decode("unicode_escape").endswith(str(out))
+
+
+def test_a_failing_export_is_reported_whatever_the_consoles_encodings(tmp_path):
+    # Windows: the parent decodes the probe's output in the locale's code page while the
+    # child writes what PYTHONIOENCODING says (utf-8, as `config` advises): simulated with
+    # an ASCII locale and no UTF-8 mode. The traceback quotes the failing line.
+    notebook = tmp_path / "n.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell('raise ValueError("données 分析 invalides")')]
+    nbformat.write(nb, notebook)
+    env = {**os.environ, "LANG": "C", "LC_ALL": "C", "PYTHONUTF8": "0"}
+    env.update(PYTHONCOERCECLOCALE="0", PYTHONIOENCODING="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_notebook", "export", str(notebook), "-o", str(tmp_path / "o")],
+        capture_output=True,
+        env=env,
+        timeout=120,
+    )
+    said = done.stderr.decode("utf-8")
+    assert done.returncode == 1, said
+    assert "does not import" in said and "ValueError" in said, said
+    assert "UnicodeDecodeError" not in said

@@ -10,6 +10,7 @@ ray_serve.py), and ``DIR/tests/`` (what it registers, served).
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -141,7 +142,11 @@ def _probe(result: Export) -> dict[str, list[str]]:
     done = subprocess.run(
         [sys.executable, "-c", _PROBE.format(package=result.package), str(result.directory)],
         capture_output=True,
-        text=True,
+        # One encoding both sides: the locale's (a Windows code page) need not be the one
+        # the child writes in (PYTHONIOENCODING, UTF-8 mode), and a traceback quotes code.
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+        encoding="utf-8",
+        errors="replace",
         timeout=600,
     )
     if done.returncode != 0:

@@ -1,8 +1,9 @@
-"""`mcp-notebook export` for notebooks named as people name them on macOS and Windows.
+"""`mcp-notebook export` on macOS and Windows: names, paths, consoles, line ends.
 
 A package (and distribution) name must be ASCII for `pip install .` to build it, whatever
-the notebook's name, and the same name on every platform (macOS stores "é" decomposed);
-the README's commands work when pasted into Windows' shells too.
+the notebook's name, the same on every platform (macOS stores "é" decomposed), and short
+enough for Windows' MAX_PATH; the README's commands work in Windows' shells; the summary
+and a failure reach a console that is not UTF-8.
 """
 
 from __future__ import annotations

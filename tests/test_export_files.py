@@ -1,4 +1,4 @@
-"""`mcp-notebook export` on macOS and Windows: names, paths, consoles, line ends.
+"""`mcp-notebook export` on macOS and Windows: names, paths, shells and consoles.
 
 A package (and distribution) name must be ASCII for `pip install .` to build it, whatever
 the notebook's name, the same on every platform (macOS stores "é" decomposed), and short

@@ -92,8 +92,12 @@ def _server_pids(env: Mapping[str, str]) -> list[int]:
     pid = env.get("JPY_PARENT_PID")
     if not pid or not pid.isdigit():
         return []
-    if sys.platform != "win32":
-        return [int(pid)]
+    if sys.platform == "win32":
+        return _parent_pids()
+    return [int(pid)]
+
+
+def _parent_pids() -> list[int]:
     import psutil
 
     try:

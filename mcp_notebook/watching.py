@@ -169,17 +169,6 @@ class Watcher:
         _say(f"{self.path.name} reloaded; clients told: {told}")
         return True
 
-    def _patiently(self, read: Callable[[], T]) -> T:
-        """``read()``, tried again while the file is locked (``PermissionError``: Windows'
-        sharing violation), for up to :data:`LOCKED_S` or until the watch stops."""
-        deadline = time.monotonic() + LOCKED_S
-        while True:
-            try:
-                return read()
-            except PermissionError:
-                if time.monotonic() > deadline or self._stopping.wait(LOCKED_POLL):
-                    raise
-
     def _failed(self, first: int, message: str) -> None:
         _say(message)
         self.kernel.run_own(f"{_KERNEL}.abort({_ANSI.sub('', message)!r})")
@@ -190,6 +179,17 @@ class Watcher:
         code = f"{_KERNEL}.app.log({level!r}, {message!r}, 'mcp-notebook.watch')"
         self.kernel.run_own(code)
 
+
+    def _patiently(self, read: Callable[[], T]) -> T:
+        """``read()``, tried again while the file is locked (``PermissionError``: Windows'
+        sharing violation), for up to :data:`LOCKED_S` or until the watch stops."""
+        deadline = time.monotonic() + LOCKED_S
+        while True:
+            try:
+                return read()
+            except PermissionError:
+                if time.monotonic() > deadline or self._stopping.wait(LOCKED_POLL):
+                    raise
 
 def watch(kernel: NotebookKernel) -> Callable[[], None]:
     """Start watching ``kernel``'s notebook (serve's ``on_ready``); returns what stops it."""

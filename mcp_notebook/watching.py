@@ -179,7 +179,6 @@ class Watcher:
         code = f"{_KERNEL}.app.log({level!r}, {message!r}, 'mcp-notebook.watch')"
         self.kernel.run_own(code)
 
-
     def _patiently(self, read: Callable[[], T]) -> T:
         """``read()``, tried again while the file is locked (``PermissionError``: Windows'
         sharing violation), for up to :data:`LOCKED_S` or until the watch stops."""
@@ -190,6 +189,7 @@ class Watcher:
             except PermissionError:
                 if time.monotonic() > deadline or self._stopping.wait(LOCKED_POLL):
                     raise
+
 
 def watch(kernel: NotebookKernel) -> Callable[[], None]:
     """Start watching ``kernel``'s notebook (serve's ``on_ready``); returns what stops it."""

@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    if args.command in ("list", "config"):
+    if args.command in ("list", "config", "export"):
         _human_console()  # not for bridge or serve: their stdout may carry protocol bytes
     return {
         "serve": _serve,

@@ -19,6 +19,7 @@ import math
 import os
 import re
 import time
+import unicodedata
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -283,7 +284,10 @@ def find(name: str | None) -> ServerRecord:
     """The newest running server called ``name``, or the only one when ``name`` is None."""
     records = running()
     if name is not None:
-        matches = [r for r in records if r.name == name]
+        # Unicode-equal names are one name: macOS gives file names (a notebook's, which
+        # names its server by default) decomposed ("e" + an accent), a typed name is not.
+        wanted = unicodedata.normalize("NFC", name)
+        matches = [r for r in records if unicodedata.normalize("NFC", r.name) == wanted]
         if not matches:
             known = ", ".join(sorted({r.name for r in records})) or "none"
             raise NotFound(

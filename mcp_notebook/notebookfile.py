@@ -29,7 +29,9 @@ class CodeCell:
 def code_cells(path: Path) -> list[CodeCell]:
     """The code cells that have code, in order. ``FileNotFoundError`` if it is gone."""
     try:
-        text = path.read_text(encoding="utf-8")  # cut inside a character: half a save
+        # utf-8-sig: Windows tools (Notepad before 2019, PowerShell 5, Visual Studio) start
+        # UTF-8 files with a byte order mark, which JSON and Python code refuse.
+        text = path.read_text(encoding="utf-8-sig")  # cut inside a character: half a save
         if path.suffix.lower() in PERCENT_SUFFIXES:
             cells = [(c.cell_type, c.source) for c in _read_percent(text).cells]
         else:

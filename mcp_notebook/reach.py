@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,9 @@ from urllib.parse import quote
 URL_ENV = "MCP_NOTEBOOK_JUPYTER_URL"
 PREFIX = "mcp-notebook"
 TOKEN_PLACEHOLDER = "<JUPYTER_TOKEN>"
+# Windows: processes between the Jupyter Server and the kernel it started (conda run, a
+# launcher script) that the search for the server's info file looks past.
+MAX_WRAPPERS = 2
 
 
 @dataclass(frozen=True)
@@ -65,14 +69,38 @@ def through_jupyter(name: str, env: Mapping[str, str] | None = None) -> Through 
 def _server_token(env: Mapping[str, str]) -> str | None:
     """The token of the Jupyter Server that started this kernel (its parent process), from
     the server's own info file in the runtime folder; None if it has none or hides it."""
-    pid = env.get("JPY_PARENT_PID")
-    if not pid or not pid.isdigit():
-        return None
     from jupyter_core.paths import jupyter_runtime_dir
 
+    folder = Path(jupyter_runtime_dir())
+    for pid in _server_pids(env):
+        try:
+            info = json.loads((folder / f"jpserver-{pid}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        token = info.get("token") if isinstance(info, dict) else None
+        return token if isinstance(token, str) and token else None
+    return None
+
+
+def _server_pids(env: Mapping[str, str]) -> list[int]:
+    """Which process may be the Jupyter Server that started this kernel.
+
+    POSIX: ``JPY_PARENT_PID``, which jupyter_client sets to the server's pid. On Windows
+    it sets the same variable to a *handle* of the server process (inherited, for the
+    kernel's parent poller), not a pid: there the server is one of our parent processes
+    (the first, unless a kernelspec starts the kernel through a wrapper)."""
+    pid = env.get("JPY_PARENT_PID")
+    if not pid or not pid.isdigit():
+        return []
+    if sys.platform == "win32":
+        return _parent_pids()
+    return [int(pid)]
+
+
+def _parent_pids() -> list[int]:
+    import psutil
+
     try:
-        info = json.loads((Path(jupyter_runtime_dir()) / f"jpserver-{pid}.json").read_text())
-    except (OSError, ValueError):
-        return None
-    token = info.get("token") if isinstance(info, dict) else None
-    return token if isinstance(token, str) and token else None
+        return [parent.pid for parent in psutil.Process().parents()[: MAX_WRAPPERS + 1]]
+    except psutil.Error:
+        return [os.getppid()]

@@ -16,6 +16,11 @@ Editors save in bursts, often by writing a new file and renaming it over the old
 watch the folder (``watchfiles``, the ``watch`` extra), keep only events on this file's
 name, and wait until saves pause for ``QUIET_MS``. A save while a reload runs is not lost:
 the reload is followed by another, from the file as it is then.
+
+macOS and Windows: their file systems ignore case (and macOS Unicode normalization) in
+names by default, so the name typed on the command line may differ from the one events
+carry; and on Windows a file another program holds open (the editor mid-save, a virus
+scanner, a sync client) cannot be read for a moment, and no event comes when it is let go.
 """
 
 from __future__ import annotations
@@ -24,9 +29,11 @@ import logging
 import re
 import sys
 import threading
+import time
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .headless import NotebookError, NotebookKernel
 from .notebookfile import CodeCell, UnreadableNotebook, code_cells, first_change
@@ -39,6 +46,9 @@ MAX_WAIT_MS = 2000  # ... unless they keep coming for this long
 ARMED_MS = 250  # the watch says it is armed (and looks at its stop event) this often
 _KERNEL = '__import__("mcp_notebook.kernel.reloading").kernel.reloading.reloads'
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+LOCKED_S = 5.0  # how long a file another program holds open is waited for
+LOCKED_POLL = 0.1  # ... looking this often
+T = TypeVar("T")
 
 
 class Watcher:
@@ -78,15 +88,10 @@ class Watcher:
     def _watch(self) -> None:
         from watchfiles import watch
 
-        name = self.path.name
-
-        def ours(_change: Any, path: str) -> bool:  # the folder's other files do not count
-            return Path(path).name == name
-
         try:
             for changes in watch(
                 self.path.parent,
-                watch_filter=ours,
+                watch_filter=self.ours,
                 recursive=False,
                 step=QUIET_MS,
                 debounce=MAX_WAIT_MS,
@@ -107,6 +112,10 @@ class Watcher:
             self.broken = True
             self.ready.set()  # nothing to wait for
 
+    def ours(self, _change: Any, path: str) -> bool:
+        """Whether an event is about our file (the folder's other files do not count)."""
+        return same_name(Path(path).name, self.path.name)
+
     def _reload_loop(self) -> None:
         while True:
             self._changed.wait()
@@ -123,7 +132,10 @@ class Watcher:
     # -- one reload --------------------------------------------------------------------
     def reload(self) -> bool:
         """Run what changed since the last good run; whether the kernel ran anything."""
-        text = _read_text(self.path)
+        try:
+            text = self._patiently(lambda: _read_text(self.path))
+        except OSError:
+            text = None
         if text is None or not text.strip():
             # Gone for a moment (a replace in progress) or empty (an in-place save between
             # truncating and writing): the rest of the save brings another event.
@@ -131,8 +143,8 @@ class Watcher:
         if text == self._text and self._failed_from is None:
             return False  # only touched
         try:
-            cells = code_cells(self.path)
-        except (UnreadableNotebook, FileNotFoundError) as exc:
+            cells = self._patiently(lambda: code_cells(self.path))
+        except (UnreadableNotebook, OSError) as exc:
             # Half a save, or a typo in the JSON: the next save brings another try.
             _say(f"{self.path.name} changed but cannot be read; still serving: {exc}")
             self._tell_clients("warning", str(exc))
@@ -200,6 +212,17 @@ class Watcher:
         code = f"{_KERNEL}.app.log({level!r}, {message!r}, 'mcp-notebook.watch')"
         self.kernel.run_own(code)
 
+    def _patiently(self, read: Callable[[], T]) -> T:
+        """``read()``, tried again while the file is locked (``PermissionError``: Windows'
+        sharing violation), for up to :data:`LOCKED_S` or until the watch stops."""
+        deadline = time.monotonic() + LOCKED_S
+        while True:
+            try:
+                return read()
+            except PermissionError:
+                if time.monotonic() > deadline or self._stopping.wait(LOCKED_POLL):
+                    raise
+
 
 def watch(kernel: NotebookKernel) -> Callable[[], None]:
     """Start watching ``kernel``'s notebook (serve's ``on_ready``); returns what stops it."""
@@ -213,10 +236,26 @@ def watch(kernel: NotebookKernel) -> Callable[[], None]:
     return watcher.stop
 
 
+def same_name(found: str, wanted: str, platform: str | None = None) -> bool:
+    """Whether file name ``found`` (from an event) names the file ``wanted`` (as given):
+    exactly on Linux; on macOS and Windows, whose file systems by default ignore case
+    (and on macOS the Unicode normalization: a name typed as NFC, stored as NFD), folded.
+    On a case-sensitive volume there a sibling whose name differs only in case may then
+    wake the watch: the reload reads our file, finds it unchanged, and runs nothing."""
+    if (platform or sys.platform) not in ("darwin", "win32"):
+        return found == wanted
+    return _folded(found) == _folded(wanted)
+
+
+def _folded(name: str) -> str:
+    return unicodedata.normalize("NFC", name).casefold()
+
+
 def _read_text(path: Path) -> str | None:
+    """The file's text; None if it is gone (an editor's replace in progress)."""
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        return path.read_text(encoding="utf-8-sig", errors="replace")
+    except FileNotFoundError:
         return None
 
 

@@ -15,6 +15,7 @@ import stat
 import subprocess
 import sys
 import time
+import unicodedata
 from pathlib import Path
 
 import psutil  # imported before any test patches sys.platform: it picks its backend then
@@ -239,3 +240,14 @@ def test_non_ascii_names_round_trip_whatever_the_locale(runtime):
     )
     assert result.returncode == 0, result.stderr.decode()
     assert json.loads(result.stdout) == [[NAME, NOTEBOOK], [FOREIGN, FOREIGN_NOTEBOOK]]
+
+
+def test_a_name_is_found_whatever_its_unicode_normalization(runtime):
+    # `serve Café.ipynb` on macOS: the file system gives the name decomposed (NFD), so the
+    # server is "Cafe\u0301"; the client's config names it as typed, composed (NFC).
+    decomposed = unicodedata.normalize("NFD", "Café")
+    discovery.register(decomposed, "http://127.0.0.1:9/mcp", None)
+    assert discovery.find("Café").name == decomposed
+    assert discovery.find(decomposed).name == decomposed
+    with pytest.raises(discovery.NotFound):
+        discovery.find("Cafe")

@@ -6,6 +6,7 @@ tests/test_export_install.py (e2e)."""
 from __future__ import annotations
 
 import asyncio
+import os
 import subprocess
 import sys
 import threading
@@ -163,7 +164,12 @@ def test_the_export_command_pins_the_notebooks_imports(tmp_path):
 
 # -- the ASGI app ---------------------------------------------------------------------------
 def _app():
+    # exported_app defaults MPLBACKEND for its process (an export's own): not for the
+    # kernels that later tests of this session start, whose default is the inline backend.
+    backend = os.environ.get("MPLBACKEND")
     app = exported_app("asgi-test", {})
+    if backend is None:
+        os.environ.pop("MPLBACKEND", None)
 
     @app.tool
     def add(a: int, b: int = 1) -> int:

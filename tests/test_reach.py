@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from types import SimpleNamespace
+
+import psutil  # noqa: F401  # imported before sys.platform is patched: it picks its platform module
 
 from mcp_notebook.clients import CLIENTS, through_jupyter_snippet
 from mcp_notebook.reach import TOKEN_PLACEHOLDER, URL_ENV, through_jupyter
@@ -35,6 +38,20 @@ def test_the_jupyter_token_is_read_from_the_parent_servers_info_file(tmp_path, m
     env = {URL_ENV: "http://localhost:8888/", "JPY_PARENT_PID": "4242"}
     assert through_jupyter("x", env).header() == "Authorization: token abc"
     assert through_jupyter("x", {**env, "JPY_PARENT_PID": "4243"}).token is None
+
+
+def test_on_windows_the_token_is_found_though_jpy_parent_pid_is_a_handle(tmp_path, monkeypatch):
+    # jupyter_client on Windows sets JPY_PARENT_PID to an inherited handle of the server
+    # process (launcher.py: DuplicateHandle), a number that names no pid's info file.
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path))
+    monkeypatch.setattr(sys, "platform", "win32")
+    server = os.getppid()  # this process stands for the kernel, its parent for the server
+    (tmp_path / f"jpserver-{server}.json").write_text(json.dumps({"token": "abc", "port": 1}))
+    env = {URL_ENV: "http://localhost:8888/", "JPY_PARENT_PID": "1884"}
+    assert through_jupyter("x", env).header() == "Authorization: token abc"
+    # Without a server file among the parents: the placeholder, as before.
+    (tmp_path / f"jpserver-{server}.json").unlink()
+    assert through_jupyter("x", env).token is None
 
 
 def test_under_jupyterhub_the_public_url_or_the_path_and_a_hub_token():

@@ -10,9 +10,11 @@ ray_serve.py), and ``DIR/tests/`` (what it registers, served).
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
+import unicodedata
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -32,6 +34,9 @@ print(json.dumps({{"tools": sorted(r.tools), "resources": sorted(r.resources),
     "templates": sorted(r.templates), "prompts": sorted(r.prompts),
     "front_ends": sorted(m for m in ("IPython", "ipykernel", "ipywidgets") if m in sys.modules)}}))
 """
+
+
+MAX_NAME = 40  # characters of the notebook's name kept in the package's
 
 
 class ExportFailed(McpNotebookError, RuntimeError):
@@ -65,8 +70,16 @@ class Export:
 
 
 def package_name(notebook: Path) -> str:
-    """``my notebook.ipynb`` -> ``my_notebook_mcp``: an importable name unlike its imports'."""
-    stem = re.sub(r"\W+", "_", notebook.stem).strip("_").lower() or "notebook"
+    """``my notebook.ipynb`` -> ``my_notebook_mcp``: an importable name unlike its imports'.
+
+    ASCII only: a distribution's name (pyproject's ``name``) must be, and ``Données`` is
+    stored decomposed on macOS (``e`` + a combining accent), which would split the name
+    there. Accents are dropped (``donnees_mcp``); a name with no ASCII letter left is
+    ``notebook_mcp``; a long one is cut to :data:`MAX_NAME` characters."""
+    ascii_stem = unicodedata.normalize("NFKD", notebook.stem).encode("ascii", "ignore").decode()
+    # Cut short: the name is a folder and a test file's name, and Windows paths stop at
+    # 260 characters (MAX_PATH) unless long paths were enabled.
+    stem = re.sub(r"\W+", "_", ascii_stem).lower()[:MAX_NAME].strip("_") or "notebook"
     if stem[0].isdigit():
         stem = f"nb_{stem}"
     return f"{stem}_mcp"
@@ -79,8 +92,8 @@ def export_notebook(
     interpreter runs the exported code once) and raises :class:`ExportFailed` if it fails."""
     notebook = Path(notebook)
     package = package or package_name(notebook)
-    if not package.isidentifier():
-        raise ValueError(f"not a Python package name: {package!r}")
+    if not (package.isidentifier() and package.isascii()):
+        raise ValueError(f"not a Python package name (ASCII letters, digits, _): {package!r}")
     extracted = extract((cell.number, cell.source) for cell in code_cells(notebook))
     dependencies, unknown = pins(extracted.imports)
     for name in unknown:
@@ -129,7 +142,11 @@ def _probe(result: Export) -> dict[str, list[str]]:
     done = subprocess.run(
         [sys.executable, "-c", _PROBE.format(package=result.package), str(result.directory)],
         capture_output=True,
-        text=True,
+        # One encoding both sides: the locale's (a Windows code page) need not be the one
+        # the child writes in (PYTHONIOENCODING, UTF-8 mode), and a traceback quotes code.
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+        encoding="utf-8",
+        errors="replace",
         timeout=600,
     )
     if done.returncode != 0:
@@ -162,7 +179,7 @@ def _write(result: Export, notebook: Path) -> None:
         ),
         code_dir / "ray.py": (
             f'"""Replicas on Ray Serve: serve run {package}.ray:app.\n\n'
-            f"pip install '.[ray]'; $MCP_NOTEBOOK_REPLICAS replicas (default 2), each running "
+            'pip install ".[ray]"; $MCP_NOTEBOOK_REPLICAS replicas (default 2), each running '
             f"{package}.notebook once at start.\n"
             '"""\n\n'
             "from mcp_notebook.export.ray_serve import build\n\n"
@@ -222,8 +239,13 @@ kernel or IPython.
     pip install .            # the notebook's imports, pinned to the versions it ran with
     python -m {p}                          # stdio (what a desktop client spawns)
     python -m {p} --transport http --port 8765   # Streamable HTTP, a bearer token printed
-    pip install '.[asgi]' && MCP_NOTEBOOK_TOKEN=secret uvicorn {p}.asgi:app
-    pip install '.[ray]' && MCP_NOTEBOOK_TOKEN=secret MCP_NOTEBOOK_REPLICAS=4 serve run {p}.ray:app
+    pip install ".[asgi]" && MCP_NOTEBOOK_TOKEN=secret uvicorn {p}.asgi:app
+    pip install ".[ray]" && MCP_NOTEBOOK_TOKEN=secret MCP_NOTEBOOK_REPLICAS=4 serve run {p}.ray:app
+
+On Windows (PowerShell), set the variables first:
+
+    pip install ".[asgi]"
+    $env:MCP_NOTEBOOK_TOKEN = "secret"; uvicorn {p}.asgi:app
 
 Both protocol eras are served (handshake-era sessions and 2026-07-28 stateless requests).
 The ASGI app refuses Host headers other than loopback unless `MCP_NOTEBOOK_HOST` /
@@ -238,7 +260,7 @@ holding only display statements or magics: {shown}). Not exported as in the note
 
 {problems}
 
-Tests: `pip install '.[test]' && python -m pytest tests`.
+Tests: `pip install ".[test]"`, then `python -m pytest tests`.
 """
 
 

@@ -70,6 +70,12 @@ def exported_app(name: str, namespace: dict[str, Any]) -> NotebookMCP:
     ``mcp.resource(var=...)`` reads as a notebook's variables."""
     if pictures.convert not in CONVERTERS:  # figures and PIL images, as in a kernel
         CONVERTERS.append(pictures.convert)
+    # A server opens no windows. Left to choose, matplotlib takes the desktop's backend
+    # (macosx on macOS, TkAgg on Windows), and a figure that a tool draws with pyplot on a
+    # worker thread then crashes the process (macOS) or fails (Tk): draw off-screen, as a
+    # kernel's inline backend does. Set before the notebook's code imports matplotlib; a
+    # backend the user chose (MPLBACKEND, matplotlib.use) still wins.
+    os.environ.setdefault("MPLBACKEND", "Agg")
     app = NotebookMCP(name)
     app.namespace = namespace
     return app
@@ -146,9 +152,13 @@ def main(app: NotebookMCP, argv: list[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     if args.transport == "stdio":
+        from ..bridge import protocol_stdout
         from .stdio import serve_stdio
 
-        asyncio.run(serve_stdio(server_of(app, inline=args.inline)))
+        # A tool's print, native code's or a child process's writes (on Windows: to the
+        # standard output handle) go to stderr; the protocol has stdout to itself.
+        output = protocol_stdout()
+        asyncio.run(serve_stdio(server_of(app, inline=args.inline), stdout=output))
         return 0
     info = app.start(
         args.host,

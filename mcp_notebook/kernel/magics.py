@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import shlex
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +10,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.display import display
 
+from .. import commandline
 from ..app import NotebookMCP
 from ..clients import (
     BRIDGE_DISPATCHER_HELP,
@@ -144,15 +144,15 @@ class McpMagics(Magics):
         shows raw JSON-RPC in the monitors.
         """
         if line.split(maxsplit=1)[:1] == ["break"] and " --when " in f"{line} ":
-            # The expression as typed: shlex would take the quotes out of its strings.
+            # The expression as typed: splitting would take the quotes out of its strings.
             head, _, when = line.partition("--when")
-            words, expression = shlex.split(head), when.strip()
+            words, expression = commandline.split(head), when.strip()
             if not expression:
                 raise UsageError("%mcp break: --when needs an expression")
             self._break(self.parser.parse_args([*words, "--when", expression]))
             return
         try:
-            words = shlex.split(line)
+            words = commandline.split(line)  # on Windows, backslashes in paths stay
         except ValueError as exc:
             raise UsageError(f"%mcp: {exc}") from None
         args = self.parser.parse_args(words)

@@ -360,8 +360,11 @@ class CallLog:
         ``notebook`` served by ``mcp-notebook serve`` (or ``$MCP_REPLAY_COMMAND``, e.g. an
         export); returns why some calls were not replayed. See protocol/replays.py."""
         from .._version import __version__
-        from .replays import pytest_source, replays
+        from .replays import pytest_source, replays, windows_name_problem
 
+        problem = windows_name_problem(os.fspath(path))
+        if problem:
+            raise ValueError(f"cannot write {os.fspath(path)!r} here: {problem}")
         chosen, skipped = replays(list(self) if calls is None else calls)
         if not chosen:
             raise ValueError("none of these calls can be replayed: " + "; ".join(skipped))

@@ -14,6 +14,8 @@ from __future__ import annotations
 import base64
 import json
 import math
+import ntpath
+import sys
 from collections.abc import Iterable
 from typing import Any
 
@@ -28,6 +30,38 @@ COMPARED = {
 }
 FLOAT_TOLERANCE = 1e-6
 IMAGE_BYTES_TOLERANCE = 0.25
+# Windows' device names: "con" (and up to Windows 10 "NUL.py" too) opens the device, in
+# any folder.
+WINDOWS_DEVICES = frozenset(
+    {"CON", "PRN", "AUX", "NUL"}
+    | {
+        f"{port}{n}"
+        for port in ("COM", "LPT")
+        for n in (*"123456789", "\u00b9", "\u00b2", "\u00b3")
+    }
+)
+
+
+def windows_name_problem(path: str, windows: bool | None = None) -> str | None:
+    """Why Windows would not write a file at ``path`` where it says, or None.
+
+    What fails there (``?``, ``*``, a path too long) is an ``OSError`` anyway; these are
+    written without a word to somewhere else: a device name (``nul.py`` writes nowhere), a
+    ``:`` after the drive (a drive-relative path, or an NTFS stream of another file), a
+    name ending in a dot or a space (Windows drops them). On other systems: None."""
+    if not (sys.platform == "win32" if windows is None else windows):
+        return None
+    _, rest = ntpath.splitdrive(path)
+    for part in rest.replace("/", "\\").split("\\"):
+        if part in ("", ".", ".."):
+            continue
+        if ":" in part:
+            return f"{part!r}: Windows reads ':' as a drive or a file's stream"
+        if part.split(".", 1)[0].rstrip(" ").upper() in WINDOWS_DEVICES:
+            return f"{part!r} is a device name on Windows"
+        if part.endswith((".", " ")):
+            return f"{part!r}: Windows drops a name's last dots and spaces"
+    return None
 
 
 def replays(records: Iterable[Any]) -> tuple[list[dict[str, Any]], list[str]]:
@@ -73,13 +107,13 @@ below. Results are compared by mcp_notebook.protocol.replays.assert_matches.
 import asyncio
 import json
 import os
-import shlex
 import sys
 
 import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
+from mcp_notebook.commandline import split
 from mcp_notebook.protocol.replays import assert_matches, dumped
 
 NOTEBOOK = {notebook!r}
@@ -90,7 +124,7 @@ NOTEBOOK = {notebook!r}
 def server():
     command = os.environ.get("MCP_REPLAY_COMMAND")
     if command:
-        argv = shlex.split(command)
+        argv = split(command)  # Windows rules on Windows: backslashes stay
     else:
         notebook = os.environ.get("MCP_REPLAY_NOTEBOOK", NOTEBOOK)
         if not notebook:

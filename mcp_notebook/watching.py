@@ -192,8 +192,10 @@ class Watcher:
         cells, index = running
         try:
             changed = first_change(cells, code_cells(self.path))
-        except (UnreadableNotebook, FileNotFoundError):
-            return  # half a save: its end brings another event
+        except (UnreadableNotebook, OSError):
+            # Half a save, or (Windows) a file its editor still holds: its end brings
+            # another event. Anything raised here would end the watch for good.
+            return
         if changed is None or changed > index:
             return
         with self._run_lock:

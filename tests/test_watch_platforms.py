@@ -84,3 +84,22 @@ def test_a_save_locked_for_a_moment_is_run_once_it_is_let_go(tmp_path, monkeypat
     # No event comes when the other program lets go: this reload must run the save.
     assert watcher.reload() is True
     assert kernel.ran == ["begin(1)", "B", "commit();"] and locked["reads"] == 0
+
+
+def test_a_save_still_held_open_does_not_end_the_watch(tmp_path, monkeypatch):
+    # The watch's thread looks at a save at once, while its editor may still hold it
+    # (Windows: a sharing violation); the reload running a cell must go on, and so must
+    # the watch (an exception there ended it: "no more reloads").
+    path = tmp_path / "n.py"
+    path.write_text(percent("a", "b"))
+    watcher = Watcher(StandInKernel(path, ["a", "b"]))
+    watcher._running = (watcher.cells, 1)
+    read_text = Path.read_text
+
+    def held(self: Path, *args, **kwargs):
+        if self == path:
+            raise PermissionError(13, "being used by another process", str(self))
+        return read_text(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", held)
+    watcher._stale_run()  # no exception: the watch goes on

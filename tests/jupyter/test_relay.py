@@ -401,6 +401,19 @@ def test_origins_are_judged_by_jupyter_through_it_and_by_the_kernel_directly(
     assert {"authorization", "mcp-session-id", "mcp-param-region", "last-event-id"} <= granted
 
 
+ACCEPTED = "mcp._transport.connections.accepted"  # connections the kernel's server accepted
+
+
+def test_relayed_calls_reuse_the_relays_connection_to_the_kernel(jupyter, endpoint, kernel):
+    modern = Modern(endpoint, jupyter.token)  # a new client connection for each call
+    add = modern.message("tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}})
+    assert modern.send(add)[0] == 200
+    accepted = kernel.eval(ACCEPTED)
+    for _ in range(5):
+        assert modern.send(add)[0] == 200
+    assert kernel.eval(ACCEPTED) == accepted  # all five on the relay's kept connection
+
+
 def test_a_restarted_kernel_server_is_reached_again_and_each_call_runs_once(
     jupyter, endpoint, kernel
 ):

@@ -28,6 +28,7 @@ class Seen:
     number: int  # which connection, from 1
     requests: list[dict] = field(default_factory=list)
     closed_by_peer: threading.Event = field(default_factory=threading.Event)
+    closed: threading.Event = field(default_factory=threading.Event)  # by this server
 
 
 class FakeKernelServer:
@@ -110,6 +111,7 @@ class FakeKernelServer:
         finally:
             reader.close()
             sock.close()
+            seen.closed.set()
 
     def stop(self) -> None:
         self.listener.close()
@@ -174,7 +176,7 @@ def test_plain_answers_reuse_one_connection_to_the_kernel(jupyter, fake):
 def test_a_connection_the_kernel_closed_is_not_used_again(jupyter, fake):
     server, endpoint = fake
     assert post(jupyter, endpoint, call("close", 1))[0] == 200
-    wait_until(lambda: server.connections[0].requests, "the first request")
+    assert server.connections[0].closed.wait(30), "the fake server's close"
     # The kernel closed its end (as a restarted or idle-timed-out server does): the next
     # request goes on a new connection, and is sent once.
     assert post(jupyter, endpoint, call("ping", 2)) == (

@@ -27,6 +27,7 @@ from ..protocol import jsonrpc
 from ..protocol.jsonrpc import INVALID_REQUEST, RpcError
 from ..reach import PREFIX, endpoint_path
 from ..transports.bodies import announced_length
+from ..transports.settings import DEFAULT_MAX_BODY
 from .identity import relay_headers
 from .records import Records
 from .relay import (
@@ -150,7 +151,8 @@ class RelayHandler(APIHandler):
         try:
             self._record = lookup(self.path_args[0])
         except discovery.NotFound:
-            pass  # answered once the body (and the request's id) is in
+            # Answered once the body (and the request's id) is in: a kernel's default limit.
+            self._limit = DEFAULT_MAX_BODY
         else:
             self._limit = self._record.max_body or FALLBACK_MAX_BODY
         try:
@@ -245,14 +247,15 @@ class RelayHandler(APIHandler):
                     return self._refuse(
                         404, f"Not Found: no running notebook server named {name!r}"
                     )
-                if attempt == 1 and (fresh.url, fresh.token) != (record.url, record.token):
+                moved = (fresh.url, fresh.token) != (record.url, record.token)
+                if attempt == 1 and moved and not self._client_gone():
                     record = fresh
                     continue
                 return self._refuse(502, f"Bad Gateway: {exc}")
             except UpstreamError as exc:
                 return self._refuse(502, f"Bad Gateway: {exc}")
             except (iostream.StreamClosedError, httputil.HTTPInputError) as exc:
-                if self.request.connection.stream.closed():  # type: ignore[union-attr]
+                if self._client_gone():
                     return None  # the client left: nothing to answer
                 if not self._headers_written:
                     return self._refuse(502, f"Bad Gateway: the kernel's server closed: {exc}")
@@ -263,6 +266,9 @@ class RelayHandler(APIHandler):
             return self._refuse(502, "Bad Gateway: the kernel's server refused the relay's token")
         if not self._finished:
             self.finish(set_content_type=self._headers.get("Content-Type", "application/json"))
+
+    def _client_gone(self) -> bool:
+        return self.request.connection.stream.closed()  # type: ignore[union-attr]
 
     # -- relay.Sink: the kernel's response, passed on as it arrives -----------------------
     def start(self, status: int, reason: str, headers: httputil.HTTPHeaders) -> None:

@@ -6,8 +6,8 @@ api/kernels), which runs ``%mcp start``. Both paths reach that same in-kernel se
 
 * ``direct``: ``http://127.0.0.1:<kernel port>/mcp`` with the kernel's bearer token;
 * ``jupyter``: ``http://127.0.0.1:<jupyter port>/base/mcp-notebook/bench/mcp`` with the
-  Jupyter token (Jupyter authenticates, then the relay opens a loopback connection to the
-  kernel per request).
+  Jupyter token (Jupyter authenticates, then the relay passes the request on over a
+  kept-alive loopback connection to the kernel).
 
 p50/p99 of ``ping`` and ``tools/call`` (``add(2, 3)``) over ``--requests`` sequential
 requests on one keep-alive connection each, in ``--rounds`` rounds that alternate the

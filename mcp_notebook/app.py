@@ -213,6 +213,8 @@ class NotebookMCP(Registrations):
                 kernel_id=self.kernel_id,
                 notebook=self.notebook_path,
                 relay_key=self._relay_key,
+                max_body=transport.max_body,
+                idle_timeout=transport.limits.idle_timeout,
             )
         except OSError as exc:
             logger.warning("could not write the discovery file: %s", exc)

@@ -56,6 +56,11 @@ class ServerRecord:
     path: str | None = None  # the discovery file itself; not written into it
     # The Jupyter Server extension's proof that it relayed a request (transports/relayed.py).
     relay_key: str | None = None
+    # What the relay must know of the server's HTTP limits: the largest request body it
+    # takes (the relay refuses a larger one without reading it whole) and how long it keeps
+    # an idle connection (the relay keeps its pooled ones for less).
+    max_body: int | None = None
+    idle_timeout: float | None = None
 
 
 _FIELDS = {f.name for f in dataclasses.fields(ServerRecord)} - {"path"}
@@ -118,6 +123,8 @@ def register(
     kernel_id: str | None = None,
     notebook: str | None = None,
     relay_key: str | None = None,
+    max_body: int | None = None,
+    idle_timeout: float | None = None,
 ) -> Path:
     """Write this process's discovery file (owner-only, atomically); OSError if it cannot."""
     pid = os.getpid()
@@ -134,6 +141,8 @@ def register(
         _process_start(pid),
         _boot_ticks(pid),
         relay_key=relay_key,
+        max_body=max_body,
+        idle_timeout=idle_timeout,
     )
     data = {k: v for k, v in asdict(record).items() if k != "path"}
     temporary = target.with_suffix(".tmp")
@@ -227,14 +236,18 @@ def _read(path: Path) -> ServerRecord | None:
         and all(
             _optional(data, key, str) for key in ("token", "kernel_id", "notebook", "relay_key")
         )
-        and all(_optional(data, key, (int, float)) for key in ("started", "created"))
+        and all(
+            _optional(data, key, (int, float)) for key in ("started", "created", "idle_timeout")
+        )
+        and (data.get("max_body") is None or type(data["max_body"]) is int)
         and (data.get("boot_ticks") is None or type(data["boot_ticks"]) is int)
     )
     known = {k: v for k, v in data.items() if k in _FIELDS} if valid else {}
     try:
         known["started"] = _finite(known.get("started") or 0.0)
-        if known.get("created") is not None:
-            known["created"] = _finite(known["created"])
+        for key in ("created", "idle_timeout"):
+            if known.get(key) is not None:
+                known[key] = _finite(known[key])
     except (OverflowError, ValueError):
         valid = False
     if not valid:

@@ -9,24 +9,35 @@ its XSRF check, which token-authenticated requests skip (as every Jupyter API ca
 
 from __future__ import annotations
 
+import asyncio
+import http.client
 import json
 import logging
+import socket
 from typing import Any
 
+from jupyter_core.utils import ensure_async
 from jupyter_server.auth.decorator import allow_unauthenticated, authorized
 from jupyter_server.base.handlers import APIHandler
 from tornado import httputil, iostream, web
+from tornado.http1connection import HTTP1Connection
 
 from .. import discovery
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import INVALID_REQUEST, RpcError
 from ..reach import PREFIX, endpoint_path
+from ..transports.bodies import announced_length
+from ..transports.settings import DEFAULT_MAX_BODY
 from .identity import relay_headers
+from .records import Records
 from .relay import (
+    CHUNK,
     PASSED_PREFIX,
     PASSED_REQUEST,
+    POOL,
     Exchange,
     Target,
+    Unreachable,
     UpstreamError,
     request_headers,
     response_headers,
@@ -35,6 +46,12 @@ from .relay import (
 logger = logging.getLogger(__name__)
 
 RESOURCE = "kernels"
+# The body limit of a server that does not say its own (an older version).
+FALLBACK_MAX_BODY = 64 * 1024 * 1024
+# After answering a request whose body is still coming, the rest is read and dropped for at
+# most this long and this many bytes before the connection closes.
+LINGER_SECONDS = 5.0
+LINGER_BYTES = 16 * 1024 * 1024
 SSE = "text/event-stream"
 # What a page on another origin (one Jupyter lets in: allow_origin, or a token) must read.
 EXPOSED = "Mcp-Session-Id, MCP-Protocol-Version"
@@ -57,16 +74,9 @@ def _request_id(body: bytes) -> Any:
     return request_id if isinstance(request_id, (str, int)) else None
 
 
-def lookup(name: str) -> discovery.ServerRecord:
-    """The running server called ``name``, else the one whose kernel id is ``name`` (two
-    notebooks of the same file name, in two folders, have the same server name)."""
-    try:
-        return discovery.find(name)
-    except discovery.NotFound:
-        for record in discovery.running():
-            if record.kernel_id == name:
-                return record
-        raise
+# Remembered discovery lookups (records.py): Jupyter Server's, on its loop.
+RECORDS = Records()
+lookup = RECORDS.find
 
 
 def _passed(header: str) -> bool:
@@ -105,14 +115,66 @@ class ServersHandler(APIHandler):
         self.finish(json.dumps({"servers": servers}))
 
 
+@web.stream_request_body
 class RelayHandler(APIHandler):
-    """``mcp-notebook/<name>/mcp``: the MCP endpoint of the kernel server ``name``."""
+    """``mcp-notebook/<name>/mcp``: the MCP endpoint of the kernel server ``name``.
+
+    The body is read as it arrives (after Jupyter let the request in), up to the kernel's
+    own limit: one announced larger is refused before it is read, one that grows larger
+    is dropped as it comes, and either gets the kernel's 413."""
 
     SUPPORTED_METHODS = ("GET", "POST", "DELETE", "OPTIONS")
 
     _exchange: Exchange | None = None
     _streaming = False
     _kernel_refused = False
+    _record: discovery.ServerRecord | None = None
+    _too_large = False
+    _limit = FALLBACK_MAX_BODY
+
+    def initialize(self) -> None:
+        self._chunks: list[bytes] = []
+        self._size = 0
+        self._body = b""
+
+    async def prepare(self) -> None:  # type: ignore[override]
+        await super().prepare()  # Jupyter's authentication, Host, Origin and XSRF checks
+        if self._finished or self.request.method == "OPTIONS":
+            return
+        # What the methods' decorators check again once the body is in: no byte of the
+        # body is read for a client Jupyter does not let run code.
+        user = self.current_user
+        if not user or not await ensure_async(
+            self.authorizer.is_authorized(self, user, "execute", RESOURCE)
+        ):
+            raise web.HTTPError(403, f"User is not authorized to execute on resource: {RESOURCE}.")
+        try:
+            self._record = lookup(self.path_args[0])
+        except discovery.NotFound:
+            # Answered once the body (and the request's id) is in: a kernel's default limit.
+            self._limit = DEFAULT_MAX_BODY
+        else:
+            self._limit = self._record.max_body or FALLBACK_MAX_BODY
+        try:
+            length = announced_length(self.request.headers)
+        except ValueError:
+            return  # tornado answers 400 before any body
+        if length is not None and length > self._limit:
+            return self._refuse_unread(413, self._too_large_message())
+        connection = self.request.connection
+        drained = self._limit + LINGER_BYTES  # past it, a chunked body ends the connection
+        if isinstance(connection, HTTP1Connection) and drained < connection._max_body_size:
+            connection.set_max_body_size(drained)
+
+    def data_received(self, chunk: bytes) -> None:
+        if self._too_large:
+            return  # dropped: the answer is a 413
+        self._size += len(chunk)
+        if self._size > self._limit:
+            self._too_large = True
+            self._chunks.clear()
+        else:
+            self._chunks.append(chunk)
 
     @web.authenticated
     @authorized("execute", resource=RESOURCE)
@@ -129,41 +191,84 @@ class RelayHandler(APIHandler):
     async def delete(self, name: str) -> None:
         await self._relay(name)
 
+    def _too_large_message(self) -> str:
+        return f"Payload Too Large: the limit is {self._limit} bytes"
+
     def _refuse(self, status: int, message: str) -> None:
         """Our own answer (the kernel was not reached), as the kernel's endpoint would
         shape it: a JSON-RPC error to the request's id when it has a readable one."""
         self.set_status(status)
-        error = jsonrpc.error_response(
-            _request_id(self.request.body), RpcError(INVALID_REQUEST, message)
-        )
+        error = jsonrpc.error_response(_request_id(self._body), RpcError(INVALID_REQUEST, message))
         self.finish(jsonrpc.dumps(error))
 
+    def _refuse_unread(self, status: int, message: str) -> None:
+        """Answer before the body is read, then drain it (bounded) and close: closing with
+        the body unread would reset the connection, and the client lose the answer."""
+        body = jsonrpc.dumps(jsonrpc.error_response(None, RpcError(INVALID_REQUEST, message)))
+        head = [f"HTTP/1.1 {status} {http.client.responses.get(status, 'Error')}"]
+        head += [f"{n}: {v}" for n, v in self._headers.get_all() if n.startswith("Access-Control-")]
+        head += ["Content-Type: application/json", f"Content-Length: {len(body)}"]
+        head.append("Connection: close")
+        response = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
+        self.log.info(
+            "mcp_notebook: %s %s: %d %s", self.request.method, self.request.path, status, message
+        )
+        task = asyncio.ensure_future(_linger(self.detach(), response))
+        _lingering.add(task)
+        task.add_done_callback(_lingering.discard)
+
     async def _relay(self, name: str) -> None:
-        try:
-            record = lookup(name)
-        except discovery.NotFound:
+        self._body, self._chunks = b"".join(self._chunks), []
+        if self._too_large:
+            return self._refuse(413, self._too_large_message())
+        record = self._record
+        if record is None:
             return self._refuse(404, f"Not Found: no running notebook server named {name!r}")
-        try:
-            exchange = Exchange(Target.of(record.url, record.token))
-        except UpstreamError as exc:
-            return self._refuse(502, f"Bad Gateway: {exc}")
-        self._exchange = exchange
-        headers = request_headers(self.request.headers, relay_headers(record, self.current_user))
-        try:
-            # No query string: the endpoint takes none, and Jupyter's ?token= stays here.
-            await exchange.run(self.request.method or "GET", headers, self.request.body, self)
-        except UpstreamError as exc:
-            return self._refuse(502, f"Bad Gateway: {exc}")
-        except (iostream.StreamClosedError, httputil.HTTPInputError) as exc:
-            if self.request.connection.stream.closed():  # type: ignore[union-attr]
-                return None  # the client left: nothing to answer
-            if not self._headers_written:
-                return self._refuse(502, f"Bad Gateway: the kernel's server closed: {exc}")
-            logger.debug("mcp_notebook: the kernel's stream of %s ended: %s", name, exc)
+        for attempt in (1, 2):
+            try:
+                exchange = Exchange(Target.of(record.url, record.token, record.idle_timeout))
+            except UpstreamError as exc:
+                return self._refuse(502, f"Bad Gateway: {exc}")
+            self._exchange = exchange
+            headers = request_headers(
+                self.request.headers, relay_headers(record, self.current_user)
+            )
+            try:
+                # No query string: the endpoint takes none, and Jupyter's ?token= stays here.
+                await exchange.run(self.request.method or "GET", headers, self._body, self)
+            except Unreachable as exc:
+                # Nothing was sent. The server may have restarted elsewhere, or stopped:
+                # look again, and go there once.
+                RECORDS.forget(name)
+                POOL.drop(exchange.target.key)
+                try:
+                    fresh = lookup(name)
+                except discovery.NotFound:
+                    return self._refuse(
+                        404, f"Not Found: no running notebook server named {name!r}"
+                    )
+                moved = (fresh.url, fresh.token) != (record.url, record.token)
+                if attempt == 1 and moved and not self._client_gone():
+                    record = fresh
+                    continue
+                return self._refuse(502, f"Bad Gateway: {exc}")
+            except UpstreamError as exc:
+                return self._refuse(502, f"Bad Gateway: {exc}")
+            except (iostream.StreamClosedError, httputil.HTTPInputError) as exc:
+                if self._client_gone():
+                    return None  # the client left: nothing to answer
+                if not self._headers_written:
+                    return self._refuse(502, f"Bad Gateway: the kernel's server closed: {exc}")
+                logger.debug("mcp_notebook: the kernel's stream of %s ended: %s", name, exc)
+            break
         if self._kernel_refused:
+            RECORDS.forget(name)  # its server restarted with a new token: look again next time
             return self._refuse(502, "Bad Gateway: the kernel's server refused the relay's token")
         if not self._finished:
             self.finish(set_content_type=self._headers.get("Content-Type", "application/json"))
+
+    def _client_gone(self) -> bool:
+        return self.request.connection.stream.closed()  # type: ignore[union-attr]
 
     # -- relay.Sink: the kernel's response, passed on as it arrives -----------------------
     def start(self, status: int, reason: str, headers: httputil.HTTPHeaders) -> None:
@@ -202,3 +307,25 @@ class RelayHandler(APIHandler):
         if self._exchange is not None:
             self._exchange.close()
         super().on_connection_close()
+
+
+_lingering: set[asyncio.Future[None]] = set()  # refused connections being drained
+
+
+async def _linger(stream: iostream.IOStream, response: bytes) -> None:
+    """Answer on a connection taken from tornado, read and drop what the client still
+    sends (up to ``LINGER_BYTES``, for ``LINGER_SECONDS``), then close it."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + LINGER_SECONDS
+    dropped = 0
+    try:
+        await stream.write(response)
+        if stream.socket is not None:
+            stream.socket.shutdown(socket.SHUT_WR)  # the client sees the answer end
+        while dropped <= LINGER_BYTES:
+            read = stream.read_bytes(CHUNK, partial=True)
+            dropped += len(await asyncio.wait_for(read, max(0.0, deadline - loop.time())))
+    except (iostream.StreamClosedError, asyncio.TimeoutError, OSError):
+        pass
+    finally:
+        stream.close()

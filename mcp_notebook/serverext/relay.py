@@ -4,7 +4,8 @@ A raw HTTP/1.1 connection (tornado's ``HTTP1Connection`` as a client) rather tha
 ``AsyncHTTPClient``: the response is passed on as it arrives, each chunk flushed to the
 client before the next is read (a slow client slows the kernel's stream instead of
 growing a buffer here), and closing the client's connection closes the kernel's, which
-is how a client cancels a 2026-07-28 request or ends a listen stream.
+is how a client cancels a 2026-07-28 request or ends a listen stream. A connection whose
+response was a whole plain body is kept for the next request (pool.py).
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from urllib.parse import urlsplit
 
 from tornado import httputil
 from tornado.http1connection import HTTP1Connection, HTTP1ConnectionParameters
-from tornado.iostream import IOStream
+from tornado.iostream import IOStream, StreamClosedError
 
 from ..errors import McpNotebookError
 from ..transports.security import is_loopback
+from . import pool
 
 # Request headers a client's request keeps; everything else (cookies, Jupyter's token,
 # Origin, X-XSRF) was for Jupyter Server alone. Mcp-* covers Mcp-Session-Id, Mcp-Method,
@@ -32,6 +34,7 @@ PASSED_PREFIX = "mcp-"
 HOP_BY_HOP = frozenset(
     {"connection", "keep-alive", "transfer-encoding", "content-length", "date", "server"}
 )
+SSE = "text/event-stream"
 CHUNK = 64 * 1024
 UNLIMITED = 2**62  # a GET or listen stream may run for days; each chunk is passed on at once
 
@@ -40,20 +43,30 @@ class UpstreamError(McpNotebookError, ConnectionError):
     """The kernel's endpoint could not be reached, or was not a loopback one."""
 
 
+class Unreachable(UpstreamError):
+    """No connection to the kernel's endpoint: nothing of the request was sent."""
+
+
 @dataclass(frozen=True)
 class Target:
     host: str
     port: int
     path: str  # the endpoint's path, e.g. /mcp
     token: str | None
+    keep: float = pool.KEEP_IDLE  # seconds an idle connection to it may be pooled
 
     @classmethod
-    def of(cls, url: str, token: str | None) -> Target:
+    def of(cls, url: str, token: str | None, idle_timeout: float | None = None) -> Target:
         parts = urlsplit(url)
         if parts.scheme != "http" or not parts.hostname or not is_loopback(parts.hostname):
             # The kernel's token must not travel over a network: loopback only.
             raise UpstreamError(f"not a loopback endpoint: {url}")
-        return cls(parts.hostname, parts.port or 80, parts.path or "/", token)
+        keep = pool.keep_for(idle_timeout)
+        return cls(parts.hostname, parts.port or 80, parts.path or "/", token, keep)
+
+    @property
+    def key(self) -> pool.Key:
+        return (self.host, self.port)
 
 
 def request_headers(incoming: httputil.HTTPHeaders, extra: dict[str, str]) -> httputil.HTTPHeaders:
@@ -81,6 +94,8 @@ class Sink(Protocol):
 class _Delegate(httputil.HTTPMessageDelegate):
     def __init__(self, sink: Sink) -> None:
         self.sink = sink
+        self.reusable = False  # the response leaves its connection fit for another
+        self.finished = False
 
     def headers_received(
         self,
@@ -88,10 +103,20 @@ class _Delegate(httputil.HTTPMessageDelegate):
         headers: httputil.HTTPHeaders,
     ) -> None:
         assert isinstance(start_line, httputil.ResponseStartLine)
+        self.reusable = (
+            start_line.version == "HTTP/1.1"
+            and headers.get("Connection", "").lower() != "close"
+            and not headers.get("Content-Type", "").startswith(SSE)
+            and ("Content-Length" in headers or "Transfer-Encoding" in headers)
+            and start_line.code != 401
+        )
         self.sink.start(start_line.code, start_line.reason, headers)
 
     def data_received(self, chunk: bytes) -> Awaitable[None] | None:
         return self.sink.chunk(chunk)  # its Future holds the next read back: flow control
+
+    def finish(self) -> None:
+        self.finished = True
 
 
 async def _connect(host: str, port: int) -> IOStream:
@@ -113,11 +138,15 @@ async def _connect(host: str, port: int) -> IOStream:
     return stream
 
 
+POOL = pool.Pool()  # Jupyter Server's, on its loop
+
+
 class Exchange:
     """One request to the kernel and its response, into ``sink``; :meth:`close` aborts it."""
 
-    def __init__(self, target: Target) -> None:
+    def __init__(self, target: Target, connections: pool.Pool = POOL) -> None:
         self.target = target
+        self.pool = connections
         self._stream: IOStream | None = None
         self._closed = False
 
@@ -128,44 +157,68 @@ class Exchange:
         body: bytes,
         sink: Sink,
     ) -> None:
+        """Relay the request; ``Unreachable`` if no connection could be made (nothing was
+        sent), other ``OSError``s (``StreamClosedError``) if the kernel's server closed
+        the connection: then the request may have run, and it is not sent again."""
         target = self.target
-        try:
-            stream = await _connect(target.host, target.port)
-        except OSError as exc:
-            raise UpstreamError(f"the kernel's server does not answer: {exc}") from None
-        self._stream = stream
-        if self._closed:  # the client left while we connected
-            stream.close()
-            return
-        connection = HTTP1Connection(
-            stream,
-            True,
-            HTTP1ConnectionParameters(
-                no_keep_alive=True, decompress=False, chunk_size=CHUNK, max_body_size=UNLIMITED
-            ),
-        )
         headers["Host"] = (
             f"{target.host}:{target.port}"
             if ":" not in target.host
             else (f"[{target.host}]:{target.port}")
         )
-        headers["Connection"] = "close"
         if target.token:
             headers["Authorization"] = f"Bearer {target.token}"
         if body or method in ("POST", "PUT", "PATCH"):
             headers["Content-Length"] = str(len(body))
         start = httputil.RequestStartLine(method, target.path, "HTTP/1.1")
-        await connection.write_headers(start, headers)
-        if body:
-            await connection.write(body)
+        stream = self.pool.take(target.key)
+        while True:
+            reused = stream is not None
+            if stream is None:
+                stream = await self._connect()
+            self._stream = stream
+            if self._closed:  # the client left while we connected
+                stream.close()
+                return
+            connection = HTTP1Connection(stream, True, PARAMETERS)
+            try:
+                # Headers and body in one write: one segment for a small request.
+                await connection.write_headers(start, headers, body or None)
+            except StreamClosedError:
+                # Not all of it reached the kernel, which acts on whole requests only:
+                # on a pooled connection the kernel closed just now, send it once more.
+                if reused and not self._closed:
+                    stream = None
+                    continue
+                raise
+            break
         connection.finish()
+        stream.set_nodelay(True)  # finish() turned Nagle's algorithm back on
+        delegate = _Delegate(sink)
         try:
-            await connection.read_response(_Delegate(sink))
-        finally:
+            still_open = await connection.read_response(delegate)
+        except BaseException:
             stream.close()
+            raise
+        self._stream = None
+        if still_open and delegate.finished and delegate.reusable and not self._closed:
+            self.pool.give(target.key, stream, target.keep)
+        else:
+            stream.close()
+
+    async def _connect(self) -> IOStream:
+        try:
+            stream = await _connect(self.target.host, self.target.port)
+        except OSError as exc:
+            raise Unreachable(f"the kernel's server does not answer: {exc}") from None
+        self.pool.opened += 1
+        return stream
 
     def close(self) -> None:
         """The client went away: close the kernel's connection too (cancels its request)."""
         self._closed = True
         if self._stream is not None:
             self._stream.close()
+
+
+PARAMETERS = HTTP1ConnectionParameters(decompress=False, chunk_size=CHUNK, max_body_size=UNLIMITED)

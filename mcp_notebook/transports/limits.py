@@ -157,7 +157,7 @@ class ConnectionLimiter:
         self.open: dict[TrackedStream, Connection] = {}
         self.untrusted: dict[TrackedStream, Connection] = {}  # oldest first
         self.per_client: dict[str, int] = {}
-        self.shed = self.refused = 0  # for status and tests
+        self.shed = self.refused = self.accepted = 0  # for status and tests
         self._sockets: list[socket.socket] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._paused = False
@@ -240,6 +240,7 @@ class ConnectionLimiter:
             connection.close()
             raise
         record = Connection(stream, client, self._batch)
+        self.accepted += 1
         self.open[stream] = record
         self.untrusted[stream] = record
         self.per_client[client] = self.per_client.get(client, 0) + 1

@@ -216,11 +216,14 @@ async def test_large_bodies_pass_and_the_kernels_limit_still_holds(jupyter, endp
     async with sdk(endpoint, jupyter.headers, "legacy") as client:
         text = "x" * (limit - 64 * 1024)
         assert (await client.call_tool("size", {"text": text})).content[0].text == str(len(text))
+    calls = kernel.eval("len(mcp.calls)")
     modern = Modern(endpoint, jupyter.token)
-    status, _, _ = modern.send(
+    status, _, messages = modern.send(
         modern.message("tools/call", {"name": "size", "arguments": {"text": "y" * (limit + 1)}})
     )
-    assert status == 413  # the kernel's own answer, passed on
+    # The kernel's limit (its discovery file says it), applied before the body is read.
+    assert status == 413 and f"the limit is {limit} bytes" in messages[0]["error"]["message"]
+    assert kernel.eval("len(mcp.calls)") == calls
 
 
 @MODES
@@ -396,3 +399,32 @@ def test_origins_are_judged_by_jupyter_through_it_and_by_the_kernel_directly(
         h.strip().lower() for h in preflight.headers["Access-Control-Allow-Headers"].split(",")
     }
     assert {"authorization", "mcp-session-id", "mcp-param-region", "last-event-id"} <= granted
+
+
+ACCEPTED = "mcp._transport.connections.accepted"  # connections the kernel's server accepted
+
+
+def test_relayed_calls_reuse_the_relays_connection_to_the_kernel(jupyter, endpoint, kernel):
+    modern = Modern(endpoint, jupyter.token)  # a new client connection for each call
+    add = modern.message("tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}})
+    assert modern.send(add)[0] == 200
+    accepted = kernel.eval(ACCEPTED)
+    for _ in range(5):
+        assert modern.send(add)[0] == 200
+    assert kernel.eval(ACCEPTED) == accepted  # all five on the relay's kept connection
+
+
+def test_a_restarted_kernel_server_is_reached_again_and_each_call_runs_once(
+    jupyter, endpoint, kernel
+):
+    """Last in this module: it restarts the kernel's server."""
+    modern = Modern(endpoint, jupyter.token)
+    add = modern.message("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
+    assert modern.send(add)[0] == 200  # the relay keeps its connection to the kernel
+    port = kernel.eval("int(mcp.url.split(':')[2].split('/')[0])")
+    kernel.run("%mcp stop")  # closes every connection, the relay's idle one too
+    kernel.run(f"%mcp start --port {port} --name {NAME}")
+    calls = kernel.eval("len(mcp.calls)")
+    status, _, messages = modern.send(add)
+    assert status == 200 and messages[-1]["result"]["content"][0]["text"] == "3"
+    assert kernel.eval("len(mcp.calls)") == calls + 1

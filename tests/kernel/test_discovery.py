@@ -154,6 +154,9 @@ def test_start_writes_an_owner_only_file_describing_the_server(loaded):
             "boot_ticks": discovery._boot_ticks(pid),
             # the Jupyter Server extension's proof that it relayed a request
             "relay_key": loaded.eval("mcp._relay_key"),
+            # what the relay bounds request bodies with, and keeps idle connections under
+            "max_body": loaded.eval("mcp._transport.max_body"),
+            "idle_timeout": loaded.eval("mcp.limits.idle_timeout"),
         }
         assert isinstance(data["token"], str) and data["token"]
         assert before - 1 <= data["started"] <= after + 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import threading
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from mcp_notebook import NotebookMCP
 from mcp_notebook.protocol import Session
 from mcp_notebook.protocol.progress import ProgressLine
 from mcp_notebook.protocol.request import RequestContext
+from mcp_notebook.protocol.tasklink import TaskLink
 from mcp_notebook.ui import frontends
 
 from .test_cellinsert import FakeComm, Kernel, message
@@ -108,3 +110,26 @@ def test_an_announcement_with_a_non_string_session_is_refused():
         kernel.targets[frontends.TARGET](channel, message(session, {"comm_id": "c"}))  # type: ignore[arg-type]
         assert channel.is_closed
     assert kernel.frontends.sessions == []
+
+
+# -- a task's input_required: questions from two threads ------------------------------------
+def test_a_tasks_status_moves_in_the_order_its_questions_open_and_close():
+    """A tool's threads may ask at once: the status one thread decided must not be applied
+    after another's later one (input_required left on with nothing asked)."""
+    link = TaskLink()
+    seen: list[str] = []
+    other = threading.Thread(target=link.asking, args=(False,))
+    blocked: list[bool] = []
+
+    def moved(status: str) -> None:
+        if not seen:  # the first question's move: the answer comes from another thread now
+            other.start()
+            other.join(timeout=0.5)
+            blocked.append(other.is_alive())  # it waits for this move to be applied
+        seen.append(status)
+
+    link.moved = moved
+    link.asking(True)
+    other.join()
+    assert blocked == [True]
+    assert seen == ["input_required", "working"]

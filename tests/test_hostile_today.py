@@ -133,3 +133,41 @@ def test_a_tasks_status_moves_in_the_order_its_questions_open_and_close():
     other.join()
     assert blocked == [True]
     assert seen == ["input_required", "working"]
+
+
+# -- a confirmation asked of the client, cancelled while it is out --------------------------
+async def test_a_confirm_task_cancelled_while_asking_never_runs_and_a_late_yes_changes_nothing():
+    from mcp_notebook.protocol.confirmation import Confirmer
+
+    from .test_tasks_handshake import make, opened, send
+    from .waiting import until
+
+    server, app, _ = make()
+    ran: list[str] = []
+
+    @app.tool(confirm=True)
+    def drop(table: str) -> str:
+        ran.append(table)
+        return f"dropped {table}"
+
+    server.confirm = Confirmer(app).confirm  # headless: the client's user is asked
+    session, heard, _ = await opened(server)
+    session.client_capabilities = {"elicitation": {}}
+    call = {"name": "drop", "arguments": {"table": "t"}, "task": {}}
+    task_id = (await send(server, session, "tools/call", call))["result"]["task"]["taskId"]
+    question = await until(
+        lambda: next((m for m in heard if m.get("method") == "elicitation/create"), None),
+        "the confirmation asked of the client",
+    )
+    cancelled = await send(server, session, "tasks/cancel", {"taskId": task_id})
+    assert cancelled["result"]["status"] == "cancelled"
+    late = {"jsonrpc": "2.0", "id": question["id"], "result": {"action": "accept"}}
+    assert await server.handle(late, session) is None  # an answer gets no reply
+    result = await send(server, session, "tasks/result", {"taskId": task_id})
+    assert result["error"]["code"] == -32000 and ran == []
+    got = await send(server, session, "tasks/get", {"taskId": task_id})
+    assert got["result"]["status"] == "cancelled"
+    statuses = [
+        m["params"]["status"] for m in heard if m.get("method") == "notifications/tasks/status"
+    ]
+    assert statuses[-1] == "cancelled" and statuses.count("cancelled") == 1

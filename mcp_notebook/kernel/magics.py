@@ -126,6 +126,13 @@ def _duration(text: str) -> float:
     return seconds
 
 
+def _words(line: str) -> list[str]:
+    try:
+        return commandline.split(line)  # on Windows, backslashes in paths stay
+    except ValueError as exc:  # an unclosed quote
+        raise UsageError(f"%mcp: {exc}") from None
+
+
 @magics_class
 class McpMagics(Magics):
     def __init__(self, shell: Any, app: NotebookMCP) -> None:
@@ -146,15 +153,12 @@ class McpMagics(Magics):
         if line.split(maxsplit=1)[:1] == ["break"] and " --when " in f"{line} ":
             # The expression as typed: splitting would take the quotes out of its strings.
             head, _, when = line.partition("--when")
-            words, expression = commandline.split(head), when.strip()
+            words, expression = _words(head), when.strip()
             if not expression:
                 raise UsageError("%mcp break: --when needs an expression")
             self._break(self.parser.parse_args([*words, "--when", expression]))
             return
-        try:
-            words = commandline.split(line)  # on Windows, backslashes in paths stay
-        except ValueError as exc:
-            raise UsageError(f"%mcp: {exc}") from None
+        words = _words(line)
         args = self.parser.parse_args(words)
         if args.command is None:
             raise UsageError(self.parser.format_help())

@@ -22,6 +22,8 @@ have heard the start's steps already: the bridge says how far they went
 
 from __future__ import annotations
 
+import math
+
 STEP = 0.001
 
 
@@ -36,15 +38,24 @@ class ProgressLine:
 
     def notice(self) -> float:
         """The ``progress`` of one of the server's own notices."""
-        value = 0.0 if self._last is None else round(self._last + STEP, 3)
+        value = 0.0 if self._last is None else _above(self._last, round(self._last + STEP, 3))
         self._last = value
         return value
 
     def own(self, progress: float, total: float | None) -> tuple[float, float | None]:
         """The tool's ``progress`` and ``total`` as sent (shifted if they must be)."""
         value = progress + self._shift
-        if self._last is not None and value <= self._last:
+        if self._last is not None and not value > self._last:  # NaN too
             self._shift = round(self._last - progress + STEP, 3)
-            value = progress + self._shift
+            shifted = progress + self._shift
+            value = _above(self._last, shifted)
+            if value != shifted:  # past the resolution: the shift is what made it larger
+                self._shift = value - progress
         self._last = value
         return value, None if total is None else total + self._shift
+
+
+def _above(last: float, value: float) -> float:
+    """``value``, or the next float above ``last`` where a step is below the resolution
+    (past about 1e13 adding STEP changes nothing)."""
+    return value if value > last else math.nextafter(last, math.inf)

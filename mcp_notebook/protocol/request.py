@@ -17,6 +17,7 @@ the transport on its own thread.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import threading
 from typing import Any, Protocol
@@ -114,7 +115,8 @@ class RequestContext:
             sent = self.meta.get(META_PROGRESS_SENT)
             known: float | None = None
             if isinstance(sent, (int, float)) and not isinstance(sent, bool):
-                known = float(sent) if math.isfinite(sent) else None
+                with contextlib.suppress(OverflowError):  # an int past float's range
+                    known = float(sent) if math.isfinite(sent) else None
             self._progress = ProgressLine(known)
         return self._progress
 

@@ -28,8 +28,8 @@ class TaskLink:
 
     def asking(self, waiting: bool) -> None:
         """A question went out (True) or was answered (False); any thread."""
-        with self._lock:
+        with self._lock:  # and while the move is applied: a later one never goes first
             self._open += 1 if waiting else -1
             status = "input_required" if self._open else "working"
-        if self.moved is not None:
-            self.moved(status)
+            if self.moved is not None:
+                self.moved(status)

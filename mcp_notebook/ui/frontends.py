@@ -38,6 +38,7 @@ HELLO = "mcp_notebook.cells"  # the kernel opens it: js/labextension/src/index.t
 TARGET = "mcp_notebook.frontend"  # a front end opens it to the kernel: index.ts TARGET
 WAIT = 10.0  # seconds a request waits for its answer
 MAX_FRONTENDS = 64  # announced front ends remembered (a reloaded page is a new one)
+MAX_PENDING = 64  # requests awaiting an answer, and hellos open (a front end may click on)
 
 INSERTED, REFUSED, NO_EXTENSION, NO_ANSWER = "inserted", "refused", "no extension", "no answer"
 
@@ -76,7 +77,8 @@ class Frontends:
         self._later = later
         self.token = secrets.token_hex(8)  # a front end re-announces to a new registry
         self._comms: OrderedDict[str, Any] = OrderedDict()  # session -> its comm
-        self._requests: dict[int, _Request] = {}
+        self._requests: dict[int, _Request] = {}  # oldest first
+        self._hellos: OrderedDict[int, Any] = OrderedDict()  # open, oldest first
         self._ids = itertools.count(1)
         if register is None:
             register = comm.get_comm_manager().register_target  # ipykernel's manager
@@ -92,11 +94,26 @@ class Frontends:
         """Ask every front end with the extension to announce itself."""
         open_comm = self._open or comm.create_comm  # ipykernel sets comm.create_comm
         channel = open_comm(target_name=HELLO, data={"hello": self.token})
-        channel.on_close(self._hello_closed)
+        channel.on_close(lambda msg: self._hello_closed(channel, msg))
+        # A front end that never closes it (one without comms, a hostile one) would leave
+        # it in the comm manager for ever: the kernel closes it once answers are due, and
+        # keeps at most MAX_PENDING open.
+        key = id(channel)
+        self._hellos[key] = channel
+        while len(self._hellos) > MAX_PENDING:
+            self._hellos.popitem(last=False)[1].close()
+        self._schedule(WAIT, lambda: self._close_hello(key, channel))
+
+    def _close_hello(self, key: int, channel: Any) -> None:
+        if self._hellos.get(key) is channel:
+            del self._hellos[key]
+        channel.close()  # a no-op if a front end closed it first
 
     def ask(self, session: str | None, code: str, done: Callable[[Outcome], None]) -> None:
         """Ask the front end ``session`` (None: any one) to insert ``code`` below the
         current cell; ``done(outcome)`` runs once, when it is known."""
+        while len(self._requests) >= MAX_PENDING:  # clicks faster than answers come
+            self._finish(next(iter(self._requests.values())), Outcome(NO_ANSWER))
         request = _Request(next(self._ids), session, code, done)
         self._requests[request.id] = request
         request.timer = self._schedule(WAIT, lambda: self._finish(request, Outcome(NO_ANSWER)))
@@ -146,10 +163,12 @@ class Frontends:
             if request.sent_to is None and request.session in (session, None):
                 self._send(request, session)
 
-    def _hello_closed(self, msg: dict[str, Any]) -> None:
+    def _hello_closed(self, channel: Any, msg: dict[str, Any]) -> None:
         # The first close only (the comm manager forgets the comm then). A front end with
         # the extension announces before it closes the hello, on the same channel: a close
         # from one that has not announced means it has no extension.
+        if self._hellos.get(id(channel)) is channel:
+            del self._hellos[id(channel)]
         closer = session_of(msg)
         if closer is None or closer in self._comms:
             return
@@ -162,7 +181,9 @@ class Frontends:
         if not isinstance(data, dict):
             return
         number = data.get("request")
-        request = self._requests.get(number) if isinstance(number, int) else None
+        if isinstance(number, bool) or not isinstance(number, int):  # JSON true is no id
+            return
+        request = self._requests.get(number)
         if request is None or request.sent_to != session:
             return  # late (already timed out), or not this front end's to answer
         if data.get("inserted") is True:

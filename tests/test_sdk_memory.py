@@ -9,6 +9,7 @@ no kernel: the whole module runs in about a second.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -23,6 +24,17 @@ from mcp_notebook.protocol import InlineExecutor, Server
 
 from .memory import MemoryTransport
 from .schema import validate
+from .sdk_scenarios import (
+    SAMPLING_AND_ROOTS,
+    LogLines,
+    Progress,
+    check_add_and_echo,
+    check_logging_only_when_asked,
+    check_sampling_and_roots,
+    check_tool_errors,
+    check_undeclared_sampling,
+    dump,
+)
 from .waiting import until
 
 MODES = pytest.mark.parametrize("mode", ["legacy", "auto"])
@@ -142,10 +154,6 @@ async def connect(server: Server, mode: str, **options: Any) -> AsyncIterator[Cl
         yield client
 
 
-def dump(model: Any) -> dict[str, Any]:
-    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
-
-
 @MODES
 async def test_lists_what_was_registered(server, mode):
     async with connect(server, mode) as client:
@@ -175,28 +183,13 @@ async def test_lists_what_was_registered(server, mode):
 @MODES
 async def test_calls_sync_and_async_tools(server, mode):
     async with connect(server, mode) as client:
-        result = await client.call_tool("add", {"a": 2, "b": 5})
-        assert not result.is_error
-        assert result.content[0].text == "7"
-        assert result.structured_content == {"result": 7}
-        validate(dump(result), "CallToolResult")
-        echoed = await client.call_tool("slow_echo", {"text": "hi"})
-        assert echoed.content[0].text == "HI"
+        await check_add_and_echo(client)
 
 
 @MODES
 async def test_tool_errors_are_results_not_crashes(server, mode):
     async with connect(server, mode) as client:
-        bad_type = await client.call_tool("add", {"a": "seven"})
-        assert bad_type.is_error
-        assert "'a'" in bad_type.content[0].text
-        raised = await client.call_tool("explode", {"reason": "no"})
-        assert raised.is_error
-        assert "cannot do that: no" in raised.content[0].text
-        assert "Traceback" not in raised.content[0].text
-        with pytest.raises(MCPError) as unknown:
-            await client.call_tool("nope", {})
-        assert unknown.value.code == types.INVALID_PARAMS
+        await check_tool_errors(client, MCPError)
     assert "ValueError" in server.calls[-2].traceback  # the traceback stays in the notebook
 
 
@@ -234,50 +227,29 @@ async def test_reads_resources_gets_prompts_and_completes(server, mode):
 
 @MODES
 async def test_progress_reaches_the_callback_in_order(server, mode):
-    seen: list[tuple[float, float | None, str | None]] = []
-
-    async def on_progress(progress, total, message):
-        seen.append((progress, total, message))
-
+    progress = Progress()
     async with connect(server, mode) as client:
-        result = await client.call_tool("count_up", {"steps": 3}, progress_callback=on_progress)
+        result = await client.call_tool("count_up", {"steps": 3}, progress_callback=progress)
         assert result.content[0].text == "counted"
         await client.list_tools()  # a barrier: the callbacks run in tasks of their own
-    assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+    assert progress.seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
 
 
 async def test_logging_honours_the_session_level(server):
-    lines: list[tuple[str, str]] = []
-
-    async def on_log(params) -> None:
-        validate(dump(params), "LoggingMessageNotificationParams")
-        lines.append((params.level, params.data))
-
-    async with connect(server, "legacy", logging_callback=on_log) as client:
+    log = LogLines(check_schema=True)
+    async with connect(server, "legacy", logging_callback=log) as client:
         await client.call_tool("chatty", {})
         await client.send_ping()  # a barrier: the client hands each line to a task
-        assert [level for level, _ in lines] == ["debug", "info", "warning", "error"]
-        lines.clear()
+        assert [level for level, _ in log.lines] == ["debug", "info", "warning", "error"]
+        log.lines.clear()
         await client.set_logging_level("warning")
         await client.call_tool("chatty", {})
         await client.send_ping()
-        assert lines == [("warning", "a warning line"), ("error", "a error line")]
+        assert log.lines == [("warning", "a warning line"), ("error", "a error line")]
 
 
 async def test_logging_on_2026_only_for_requests_that_ask_for_it(server):
-    lines: list[tuple[str, str]] = []
-
-    async def on_log(params) -> None:
-        lines.append((params.level, params.data))
-
-    async with connect(server, "auto", logging_callback=on_log) as client:
-        await client.call_tool("chatty", {})
-        await client.list_tools()  # a barrier (2026-07-28 has no ping)
-        assert lines == []  # no logLevel in _meta: no log messages at all
-    async with connect(server, "auto", logging_callback=on_log, log_level="warning") as client:
-        await client.call_tool("chatty", {})
-        await client.list_tools()
-        assert lines == [("warning", "a warning line"), ("error", "a error line")]
+    await check_logging_only_when_asked(functools.partial(connect, server, "auto"))
 
 
 @MODES
@@ -308,31 +280,13 @@ async def test_elicitation_is_answered_by_the_clients_callback(server, mode, ans
 
 @MODES
 async def test_sampling_and_roots_go_to_the_client(server, mode):
-    async def on_sample(context, params):
-        question = params.messages[0].content.text
-        return types.CreateMessageResult(
-            role="assistant",
-            content=types.TextContent(type="text", text=f"the model says: {question[::-1]}"),
-            model="test-model",
-        )
-
-    async def on_roots(context):
-        return types.ListRootsResult(roots=[types.Root(uri="file:///work/project", name="p")])
-
-    async with connect(
-        server, mode, sampling_callback=on_sample, list_roots_callback=on_roots
-    ) as client:
-        sampled = await client.call_tool("ask_model", {"question": "abc"})
-        assert sampled.content[0].text == "the model says: cba"
-        listed = await client.call_tool("roots", {})
-        assert listed.structured_content == {"result": ["file:///work/project"]}
+    async with connect(server, mode, **SAMPLING_AND_ROOTS) as client:
+        await check_sampling_and_roots(client)
 
 
 async def test_undeclared_client_features_are_a_clear_tool_error(server):
     async with connect(server, "legacy") as client:
-        result = await client.call_tool("ask_model", {"question": "x"})
-    assert result.is_error
-    assert "did not declare the 'sampling' capability" in result.content[0].text
+        await check_undeclared_sampling(client)
 
 
 @MODES

@@ -76,13 +76,18 @@ def make() -> tuple[Server, NotebookMCP, dict[str, Any]]:
     return server, app, gate
 
 
-async def until_terminal(server: Server, task_id: str) -> dict:
+async def until_status(server: Server, task_id: str, *statuses: str) -> dict:
+    """Polls tasks/get (as a client would) until the task's status is one of ``statuses``."""
     for _ in range(400):
         got = (await call(server, "tasks/get", {"taskId": task_id}))["result"]
-        if got["status"] in ("completed", "failed", "cancelled"):
+        if got["status"] in statuses:
             return got
         await asyncio.sleep(0.01)
-    raise AssertionError("the task did not end")
+    raise AssertionError(f"the task never became {' or '.join(statuses)}")
+
+
+async def until_terminal(server: Server, task_id: str) -> dict:
+    return await until_status(server, task_id, "completed", "failed", "cancelled")
 
 
 async def test_discover_advertises_the_extension():
@@ -147,11 +152,7 @@ async def test_task_input_is_asked_in_tasks_get_and_answered_with_tasks_update()
         server, "tools/call", {"name": "confirm_delete", "arguments": {"filename": "a"}}
     )
     task_id = made["result"]["taskId"]
-    for _ in range(200):
-        got = (await call(server, "tasks/get", {"taskId": task_id}))["result"]
-        if got["status"] == "input_required":
-            break
-        await asyncio.sleep(0.01)
+    got = await until_status(server, task_id, "input_required")
     validate_task_message("tasks/get", got)
     assert got["inputRequests"]["confirm"]["method"] == "elicitation/create"
     ack = await call(
@@ -170,11 +171,7 @@ async def test_an_answer_racing_a_cancel_from_the_monitor_is_acknowledged():
         server, "tools/call", {"name": "confirm_delete", "arguments": {"filename": "a"}}
     )
     task_id = made["result"]["taskId"]
-    for _ in range(200):
-        got = (await call(server, "tasks/get", {"taskId": task_id}))["result"]
-        if got["status"] == "input_required":
-            break
-        await asyncio.sleep(0.01)
+    await until_status(server, task_id, "input_required")
     task = app.tasks.get(task_id)
     asked = task.input_requests
     assert asked is not None
@@ -305,15 +302,6 @@ def headless() -> tuple[Server, list[str]]:
     server = Server(app.registry, tasks=app.tasks)
     server.confirm = Confirmer(app).confirm  # app.ui is None: nobody at the notebook
     return server, ran
-
-
-async def until_status(server: Server, task_id: str, status: str) -> dict:
-    for _ in range(400):
-        got = (await call(server, "tasks/get", {"taskId": task_id}))["result"]
-        if got["status"] == status:
-            return got
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"the task never became {status}")
 
 
 async def test_headless_a_confirmation_is_the_task_s_input_request():

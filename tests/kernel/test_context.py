@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 
 import mcp_types as types
 import pytest
@@ -11,6 +12,15 @@ from mcp.shared.exceptions import MCPError
 
 from ..conftest import MODES, connect, start_server
 from ..schema import validate
+from ..sdk_scenarios import (
+    SAMPLING_AND_ROOTS,
+    LogLines,
+    Progress,
+    check_logging_only_when_asked,
+    check_sampling_and_roots,
+    check_undeclared_sampling,
+    dump,
+)
 from ..waiting import OPEN_GET_STREAMS, until
 
 SETUP = r"""
@@ -120,59 +130,33 @@ def wait_for_reply(kernel, message_id: str) -> None:
         pass
 
 
-def dump(model) -> dict:
-    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
-
-
 @MODES
 async def test_progress_reaches_the_callback_in_order(served, mode):
-    seen: list[tuple[float, float | None, str | None]] = []
-
-    async def on_progress(progress, total, message):
-        seen.append((progress, total, message))
-
+    progress = Progress()
     async with connect(served, mode) as client:
-        result = await client.call_tool("count_up", {"steps": 3}, progress_callback=on_progress)
+        result = await client.call_tool("count_up", {"steps": 3}, progress_callback=progress)
     assert result.content[0].text == "counted"
-    assert seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
+    assert progress.seen == [(1, 3, "step 1"), (2, 3, "step 2"), (3, 3, "step 3")]
 
 
 async def test_logging_honours_the_session_level(served):
-    lines: list[tuple[str, str]] = []
-
-    async def on_log(params) -> None:
-        validate(dump(params), "LoggingMessageNotificationParams")
-        lines.append((params.level, params.data))
-
-    async with connect(served, "legacy", logging_callback=on_log) as client:
+    log = LogLines(check_schema=True)
+    async with connect(served, "legacy", logging_callback=log) as client:
         await client.call_tool("chatty", {})
-        await until(lambda: len(lines) >= 4, "four log lines")
-        assert [level for level, _ in lines] == ["debug", "info", "warning", "error"]
-        lines.clear()
+        await until(lambda: len(log.lines) >= 4, "four log lines")
+        assert [level for level, _ in log.lines] == ["debug", "info", "warning", "error"]
+        log.lines.clear()
         await client.set_logging_level("warning")
         await client.call_tool("chatty", {})
         # The lines came on the call's stream, before its result; the client hands each
         # to the callback in a task it starts in arrival order. A ping round-trip after
         # the result lets those tasks run, so a line of a filtered level would be here.
         await client.send_ping()
-        assert lines == [("warning", "a warning line"), ("error", "a error line")]
+        assert log.lines == [("warning", "a warning line"), ("error", "a error line")]
 
 
 async def test_logging_on_2026_only_for_requests_that_ask_for_it(served):
-    lines: list[tuple[str, str]] = []
-
-    async def on_log(params) -> None:
-        lines.append((params.level, params.data))
-
-    async with connect(served, "auto", logging_callback=on_log) as client:
-        assert client.protocol_version == "2026-07-28"
-        await client.call_tool("chatty", {})
-        await client.list_tools()  # a barrier, as in the test above (2026 has no ping)
-        assert lines == []  # no logLevel in _meta: no log messages at all
-    async with connect(served, "auto", logging_callback=on_log, log_level="warning") as client:
-        await client.call_tool("chatty", {})
-        await client.list_tools()
-        assert lines == [("warning", "a warning line"), ("error", "a error line")]
+    await check_logging_only_when_asked(functools.partial(connect, served, "auto"))
 
 
 @MODES
@@ -216,31 +200,13 @@ async def test_url_mode_elicitation(served, mode):
 
 @MODES
 async def test_sampling_and_roots_go_to_the_client(served, mode):
-    async def on_sample(context, params):
-        question = params.messages[0].content.text
-        return types.CreateMessageResult(
-            role="assistant",
-            content=types.TextContent(type="text", text=f"the model says: {question[::-1]}"),
-            model="test-model",
-        )
-
-    async def on_roots(context):
-        return types.ListRootsResult(roots=[types.Root(uri="file:///work/project", name="p")])
-
-    async with connect(
-        served, mode, sampling_callback=on_sample, list_roots_callback=on_roots
-    ) as client:
-        sampled = await client.call_tool("ask_model", {"question": "abc"})
-        assert sampled.content[0].text == "the model says: cba"
-        listed = await client.call_tool("roots", {})
-        assert listed.structured_content == {"result": ["file:///work/project"]}
+    async with connect(served, mode, **SAMPLING_AND_ROOTS) as client:
+        await check_sampling_and_roots(client)
 
 
 async def test_undeclared_client_features_are_a_clear_tool_error(served):
     async with connect(served, "legacy") as client:
-        result = await client.call_tool("ask_model", {"question": "x"})
-    assert result.is_error
-    assert "did not declare the 'sampling' capability" in result.content[0].text
+        await check_undeclared_sampling(client)
 
 
 async def test_cancelling_a_running_async_tool(served):

@@ -9,6 +9,7 @@ import pytest
 
 from ..conftest import MODES, connect, start_server
 from ..schema import validate
+from ..sdk_scenarios import check_add_and_echo, check_tool_errors, dump
 from ..waiting import OPEN_GET_STREAMS, until
 
 SETUP = '''
@@ -56,10 +57,6 @@ def served(kernel):
     return start_server(kernel, SETUP)
 
 
-def dump(model) -> dict:
-    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
-
-
 @MODES
 async def test_lists_what_the_cells_registered(served, mode):
     async with connect(served, mode) as client:
@@ -93,30 +90,15 @@ async def test_lists_what_the_cells_registered(served, mode):
 @MODES
 async def test_calls_tools_on_the_kernel_thread(served, mode):
     async with connect(served, mode) as client:
-        result = await client.call_tool("add", {"a": 2, "b": 5})
-        assert not result.is_error
-        assert result.content[0].text == "7"
-        assert result.structured_content == {"result": 7}
-        validate(dump(result), "CallToolResult")
+        await check_add_and_echo(client)
         where = await client.call_tool("where_am_i", {})
         assert where.content[0].text == "MainThread from-a-cell"
-        echoed = await client.call_tool("slow_echo", {"text": "hi"})
-        assert echoed.content[0].text == "HI"
 
 
 @MODES
 async def test_tool_errors_are_results_not_crashes(served, mode):
     async with connect(served, mode) as client:
-        bad_type = await client.call_tool("add", {"a": "seven"})
-        assert bad_type.is_error
-        assert "'a'" in bad_type.content[0].text
-        raised = await client.call_tool("explode", {"reason": "no"})
-        assert raised.is_error
-        assert "cannot do that: no" in raised.content[0].text
-        assert "Traceback" not in raised.content[0].text
-        with pytest.raises(Exception) as unknown:
-            await client.call_tool("nope", {})
-        assert getattr(unknown.value, "code", None) == types.INVALID_PARAMS
+        await check_tool_errors(client, Exception)
     # The traceback stays in the notebook.
     assert "ValueError" in served.kernel.eval("mcp.calls[-1].traceback")
 

@@ -8,6 +8,7 @@ chatty, ask_model, roots); these helpers hold the checks, so the two sides canno
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import mcp_types as types
@@ -51,13 +52,20 @@ async def check_tool_errors(client: Any, unknown_tool_error: type[BaseException]
 
 
 class Progress:
-    """A progress callback that keeps what it was told, in order."""
+    """A progress callback that keeps what it was told, in order; ``arrived`` is set by the
+    first notification (a test awaits it to know the call is under way)."""
 
     def __init__(self) -> None:
         self.seen: list[tuple[float, float | None, str | None]] = []
+        self.arrived = asyncio.Event()
+
+    @property
+    def messages(self) -> list[str | None]:
+        return [message for _, _, message in self.seen]
 
     async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
         self.seen.append((progress, total, message))
+        self.arrived.set()
 
 
 class LogLines:

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 from playwright.async_api import async_playwright, expect
@@ -205,42 +207,25 @@ def host(served: Served) -> Iterator[Host]:
     thread.join(10)
 
 
-async def test_a_per_call_view_shows_the_result_the_host_sends_it(
-    served: Served, host: Host, chromium: str
-):
+@dataclass
+class HostedView:
+    page: Any  # the host page
+    view: Any  # a frame locator for the view, inside the sandbox proxy's frame
+    errors: list[str] = field(default_factory=list)  # the page's uncaught errors
+
+
+@asynccontextmanager
+async def hosted_view(
+    served: Served, host: Host, chromium: str, tool: str, args: dict[str, Any], height: int
+) -> AsyncIterator[HostedView]:
+    """Chromium on the host page, which calls ``tool`` and renders its view.
+
+    On a failure, prints the host's log, the page's console and the kernel's calls.
+    """
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         try:
-            page = await browser.new_page(viewport={"width": 900, "height": 500})
-            await page.goto(host.url)
-            await page.wait_for_function("typeof window.startHost === 'function'")
-            options = {"tool": "power", "args": {"base": 3, "exponent": 4}}
-            await page.evaluate(
-                "options => { window.started = window.startHost(options) }",
-                {**options, "sandboxUrl": host.sandbox_url},
-            )
-            view = page.frame_locator("#sandbox").frame_locator("iframe")
-            root = view.locator("html")
-            await expect(root).to_have_attribute("data-mcp-notebook-results", "1", timeout=WAIT_MS)
-            # Read before the call, the document said "waiting"; the result's own rendering
-            # replaced it.
-            await expect(view.locator("#power")).to_have_text("3^4 = 81", timeout=WAIT_MS)
-            await expect(view.get_by_text("waiting for a result")).to_have_count(0)
-            log = await page.locator("#log").text_content()
-            assert "read ui://notebook/power" in (log or "")
-        finally:
-            await browser.close()
-
-
-async def test_a_widget_view_in_a_real_host_calls_the_kernel_and_shows_its_answer(
-    served: Served, host: Host, chromium: str
-):
-    ARTIFACTS.mkdir(exist_ok=True)
-    kernel = served.kernel
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        try:
-            page = await browser.new_page(viewport={"width": 900, "height": 700})
+            page = await browser.new_page(viewport={"width": 900, "height": height})
             errors: list[str] = []
             console: list[str] = []
             page.on("pageerror", lambda error: errors.append(str(error)))
@@ -249,44 +234,71 @@ async def test_a_widget_view_in_a_real_host_calls_the_kernel_and_shows_its_answe
             await page.wait_for_function("typeof window.startHost === 'function'")
             await page.evaluate(
                 "options => { window.started = window.startHost(options) }",
-                {"tool": "squares", "args": {}, "sandboxUrl": host.sandbox_url},
+                {"tool": tool, "args": args, "sandboxUrl": host.sandbox_url},
             )
             view = page.frame_locator("#sandbox").frame_locator("iframe")
-            # The view spoke the protocol: initialized, got the result, applied the theme.
-            await page.wait_for_function(
-                "window.hostState && window.hostState.result", timeout=WAIT_MS
-            )
-            root = view.locator("html")
-            await expect(root).to_have_attribute("data-mcp-notebook", "connected", timeout=WAIT_MS)
-            await expect(root).to_have_attribute("data-mcp-notebook-results", "1", timeout=WAIT_MS)
-            await expect(root).to_have_attribute("data-mcp-notebook-widgets", "rendered")
-            await expect(root).to_have_attribute("data-theme", "dark")
-            text_color = await root.evaluate(
-                "el => getComputedStyle(el).getPropertyValue('--color-text-primary').trim()"
-            )
-            assert text_color == "rgb(250, 250, 250)"
-            await page.wait_for_function("window.hostState.sizes.length > 0", timeout=WAIT_MS)
-            result = await page.evaluate("window.hostState.result")
-            assert "n: 3" in result["content"][0]["text"]  # the text a model would read
-
-            # The widgets, alive in the host: move the slider with the keyboard.
-            await expect(view.locator("#square")).to_have_text("9", timeout=WAIT_MS)
-            handle = view.locator(".noUi-handle")
-            await handle.focus()
-            for _ in range(4):
-                await handle.press("ArrowRight")
-            await expect(view.locator("#square")).to_have_text("49", timeout=WAIT_MS)
-            await page.screenshot(path=str(ARTIFACTS / "apps-host-widgets.png"))
-            assert not errors, errors
-        except BaseException:
-            log = await page.locator("#log").text_content()
-            print("host log:", log, "console:", *console, sep="\n")
-            print(
-                kernel.eval("[(c.target, c.arguments, c.status, repr(c.error)) for c in mcp.calls]")
-            )
-            raise
+            try:
+                yield HostedView(page, view, errors)
+            except BaseException:
+                log = await page.locator("#log").text_content()
+                print("host log:", log, "console:", *console, sep="\n")
+                print(
+                    served.kernel.eval(
+                        "[(c.target, c.arguments, c.status, repr(c.error)) for c in mcp.calls]"
+                    )
+                )
+                raise
         finally:
             await browser.close()
+
+
+async def test_a_per_call_view_shows_the_result_the_host_sends_it(
+    served: Served, host: Host, chromium: str
+):
+    args = {"base": 3, "exponent": 4}
+    async with hosted_view(served, host, chromium, "power", args, height=500) as hosted:
+        page, view = hosted.page, hosted.view
+        root = view.locator("html")
+        await expect(root).to_have_attribute("data-mcp-notebook-results", "1", timeout=WAIT_MS)
+        # Read before the call, the document said "waiting"; the result's own rendering
+        # replaced it.
+        await expect(view.locator("#power")).to_have_text("3^4 = 81", timeout=WAIT_MS)
+        await expect(view.get_by_text("waiting for a result")).to_have_count(0)
+        log = await page.locator("#log").text_content()
+        assert "read ui://notebook/power" in (log or "")
+
+
+async def test_a_widget_view_in_a_real_host_calls_the_kernel_and_shows_its_answer(
+    served: Served, host: Host, chromium: str
+):
+    ARTIFACTS.mkdir(exist_ok=True)
+    kernel = served.kernel
+    async with hosted_view(served, host, chromium, "squares", {}, height=700) as hosted:
+        page, view = hosted.page, hosted.view
+        # The view spoke the protocol: initialized, got the result, applied the theme.
+        await page.wait_for_function("window.hostState && window.hostState.result", timeout=WAIT_MS)
+        root = view.locator("html")
+        await expect(root).to_have_attribute("data-mcp-notebook", "connected", timeout=WAIT_MS)
+        await expect(root).to_have_attribute("data-mcp-notebook-results", "1", timeout=WAIT_MS)
+        await expect(root).to_have_attribute("data-mcp-notebook-widgets", "rendered")
+        await expect(root).to_have_attribute("data-theme", "dark")
+        text_color = await root.evaluate(
+            "el => getComputedStyle(el).getPropertyValue('--color-text-primary').trim()"
+        )
+        assert text_color == "rgb(250, 250, 250)"
+        await page.wait_for_function("window.hostState.sizes.length > 0", timeout=WAIT_MS)
+        result = await page.evaluate("window.hostState.result")
+        assert "n: 3" in result["content"][0]["text"]  # the text a model would read
+
+        # The widgets, alive in the host: move the slider with the keyboard.
+        await expect(view.locator("#square")).to_have_text("9", timeout=WAIT_MS)
+        handle = view.locator(".noUi-handle")
+        await handle.focus()
+        for _ in range(4):
+            await handle.press("ArrowRight")
+        await expect(view.locator("#square")).to_have_text("49", timeout=WAIT_MS)
+        await page.screenshot(path=str(ARTIFACTS / "apps-host-widgets.png"))
+        assert not hosted.errors, hosted.errors
 
     # The app-only tool ran in the kernel, recorded like any call, marked as from the view.
     assert kernel.eval("slider.value") == 7
@@ -303,47 +315,25 @@ async def test_an_anywidget_view_runs_its_esm_and_its_clicks_reach_the_kernel(
 ):
     ARTIFACTS.mkdir(exist_ok=True)
     kernel = served.kernel
-    async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        try:
-            page = await browser.new_page(viewport={"width": 900, "height": 500})
-            errors: list[str] = []
-            console: list[str] = []
-            page.on("pageerror", lambda error: errors.append(str(error)))
-            page.on("console", lambda message: console.append(message.text))
-            await page.goto(host.url)
-            await page.wait_for_function("typeof window.startHost === 'function'")
-            await page.evaluate(
-                "options => { window.started = window.startHost(options) }",
-                {"tool": "counter", "args": {}, "sandboxUrl": host.sandbox_url},
-            )
-            view = page.frame_locator("#sandbox").frame_locator("iframe")
-            root = view.locator("html")
-            await expect(root).to_have_attribute("data-mcp-notebook-results", "1", timeout=WAIT_MS)
-            # The widget's own ESM rendered it, under the host's restrictive CSP.
-            add = view.locator("#add")
-            await expect(add).to_have_text("count is 0", timeout=WAIT_MS)
-            assert await add.evaluate("el => getComputedStyle(el).fontWeight") == "700"  # _css
-            await add.click()
-            await expect(view.locator("#said")).to_have_text("the kernel saw 1", timeout=WAIT_MS)
-            await add.click()
-            await expect(view.locator("#said")).to_have_text("the kernel saw 2", timeout=WAIT_MS)
-            await expect(add).to_have_text("count is 2")
-            await page.screenshot(path=str(ARTIFACTS / "apps-host-anywidget.png"))
-            # A custom message (model.send) reaches the widget's on_msg handler.
-            await view.locator("#reset").click()
-            await expect(add).to_have_text("count is 0", timeout=WAIT_MS)
-            await expect(view.locator("#said")).to_have_text("the kernel saw 0")
-            assert not errors, errors
-        except BaseException:
-            log = await page.locator("#log").text_content()
-            print("host log:", log, "console:", *console, sep="\n")
-            print(
-                kernel.eval("[(c.target, c.arguments, c.status, repr(c.error)) for c in mcp.calls]")
-            )
-            raise
-        finally:
-            await browser.close()
+    async with hosted_view(served, host, chromium, "counter", {}, height=500) as hosted:
+        page, view = hosted.page, hosted.view
+        root = view.locator("html")
+        await expect(root).to_have_attribute("data-mcp-notebook-results", "1", timeout=WAIT_MS)
+        # The widget's own ESM rendered it, under the host's restrictive CSP.
+        add = view.locator("#add")
+        await expect(add).to_have_text("count is 0", timeout=WAIT_MS)
+        assert await add.evaluate("el => getComputedStyle(el).fontWeight") == "700"  # _css
+        await add.click()
+        await expect(view.locator("#said")).to_have_text("the kernel saw 1", timeout=WAIT_MS)
+        await add.click()
+        await expect(view.locator("#said")).to_have_text("the kernel saw 2", timeout=WAIT_MS)
+        await expect(add).to_have_text("count is 2")
+        await page.screenshot(path=str(ARTIFACTS / "apps-host-anywidget.png"))
+        # A custom message (model.send) reaches the widget's on_msg handler.
+        await view.locator("#reset").click()
+        await expect(add).to_have_text("count is 0", timeout=WAIT_MS)
+        await expect(view.locator("#said")).to_have_text("the kernel saw 0")
+        assert not hosted.errors, hosted.errors
 
     assert kernel.eval("(counter.count, counter.said)") == (0, "the kernel saw 0")
     calls = kernel.eval(

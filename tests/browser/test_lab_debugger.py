@@ -13,6 +13,7 @@ import nbformat
 from playwright.async_api import async_playwright, expect
 
 from ..conftest import Served, connect
+from ..sdk_scenarios import Progress
 from .conftest import ARTIFACTS, CHROMIUM_ARGS, Lab
 from .test_lab_confirmations import WAIT_MS, run_all_cells
 
@@ -45,16 +46,6 @@ async def discovered(lab: Lab, timeout: float = 60) -> Served:
             return Served(kernel=None, url=record["url"], token=record["token"])
         await asyncio.sleep(0.2)
     raise AssertionError("the notebook's server wrote no discovery file")
-
-
-class Progress:
-    def __init__(self) -> None:
-        self.messages: list[str | None] = []
-        self.arrived = asyncio.Event()
-
-    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
-        self.messages.append(message)
-        self.arrived.set()
 
 
 async def test_the_debugger_panel_stops_an_agents_call(lab: Lab, chromium: str):

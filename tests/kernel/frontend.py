@@ -119,6 +119,10 @@ class Frontend:
     def children(self, model_id: str) -> list[str]:
         return [c.removeprefix(PREFIX) for c in self.state(model_id).get("children", [])]
 
+    def labels(self, select_id: str) -> list[str]:
+        """A Select's option labels as a person reads them (no-break spaces as spaces)."""
+        return [label.replace("\u00a0", " ") for label in self.state(select_id)["_options_labels"]]
+
     def one(self, model: str | None = None, css: str | None = None) -> str:
         found = self.find(model, css)
         assert len(found) == 1, f"{len(found)} open {model or ''} models with class {css}"
@@ -158,6 +162,13 @@ class Frontend:
             if time.monotonic() > deadline:
                 raise AssertionError(f"timed out waiting for {check}")
             await asyncio.sleep(0.05)
+
+    def open_monitor(self, kernel: Any) -> str:
+        """Runs ``%mcp monitor`` in ``kernel``; the new monitor's box (a VBox)."""
+        before = set(self.find("VBox", "mcp-monitor"))
+        kernel.run("%mcp monitor")
+        (box,) = self.new("VBox", "mcp-monitor", before)
+        return box
 
     # -- to the kernel -----------------------------------------------------------------
     def _send(self, kind: str, content: dict[str, Any]) -> None:

@@ -13,6 +13,7 @@ import queue
 import pytest
 
 from ..conftest import connect, start_server
+from ..sdk_scenarios import Progress
 from ..waiting import wait_until
 from .debugging import Debugger
 from .frontend import Frontend
@@ -60,24 +61,7 @@ def served(kernel, frontend):
 @pytest.fixture(scope="module")
 def table(served, frontend):
     """The call table of a monitor opened with %mcp monitor."""
-    before = set(frontend.find("VBox", "mcp-monitor"))
-    served.kernel.run("%mcp monitor")
-    (box,) = frontend.new("VBox", "mcp-monitor", before)
-    return frontend.children(box)[3]
-
-
-def rows(frontend: Frontend, table: str) -> list[str]:
-    return [r.replace("\u00a0", " ") for r in frontend.state(table)["_options_labels"]]
-
-
-class Progress:
-    def __init__(self) -> None:
-        self.messages: list[str | None] = []
-        self.arrived = asyncio.Event()
-
-    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
-        self.messages.append(message)
-        self.arrived.set()
+    return frontend.children(frontend.open_monitor(served.kernel))[3]
 
 
 @pytest.fixture(scope="module")
@@ -185,7 +169,7 @@ async def test_mcp_break_when_stops_only_the_matching_call(served, debugger, fro
         await frontend.until(
             lambda: any(
                 '{"n":20}' in row and row.endswith("paused in the debugger")
-                for row in rows(frontend, table)
+                for row in frontend.labels(table)
             )
         )
         async with connect(served, "legacy") as other:
@@ -198,7 +182,7 @@ async def test_mcp_break_when_stops_only_the_matching_call(served, debugger, fro
         again = await asyncio.wait_for(agent.call_tool("scaled", {"n": 30}), 30)
         assert again.content[0].text == "60"
     assert served.kernel.eval("[c.paused for c in mcp.calls][-3:]") == [False] * 3
-    await frontend.until(lambda: rows(frontend, table)[1].endswith("done"))
+    await frontend.until(lambda: frontend.labels(table)[1].endswith("done"))
 
 
 def test_a_paused_call_is_a_task_for_a_task_capable_client(served, debugger):

@@ -77,9 +77,7 @@ def served(kernel, frontend):
 @pytest.fixture(scope="module")
 def monitor(served, frontend):
     """One monitor, opened with %mcp monitor; its parts by the role they play."""
-    before = set(frontend.find("VBox", "mcp-monitor"))
-    served.kernel.run("%mcp monitor")
-    (box,) = frontend.new("VBox", "mcp-monitor", before)
+    box = frontend.open_monitor(served.kernel)
     parts = frontend.children(box)
     header, pending, _, table, insert, detail, _, output, trace, tasks, pause = parts
     button, note = frontend.children(insert)
@@ -90,8 +88,7 @@ def monitor(served, frontend):
 
 
 def labels(frontend: Frontend, monitor: dict) -> list[str]:
-    state = frontend.state(monitor["table"])
-    return [label.replace("\u00a0", " ") for label in state["_options_labels"]]
+    return frontend.labels(monitor["table"])
 
 
 async def select_newest(frontend: Frontend, monitor: dict, needle: str) -> dict:

@@ -19,6 +19,7 @@ from mcp.client import Client
 
 from ..conftest import MODES, connect, start_server
 from ..schema import validate_notification, validate_reply
+from ..sdk_scenarios import Progress
 from ..stdio import module_params
 from .frontend import Frontend
 from .test_http_raw import PROTOCOL, Endpoint, next_sse_event, wait_for_output
@@ -82,10 +83,7 @@ def served(kernel, frontend):
 @pytest.fixture(scope="module")
 def table(served, frontend):
     """The call table of a monitor opened with %mcp monitor."""
-    before = set(frontend.find("VBox", "mcp-monitor"))
-    served.kernel.run("%mcp monitor")
-    (box,) = frontend.new("VBox", "mcp-monitor", before)
-    return frontend.children(box)[3]
+    return frontend.children(frontend.open_monitor(served.kernel))[3]
 
 
 @pytest.fixture
@@ -93,20 +91,6 @@ def held(served, tmp_path):
     cell = HeldKernel(served.kernel, tmp_path)
     yield cell
     cell.finish()
-
-
-def rows(frontend: Frontend, table: str) -> list[str]:
-    return [r.replace("\u00a0", " ") for r in frontend.state(table)["_options_labels"]]
-
-
-class Progress:
-    def __init__(self) -> None:
-        self.seen: list[tuple[float, float | None, str | None]] = []
-        self.arrived = asyncio.Event()
-
-    async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
-        self.seen.append((progress, total, message))
-        self.arrived.set()
 
 
 @MODES
@@ -123,14 +107,14 @@ async def test_a_call_behind_a_running_cell_reports_progress_then_runs(
         assert progress.seen[0][2] == f"waiting for the running cell [{held.number}]"
         # The monitor shows it while the cell runs (rendered off the busy kernel loop).
         queued = f"queued behind cell [{held.number}]"
-        await frontend.until(lambda: any(r.endswith(queued) for r in rows(frontend, table)))
+        await frontend.until(lambda: any(r.endswith(queued) for r in frontend.labels(table)))
         held.release()
         result = await asyncio.wait_for(call, 30)
     assert result.content[0].text == "5"
     assert all(message == progress.seen[0][2] for _, _, message in progress.seen)
     record = served.kernel.eval("[(c.status, c.behind) for c in mcp.calls][-1]")
     assert record == ("done", f"cell [{held.number}]")
-    await frontend.until(lambda: rows(frontend, table)[0].endswith("done"))
+    await frontend.until(lambda: frontend.labels(table)[0].endswith("done"))
 
 
 @MODES

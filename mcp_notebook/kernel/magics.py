@@ -1,4 +1,5 @@
-"""``%mcp start|stop|status|list|config|monitor|confirm|debug|trace|history|tasks|break``."""
+"""``%mcp start|stop|status|list|config|monitor|confirm|debug|trace|history|tasks|record|
+export|break|unbreak``."""
 
 from __future__ import annotations
 

@@ -24,6 +24,27 @@ _ids = itertools.count(1)
 CAPS = {"elicitation": {}, "sampling": {}, "roots": {}}
 
 
+def ask_request(number: int, **params: Any) -> dict:
+    """A 2026-07-28 ``tools/call`` of the ``ask`` tool, with ``params`` beside its name."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": CAPS,
+    }
+    return {
+        "jsonrpc": "2.0",
+        "id": number,
+        "method": "tools/call",
+        "params": {"name": "ask", **params, "_meta": meta},
+    }
+
+
+async def modern_call(server: Server, message: dict) -> dict:
+    """``message`` through ``server`` as a 2026-07-28 request; its reply, to its id."""
+    reply = await server.handle(message, modern.open_request(message))
+    assert reply is not None and reply["id"] == message["id"]
+    return reply
+
+
 def make() -> tuple[Server, list[Any]]:
     app = NotebookMCP()
     got: list[Any] = []
@@ -107,18 +128,7 @@ async def test_a_bad_elicitation_answer_is_a_precise_error_on_the_handshake_era(
 @pytest.mark.parametrize(("answer", "problem"), BAD_ELICIT)
 async def test_a_bad_elicitation_answer_is_a_precise_error_on_2026(answer, problem):
     server, got = make()
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientCapabilities": CAPS,
-    }
-    message = {
-        "jsonrpc": "2.0",
-        "id": 9,
-        "method": "tools/call",
-        "params": {"name": "ask", "inputResponses": {"name": answer}, "_meta": meta},
-    }
-    reply = await server.handle(message, modern.open_request(message))
-    assert reply is not None and reply["id"] == 9
+    reply = await modern_call(server, ask_request(9, inputResponses={"name": answer}))
     assert reply["error"]["code"] == -32602
     assert reply["error"]["message"].endswith(f"elicitation/create: {problem}")
     assert got == []
@@ -171,38 +181,24 @@ async def test_calls_waiting_for_input_are_bounded_and_the_refused_one_stops():
     server = Server(app.registry, name="t", version="1")
     server.continuations.limit = 3
 
-    def request(number: int, **params: Any) -> dict:
-        meta = {
-            "io.modelcontextprotocol/protocolVersion": MODERN,
-            "io.modelcontextprotocol/clientCapabilities": CAPS,
-        }
-        return {
-            "jsonrpc": "2.0",
-            "id": number,
-            "method": "tools/call",
-            "params": {"name": "ask", **params, "_meta": meta},
-        }
-
-    async def call(message: dict) -> dict:
-        reply = await server.handle(message, modern.open_request(message))
-        assert reply is not None and reply["id"] == message["id"]
-        return reply
-
-    states = [(await call(request(n)))["result"]["requestState"] for n in range(3)]
-    refused = await call(request(3))
+    states = [
+        (await modern_call(server, ask_request(n)))["result"]["requestState"] for n in range(3)
+    ]
+    refused = await modern_call(server, ask_request(3))
     assert refused["error"]["code"] == -32000
     assert "Too many calls wait for input (3)" in refused["error"]["message"]
     await until(lambda: ended == ["cancelled"], "the refused call's tool stopped")
     assert [record.status for record in server.calls][-1] == "error"
-    answered = await call(
-        request(
+    answered = await modern_call(
+        server,
+        ask_request(
             4,
             requestState=states[0],
             inputResponses={"name": {"action": "accept", "content": {"n": "Ada"}}},
-        )
+        ),
     )
     assert answered["result"]["content"][0]["text"] == "{'n': 'Ada'}"  # the kept ones still work
-    again = await call(request(5))
+    again = await modern_call(server, ask_request(5))
     assert again["result"]["resultType"] == "input_required"  # a place is free again
 
 
@@ -282,33 +278,18 @@ def _events(response: Any) -> Any:
 async def test_answers_to_questions_never_asked_do_not_pile_up_across_retries():
     server, _ = make()
 
-    def request(number: int, **params: Any) -> dict:
-        meta = {
-            "io.modelcontextprotocol/protocolVersion": MODERN,
-            "io.modelcontextprotocol/clientCapabilities": CAPS,
-        }
-        return {
-            "jsonrpc": "2.0",
-            "id": number,
-            "method": "tools/call",
-            "params": {"name": "ask", **params, "_meta": meta},
-        }
-
-    async def call(message: dict) -> dict:
-        reply = await server.handle(message, modern.open_request(message))
-        assert reply is not None and reply["id"] == message["id"]
-        return reply
-
-    state = (await call(request(0)))["result"]["requestState"]
+    state = (await modern_call(server, ask_request(0)))["result"]["requestState"]
     for number in range(1, 21):  # never the one answer asked for, 50 others each time
         junk = {f"other-{number}-{k}": {"action": "decline"} for k in range(50)}
-        reply = await call(request(number, requestState=state, inputResponses=junk))
+        reply = await modern_call(
+            server, ask_request(number, requestState=state, inputResponses=junk)
+        )
         assert list(reply["result"]["inputRequests"]) == ["name"]
         state = reply["result"]["requestState"]
     (waiting,) = server.continuations._waiting.values()
     assert len(waiting.asker.responses) == 50  # the last retry's, not 1,000
-    done = await call(
-        request(21, requestState=state, inputResponses={"name": {"action": "accept"}})
+    done = await modern_call(
+        server, ask_request(21, requestState=state, inputResponses={"name": {"action": "accept"}})
     )
     assert done["result"]["content"][0]["text"] == "accept"
 

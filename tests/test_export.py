@@ -27,6 +27,7 @@ from mcp_notebook.export.package import ExportFailed, export_notebook, package_n
 from mcp_notebook.export.runtime import asgi_app, exported_app
 
 from .conftest import MODES
+from .export.messages import INITIALIZE
 from .export.notebooks import helper_notebook
 from .waiting import wait_until
 
@@ -306,29 +307,17 @@ async def _post(asgi_server: Served, body: Any, **headers: str) -> httpx2.Respon
         return await http.post(asgi_server.url, json=body, headers={**base, **headers})
 
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "raw", "version": "1"},
-    },
-}
-
-
 async def test_the_security_defaults_hold(asgi_server):
-    rebound = await _post(asgi_server, INIT, Host="evil.example")
+    rebound = await _post(asgi_server, INITIALIZE, Host="evil.example")
     assert rebound.status_code == 403
-    page = await _post(asgi_server, INIT, Origin="https://evil.example")
+    page = await _post(asgi_server, INITIALIZE, Origin="https://evil.example")
     assert page.status_code == 403
-    anonymous = await _post(asgi_server, INIT, Authorization="")
+    anonymous = await _post(asgi_server, INITIALIZE, Authorization="")
     assert anonymous.status_code == 401
     assert anonymous.headers["WWW-Authenticate"].startswith("Bearer")
-    wrong = await _post(asgi_server, INIT, Authorization="Bearer nope")
+    wrong = await _post(asgi_server, INITIALIZE, Authorization="Bearer nope")
     assert wrong.status_code == 401
-    ok = await _post(asgi_server, INIT)
+    ok = await _post(asgi_server, INITIALIZE)
     assert ok.status_code == 200 and ok.headers["Mcp-Session-Id"]
 
 
@@ -379,7 +368,7 @@ async def test_a_2026_request_with_a_header_that_disagrees_is_refused(asgi_serve
 async def test_a_client_that_takes_no_sse_is_not_left_waiting_for_a_question(asgi_server):
     """A confirmation is asked on the call's stream; a JSON-only client has none (and no GET
     stream here), so the call is denied at once instead of waiting out the timeout."""
-    init = {**INIT, "params": {**INIT["params"], "capabilities": {"elicitation": {}}}}
+    init = {**INITIALIZE, "params": {**INITIALIZE["params"], "capabilities": {"elicitation": {}}}}
     opened = await _post(asgi_server, init)
     session = {"Mcp-Session-Id": opened.headers["Mcp-Session-Id"], "Accept": "application/json"}
     await _post(asgi_server, {"jsonrpc": "2.0", "method": "notifications/initialized"}, **session)

@@ -21,21 +21,11 @@ from mcp_notebook.export.runtime import exported_app, server_of
 from mcp_notebook.transports.asgi import McpAsgiApp
 from mcp_notebook.transports.settings import Limits
 
+from .export.messages import INITIALIZE
 from .waiting import until, wait_until
 
 TOKEN = "hostile-test-token"
-INIT = json.dumps(
-    {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"},
-        },
-    }
-).encode()
+INIT = json.dumps(INITIALIZE).encode()
 
 
 def make_app(limits: Limits | None = None) -> McpAsgiApp:

@@ -46,13 +46,6 @@ def wipe() -> str:
 
 
 @pytest.fixture(scope="module")
-def frontend(kernel):
-    front = Frontend(kernel)  # before anything is displayed: it learns every widget
-    yield front
-    front.close()
-
-
-@pytest.fixture(scope="module")
 def served(kernel, frontend):
     return start_server(kernel, SETUP)
 

@@ -16,7 +16,6 @@ from ..conftest import connect, start_server
 from ..sdk_scenarios import Progress
 from ..waiting import wait_until
 from .debugging import Debugger
-from .frontend import Frontend
 from .test_tasks import Tasks
 
 SETUP = '''
@@ -42,13 +41,6 @@ def scaled(n: int, factor: int = 2) -> int:
     return product
 '''
 PRODUCT_LINE = 4  # the tool's first line: `product = n * factor`
-
-
-@pytest.fixture(scope="module")
-def frontend(kernel):
-    front = Frontend(kernel)
-    yield front
-    front.close()
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,6 @@ from mcp_notebook.protocol.dispatcher_tools import CALL_TOOL, CAPABILITY, LIST_T
 from ..conftest import MODES, connect, start_server
 from ..schema import validate, validate_reply
 from ..stdio import module_params
-from .frontend import Frontend
 
 NAME = "dispatching"
 VERSION = {"legacy": "2025-11-25", "auto": "2026-07-28"}
@@ -56,13 +55,6 @@ def new_tool(name: str) -> str:
         f"    print('greeting', who)\n"
         f"    return {{'greeting': 'Hello, ' + who + '!'}}\n"
     )
-
-
-@pytest.fixture(scope="module")
-def frontend(kernel):
-    front = Frontend(kernel)  # before anything is displayed: it learns every widget
-    yield front
-    front.close()
 
 
 @pytest.fixture(scope="module")

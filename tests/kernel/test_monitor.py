@@ -63,13 +63,6 @@ def add(a: int, b: int) -> int:
 
 
 @pytest.fixture(scope="module")
-def frontend(kernel):
-    front = Frontend(kernel)
-    yield front
-    front.close()
-
-
-@pytest.fixture(scope="module")
 def served(kernel, frontend):
     return start_server(kernel, SETUP)
 

@@ -21,7 +21,6 @@ from ..conftest import MODES, connect, start_server
 from ..schema import validate_notification, validate_reply
 from ..sdk_scenarios import Progress
 from ..stdio import module_params
-from .frontend import Frontend
 from .test_http_raw import PROTOCOL, Endpoint, next_sse_event, wait_for_output
 
 SETUP = '''
@@ -66,13 +65,6 @@ class HeldKernel:
         self.release()
         # The kernel runs requests in order: this one is answered once the cell ended.
         assert self.kernel.eval(f"_os.path.exists({str(self.path)!r})") is True
-
-
-@pytest.fixture(scope="module")
-def frontend(kernel):
-    front = Frontend(kernel)
-    yield front
-    front.close()
 
 
 @pytest.fixture(scope="module")

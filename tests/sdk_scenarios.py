@@ -51,6 +51,27 @@ async def check_tool_errors(client: Any, unknown_tool_error: type[BaseException]
     assert getattr(unknown.value, "code", None) == types.INVALID_PARAMS
 
 
+async def check_template_missing_resource_and_prompt(
+    client: Any, mode: str, missing_uri: str, error: type[BaseException]
+) -> None:
+    """A template's resource, a missing resource's era-specific error, a prompt and its
+    required argument. ``error`` is what the client raises for a JSON-RPC error."""
+    note = await client.read_resource("notes://monday")
+    assert note.contents[0].text == "notes for monday"
+    with pytest.raises(error) as missing:
+        await client.read_resource(missing_uri)
+    # Resource not found: -32002 until 2025-11-25, Invalid Params (-32602) since.
+    assert getattr(missing.value, "code", None) == {"legacy": -32002, "auto": -32602}[mode]
+    assert missing.value.error.data == {"uri": missing_uri}  # type: ignore[attr-defined]
+    prompt = await client.get_prompt("summarize", {"topic": "cats"})
+    assert prompt.messages[0].content.text == "Summarize cats in 3 bullet points."
+    validate(dump(prompt), "GetPromptResult")
+    with pytest.raises(error) as no_topic:
+        await client.get_prompt("summarize", {})
+    assert getattr(no_topic.value, "code", None) == types.INVALID_PARAMS
+    assert "topic" in no_topic.value.error.message  # type: ignore[attr-defined]
+
+
 class Progress:
     """A progress callback that keeps what it was told, in order; ``arrived`` is set by the
     first notification (a test awaits it to know the call is under way)."""

@@ -31,6 +31,7 @@ from .sdk_scenarios import (
     check_add_and_echo,
     check_logging_only_when_asked,
     check_sampling_and_roots,
+    check_template_missing_resource_and_prompt,
     check_tool_errors,
     check_undeclared_sampling,
     dump,
@@ -198,20 +199,7 @@ async def test_reads_resources_gets_prompts_and_completes(server, mode):
     async with connect(server, mode) as client:
         read = await client.read_resource("memo://sales")
         assert read.contents[0].text.splitlines() == ["north,120", "south,80"]
-        note = await client.read_resource("notes://monday")
-        assert note.contents[0].text == "notes for monday"
-        with pytest.raises(MCPError) as missing:
-            await client.read_resource("memo://nothing")
-        # Resource not found: -32002 until 2025-11-25, Invalid Params (-32602) since.
-        assert missing.value.code == {"legacy": -32002, "auto": -32602}[mode]
-        assert missing.value.error.data == {"uri": "memo://nothing"}
-        prompt = await client.get_prompt("summarize", {"topic": "cats"})
-        assert prompt.messages[0].content.text == "Summarize cats in 3 bullet points."
-        validate(dump(prompt), "GetPromptResult")
-        with pytest.raises(MCPError) as no_topic:
-            await client.get_prompt("summarize", {})
-        assert no_topic.value.code == types.INVALID_PARAMS
-        assert "topic" in no_topic.value.error.message
+        await check_template_missing_resource_and_prompt(client, mode, "memo://nothing", MCPError)
         days = await client.complete(
             types.ResourceTemplateReference(type="ref/resource", uri="notes://{day}"),
             {"name": "day", "value": "m"},

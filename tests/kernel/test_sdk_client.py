@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import asyncio
 
-import mcp_types as types
 import pytest
 
 from ..conftest import MODES, connect, start_server
 from ..schema import validate
-from ..sdk_scenarios import check_add_and_echo, check_tool_errors, dump
+from ..sdk_scenarios import (
+    check_add_and_echo,
+    check_template_missing_resource_and_prompt,
+    check_tool_errors,
+    dump,
+)
 from ..waiting import OPEN_GET_STREAMS, until
 
 SETUP = '''
@@ -108,20 +112,7 @@ async def test_reads_resources_and_gets_prompts(served, mode):
     async with connect(served, mode) as client:
         read = await client.read_resource("df://sales")
         assert read.contents[0].text.splitlines() == ["region,units", "north,120", "south,80"]
-        note = await client.read_resource("notes://monday")
-        assert note.contents[0].text == "notes for monday"
-        with pytest.raises(Exception) as missing:
-            await client.read_resource("df://nothing")
-        # Resource not found: -32002 until 2025-11-25, Invalid Params (-32602) since.
-        assert missing.value.code == {"legacy": -32002, "auto": -32602}[mode]
-        assert missing.value.error.data == {"uri": "df://nothing"}
-        prompt = await client.get_prompt("summarize", {"topic": "cats"})
-        assert prompt.messages[0].content.text == "Summarize cats in 3 bullet points."
-        validate(dump(prompt), "GetPromptResult")
-        with pytest.raises(Exception) as no_topic:
-            await client.get_prompt("summarize", {})
-        assert no_topic.value.code == types.INVALID_PARAMS
-        assert "topic" in no_topic.value.error.message
+        await check_template_missing_resource_and_prompt(client, mode, "df://nothing", Exception)
 
 
 @MODES

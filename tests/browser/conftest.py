@@ -14,6 +14,8 @@ tests/kernel/test_confirmations.py.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import shutil
 import socket
@@ -27,9 +29,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from .. import portable
+from ..conftest import Served
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -95,6 +99,28 @@ class Lab:
             return f"{self.url}/notebooks/{path}?token={self.token}"
         where = f"/workspaces/{workspace}" if workspace else ""
         return f"{self.url}/lab{where}/tree/{path}?token={self.token}"
+
+    def write_notebook(self, name: str, cells: list[str]) -> str:
+        """``NAME.ipynb`` in the server's root, of these code cells, on the python3 kernel."""
+        notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+        notebook.metadata["kernelspec"] = {
+            "name": "python3",
+            "display_name": "Python 3 (ipykernel)",
+            "language": "python",
+        }
+        nbformat.write(notebook, self.root / f"{name}.ipynb")
+        return f"{name}.ipynb"
+
+    async def discovered(self, name: str, timeout: float = 60) -> Served:
+        """The URL and token that notebook ``name``'s server wrote to its discovery file
+        (a ``Served`` without a kernel)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for path in (self.runtime / "mcp_notebook").glob(f"{name}-*.json"):
+                record = json.loads(path.read_text())
+                return Served(kernel=None, url=record["url"], token=record["token"])
+            await asyncio.sleep(0.2)
+        raise AssertionError("the notebook's server wrote no discovery file")
 
 
 def _free_port() -> int:

@@ -5,14 +5,12 @@ result."""
 from __future__ import annotations
 
 import asyncio
-import json
 import re
-import time
 from pathlib import Path
 
 from playwright.async_api import Page, async_playwright, expect
 
-from ..conftest import Served, connect
+from ..conftest import connect
 from .conftest import ARTIFACTS, CHROMIUM_ARGS, Lab
 
 WAIT_MS = 60_000
@@ -37,17 +35,6 @@ async def run_all_cells(page: Page, lab: Lab) -> None:
     await page.locator(".lm-Menu-item", has_text=re.compile(r"^Run All Cells")).click()
 
 
-async def discovered(lab: Lab, timeout: float = 60) -> Served:
-    """The URL and token the notebook's server wrote to its discovery file."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for path in (lab.runtime / "mcp_notebook").glob("confirmations-*.json"):
-            record = json.loads(path.read_text())
-            return Served(kernel=None, url=record["url"], token=record["token"])
-        await asyncio.sleep(0.2)
-    raise AssertionError("the notebook's server wrote no discovery file")
-
-
 async def test_approve_in_the_page_and_the_client_gets_the_result(front_end: Lab, chromium: str):
     lab, shot = front_end, f"{front_end.app}-" if front_end.app != "lab" else ""
     ARTIFACTS.mkdir(exist_ok=True)
@@ -59,7 +46,7 @@ async def test_approve_in_the_page_and_the_client_gets_the_result(front_end: Lab
             await run_all_cells(page, lab)
             monitor = page.locator(".mcp-monitor").first
             await monitor.wait_for(timeout=WAIT_MS)
-            served = await discovered(lab)
+            served = await lab.discovered("confirmations")
             async with connect(served, "legacy") as client:
                 arguments = {"table": "orders", "status": "cancelled"}
                 call = asyncio.ensure_future(client.call_tool("drop_rows", arguments))

@@ -5,14 +5,11 @@ sent, and the client gets its result once Continue is clicked in the panel."""
 from __future__ import annotations
 
 import asyncio
-import json
 import re
-import time
 
-import nbformat
 from playwright.async_api import async_playwright, expect
 
-from ..conftest import Served, connect
+from ..conftest import connect
 from ..sdk_scenarios import Progress
 from .conftest import ARTIFACTS, CHROMIUM_ARGS, Lab
 from .test_lab_confirmations import WAIT_MS, run_all_cells
@@ -28,24 +25,7 @@ def shout(word: str) -> str:
 
 def write_notebook(lab: Lab) -> str:
     cells = ["%load_ext mcp_notebook", TOOL, "%mcp start", "%mcp break shout"]
-    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
-    notebook.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3 (ipykernel)",
-        "language": "python",
-    }
-    nbformat.write(notebook, lab.root / "debugging.ipynb")
-    return "debugging.ipynb"
-
-
-async def discovered(lab: Lab, timeout: float = 60) -> Served:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for path in (lab.runtime / "mcp_notebook").glob("debugging-*.json"):
-            record = json.loads(path.read_text())
-            return Served(kernel=None, url=record["url"], token=record["token"])
-        await asyncio.sleep(0.2)
-    raise AssertionError("the notebook's server wrote no discovery file")
+    return lab.write_notebook("debugging", cells)
 
 
 async def test_the_debugger_panel_stops_an_agents_call(lab: Lab, chromium: str):
@@ -71,7 +51,7 @@ async def test_the_debugger_panel_stops_an_agents_call(lab: Lab, chromium: str):
             await bug.click()
             await expect(bug).to_have_attribute("aria-pressed", "true", timeout=WAIT_MS)
             await run_all_cells(page, lab)
-            served = await discovered(lab)
+            served = await lab.discovered("debugging")
             await page.get_by_text(re.compile(r"\(ipykernel\) \| Idle")).wait_for(timeout=WAIT_MS)
 
             progress = Progress()

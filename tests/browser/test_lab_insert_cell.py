@@ -15,7 +15,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
-import nbformat
 from jupyter_client import BlockingKernelClient
 from playwright.async_api import Locator, Page, async_playwright, expect
 
@@ -66,24 +65,7 @@ INDICES = """() => {
 
 def write_notebook(lab: Lab, name: str) -> str:
     cells = ["%load_ext mcp_notebook", TOOL, "%mcp start", "%mcp monitor"]
-    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
-    notebook.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3 (ipykernel)",
-        "language": "python",
-    }
-    nbformat.write(notebook, lab.root / f"{name}.ipynb")
-    return f"{name}.ipynb"
-
-
-async def discovered(lab: Lab, name: str, timeout: float = 60) -> Served:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for path in (lab.runtime / "mcp_notebook").glob(f"{name}-*.json"):
-            record = json.loads(path.read_text())
-            return Served(kernel=None, url=record["url"], token=record["token"])
-        await asyncio.sleep(0.2)
-    raise AssertionError("the notebook's server wrote no discovery file")
+    return lab.write_notebook(name, cells)
 
 
 async def until_answers(agent, count: int, timeout: float = 60) -> list[dict]:
@@ -110,7 +92,7 @@ async def call_and_select(page: Page, lab: Lab, name: str) -> tuple[Locator, Ser
     """An agent's call, selected in the monitor; the monitor, the server, the result."""
     monitor = page.locator(".mcp-monitor").first
     await monitor.wait_for(timeout=WAIT_MS)
-    served = await discovered(lab, name)
+    served = await lab.discovered(name)
     await kernel_idle(page, lab)
     async with connect(served, "legacy") as agent:
         result = await agent.call_tool("days_between", ARGUMENTS)

@@ -70,7 +70,9 @@ if not __import__("mcp_notebook").mcp.running:
     __import__("mcp_notebook").mcp.start()
 """
 # With --watch, before each code cell: remember what was registered (kernel/reloading.py).
-_MARK = '__import__("mcp_notebook.kernel.reloading").kernel.reloading.reloads.mark({index})'
+_MARK = '__import__("mcp_notebook.kernel.reloading").kernel.reloading.reloads.mark({args})'
+# In the kernel's private folder: the reload run serve --watch interrupts (runinterrupts.py).
+_INTERRUPT_REQUEST = "interrupt-request"
 _ADDRESS = {
     "url": '__import__("mcp_notebook").mcp.url',
     "token": '__import__("mcp_notebook").mcp.token',
@@ -224,12 +226,17 @@ class NotebookKernel:
             options["token"] = self.options.token
         return options
 
-    def run_cell(self, index: int, cell: CodeCell, *, stop_on_error: bool = True) -> None:
+    def run_cell(
+        self, index: int, cell: CodeCell, *, stop_on_error: bool = True, run: str | None = None
+    ) -> None:
         """Execute code cell ``index`` of the notebook once the start is over (``serve
-        --watch``): ``NotebookError`` if it fails, :class:`Stopped` once serve stops."""
+        --watch``): ``NotebookError`` if it fails, :class:`Stopped` once serve stops.
+        ``run``: the token that ``interrupt(run)`` names to stop this cell only."""
         with self._lock:
             self._check_started()
-            self._run_cell(index, cell, f"cell {cell.number}", stop_on_error=stop_on_error)
+            self._run_cell(
+                index, cell, f"cell {cell.number}", stop_on_error=stop_on_error, run=run
+            )
 
     def run_own(self, code: str, expressions: dict[str, str] | None = None) -> dict[str, Any]:
         """Run code of ours, not the notebook's, once the start is over: kept out of the
@@ -238,12 +245,17 @@ class NotebookKernel:
             self._check_started()
             return self._execute(code, "mcp-notebook", expressions, store_history=False)
 
-    def interrupt(self) -> None:
+    def interrupt(self, run: str | None = None) -> None:
         """Interrupt the cell running now, from any thread (as Kernel > Interrupt does):
-        it fails with KeyboardInterrupt; the kernel goes on."""
-        manager = self.manager
-        if manager is not None and manager.is_alive():
-            manager.interrupt_kernel()
+        it fails with KeyboardInterrupt; the kernel goes on. ``run``: only if it is the
+        cell that ``run_cell(..., run=run)`` runs; the SIGINT is a no-op for anything else
+        (the cell ended before it arrived)."""
+        manager, folder = self.manager, self.folder
+        if manager is None or not manager.is_alive():
+            return
+        if run is not None and folder is not None:
+            _write_privately(os.path.join(folder, _INTERRUPT_REQUEST), run)
+        manager.interrupt_kernel()
 
     def _check_started(self) -> None:
         if self.client is None or self._stopping.is_set():
@@ -251,10 +263,20 @@ class NotebookKernel:
 
     # -- talking to the kernel (with the lock held) --------------------------------------
     def _run_cell(
-        self, index: int, cell: CodeCell, where: str, *, stop_on_error: bool = True
+        self,
+        index: int,
+        cell: CodeCell,
+        where: str,
+        *,
+        stop_on_error: bool = True,
+        run: str | None = None,
     ) -> None:
         if self.options.watch:  # what was registered before it (kernel/reloading.py)
-            self._execute(_MARK.format(index=index), "mcp-notebook", store_history=False)
+            args = repr(index)
+            if run is not None and self.folder is not None:
+                request = os.path.join(self.folder, _INTERRUPT_REQUEST)
+                args += f", {run!r}, {request!r}"
+            self._execute(_MARK.format(args=args), "mcp-notebook", store_history=False)
         self._execute(cell.source, where, stop_on_error=stop_on_error)
 
     def _wait_ready(self) -> None:
@@ -385,6 +407,15 @@ class NotebookKernel:
             if self.folder is not None:
                 shutil.rmtree(self.folder, ignore_errors=True)
                 self.folder = None
+
+
+def _write_privately(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` whole (a reader sees the old file or the new one)."""
+    temporary = path + ".writing"
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as file:
+        file.write(text)
+    os.replace(temporary, path)
 
 
 def kernel_channels(folder: str) -> dict[str, Any]:

@@ -25,6 +25,7 @@ scanner, a sync client) cannot be read for a moment, and no event comes when it 
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 import sys
@@ -60,8 +61,10 @@ class Watcher:
         self.cells: list[CodeCell] = list(kernel.read())  # the last good run
         self._text: str | None = None  # the text last read (None: compare the cells)
         self._failed_from: int | None = None  # the first cell of a failed run, until one works
-        # The cells of the reload in progress and the index of the one running now.
-        self._running: tuple[list[CodeCell], int] | None = None
+        # The cells of the reload in progress, the index of the one running now and its
+        # run token (the kernel's SIGINT stops that run only: kernel/runinterrupts.py).
+        self._running: tuple[list[CodeCell], int, str] | None = None
+        self._runs = itertools.count(1)
         self._run_lock = threading.Lock()
         self._changed = threading.Event()
         self.ready = threading.Event()  # the file system watch is armed (or broken)
@@ -162,12 +165,13 @@ class Watcher:
         self.kernel.run_own(f"{_KERNEL}.begin({first})")
         try:
             for index in range(first, len(cells)):
+                run = f"{id(self):x}-{next(self._runs)}"  # what an interrupt names
                 with self._run_lock:
-                    self._running = (cells, index)
+                    self._running = (cells, index, run)
                 try:
-                    self.kernel.run_cell(index, cells[index], stop_on_error=False)
+                    self.kernel.run_cell(index, cells[index], stop_on_error=False, run=run)
                 finally:
-                    with self._run_lock:  # no interrupt reaches what runs after the cell
+                    with self._run_lock:  # no interrupt is decided after the cell
                         self._running = None
         except NotebookError as exc:
             self._failed(first, f"{exc}\nStill serving what was registered before this change.")
@@ -189,7 +193,7 @@ class Watcher:
         running = self._running
         if running is None:
             return
-        cells, index = running
+        cells, index, run = running
         try:
             changed = first_change(cells, code_cells(self.path))
         except (UnreadableNotebook, OSError):
@@ -202,7 +206,9 @@ class Watcher:
             if self._running is running:
                 number = cells[index].number
                 _say(f"{self.path.name} changed while cell {number} ran: interrupting it")
-                self.kernel.interrupt()
+                # The SIGINT arrives a moment later: if the cell has ended by then, the
+                # kernel drops it (a tool call or the next cell is not touched).
+                self.kernel.interrupt(run)
 
     def _failed(self, first: int, message: str) -> None:
         _say(message)

@@ -369,6 +369,7 @@ class StandInKernel:
         self.path = path
         self.cells = cells(*sources)
         self.ran: list[str] = []  # cell sources and our own calls, in order
+        self.runs: list[str | None] = []  # the run token each cell ran with
         self.running = threading.Event()
         self.release = threading.Event()
         self.release.set()
@@ -383,7 +384,10 @@ class StandInKernel:
         }
         return {"content": {"status": "ok", "user_expressions": values}}
 
-    def run_cell(self, index: int, cell: CodeCell, *, stop_on_error: bool = True) -> None:
+    def run_cell(
+        self, index: int, cell: CodeCell, *, stop_on_error: bool = True, run: str | None = None
+    ) -> None:
+        self.runs.append(run)
         self.running.set()
         self.release.wait(30)
         self.ran.append(cell.source)

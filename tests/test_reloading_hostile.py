@@ -42,14 +42,17 @@ class Interruptible(StandInKernel):
     def __init__(self, path, sources) -> None:
         super().__init__(path, sources)
         self.interrupts = 0
+        self.interrupted_runs: list[str | None] = []  # the run each interrupt named
         self._interrupted = False
 
-    def interrupt(self) -> None:
+    def interrupt(self, run=None) -> None:
         self.interrupts += 1
+        self.interrupted_runs.append(run)
         self._interrupted = True
         self.release.set()
 
-    def run_cell(self, index, cell, *, stop_on_error=True) -> None:
+    def run_cell(self, index, cell, *, stop_on_error=True, run=None) -> None:
+        self.runs.append(run)
         self.running.set()
         self.release.wait(30)
         self.ran.append(cell.source)
@@ -78,9 +81,13 @@ def test_a_save_that_fixes_a_cell_that_never_ends_interrupts_it_and_runs_the_fix
     reload.join(30)
     assert not reload.is_alive() and kernel.interrupts == 1
     assert kernel.ran[:2] == ["begin(1)", "loop_forever()"] and kernel.ran[2].startswith("abort(")
+    # The interrupt names the endless cell's run: the kernel drops it for anything else.
+    [endless] = kernel.runs
+    assert endless is not None and kernel.interrupted_runs == [endless]
     kernel.ran.clear()
     assert watcher.reload() is True  # the fix runs, from the interrupted cell on
     assert kernel.ran == ["begin(1)", "fixed()", "c", "commit();"]
+    assert len(set(kernel.runs)) == 3  # each cell's run its own token: none is stopped twice
 
 
 def test_a_save_that_changes_only_later_cells_lets_the_running_cell_finish(tmp_path):

@@ -25,6 +25,7 @@ error for resources and prompts), the history and the monitor show "interrupted"
 server carries on. A cell that runs meanwhile installs its own
 handler and puts ours back after it: an Interrupt during a cell interrupts the cell, and
 calls queued behind the cell keep waiting (they have not started; they run after it).
+``serve --watch``'s interrupt of a reload cell is a no-op here (``runinterrupts.py``).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from ..protocol.calls import Interrupted
 from ..protocol.executor import settle
 from ..protocol.queueing import CellWatch
 from .breaks import BREAKS
+from .runinterrupts import NOBODY, interrupts
 
 if TYPE_CHECKING:  # typeshed has no stub for _signal; it has the functions of `signal`
     _signals = signal
@@ -299,6 +301,8 @@ class _Interrupts:
     def interrupt(self, frame: Any) -> None:
         """In the signal handler: stop the call running now, or the async ones waiting."""
         target, self.target = self.target, None
+        if interrupts.claim() is not NOBODY:
+            return  # serve --watch meant a reload cell, which has ended: nothing is touched
         if target is not None and self.running is not target:
             return  # meant for one call, which has ended since: nothing else is touched
         while frame is not None:

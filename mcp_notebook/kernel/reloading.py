@@ -6,7 +6,8 @@ apply it whole, or drop it if a cell fails.
 - ``mark(i)`` before code cell ``i`` runs: remember what was registered then. Re-running
   from cell ``k`` starts from what cells ``0..k-1`` had registered, so a component that a
   removed or changed cell registered is gone unless the new cells register it again, and
-  one that an unchanged earlier cell registered stays.
+  one that an unchanged earlier cell registered stays. ``mark(i, run, request)`` (a
+  reload's cell) also arms the interrupt aimed at that cell only (``runinterrupts.py``).
 - ``begin(k)``: from now on cells register into a copy holding that state; clients keep
   the last good registrations, untouched. ``%mcp start``/``%mcp stop`` in a re-run cell
   leave the running server alone: its sessions and streams must survive the reload.
@@ -24,11 +25,13 @@ re-bound their variables and functions.
 from __future__ import annotations
 
 import logging
+import sys
 from dataclasses import dataclass
 from typing import Any
 
 from ..app import NotebookMCP, ServerInfo, mcp
 from ..registry import Kind, Registry, RegistryState
+from .runinterrupts import interrupts
 
 logger = logging.getLogger(__name__)
 LOGGER_NAME = "mcp-notebook.watch"
@@ -56,7 +59,9 @@ class Reloads:
     def _snapshot(self) -> Snapshot:
         return Snapshot(self.app.registry.state(), dict(self.app.watched))
 
-    def mark(self, index: int) -> None:
+    def mark(self, index: int, run: str | None = None, request: str | None = None) -> None:
+        if run is not None and request is not None:
+            interrupts.arm(run, request, _shell())
         marks = self._staged if self._staged is not None else self.before
         del marks[index:]
         marks.append(self._snapshot())
@@ -117,6 +122,11 @@ class Reloads:
         if url is None:
             return None
         return ServerInfo(url, self.app.token, self.app.name)
+
+
+def _shell() -> Any:
+    ipython = sys.modules.get("IPython.core.getipython")
+    return None if ipython is None else ipython.get_ipython()
 
 
 reloads = Reloads(mcp)

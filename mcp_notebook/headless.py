@@ -234,9 +234,7 @@ class NotebookKernel:
         ``run``: the token that ``interrupt(run)`` names to stop this cell only."""
         with self._lock:
             self._check_started()
-            self._run_cell(
-                index, cell, f"cell {cell.number}", stop_on_error=stop_on_error, run=run
-            )
+            self._run_cell(index, cell, f"cell {cell.number}", stop_on_error=stop_on_error, run=run)
 
     def run_own(self, code: str, expressions: dict[str, str] | None = None) -> dict[str, Any]:
         """Run code of ours, not the notebook's, once the start is over: kept out of the

@@ -3,13 +3,14 @@ kernel does with a SIGINT, decided without a kernel (the handlers called as Pyth
 
 from __future__ import annotations
 
+import ast
 import signal
 import sys
 
 import pytest
 
 from mcp_notebook.kernel import capture
-from mcp_notebook.kernel.runinterrupts import NOBODY, RunInterrupts
+from mcp_notebook.kernel.runinterrupts import NOBODY, RunInterrupts, StopAtStart
 
 
 @pytest.fixture
@@ -85,9 +86,7 @@ def test_the_request_of_the_run_being_armed_is_kept(request_file):
     assert interrupts.claim() == "r2" and interrupts.claim() is NOBODY
 
 
-def test_between_cells_a_request_spares_the_tool_call_on_the_main_thread(
-    request_file, monkeypatch
-):
+def test_between_cells_a_request_spares_the_tool_call_on_the_main_thread(request_file, monkeypatch):
     """The cell ended before its SIGINT came: the tool call now running is not stopped."""
     interrupts = armed(request_file)
     interrupts.cell_starts()
@@ -109,3 +108,42 @@ def test_between_cells_a_request_spares_the_tool_call_on_the_main_thread(
 
     with pytest.raises(capture.Interrupted):
         capture._run_sync(interrupted_tool)
+
+
+def test_a_request_between_the_mark_and_its_cell_stops_the_cell_as_it_starts(request_file):
+    """mark(i) ended, a tool call runs before the cell: it is spared, the cell stops."""
+    interrupts = armed(request_file)
+    request_file.write_text("r1")
+    assert interrupts.between_cells() is True  # the tool call is not touched
+    transformer = StopAtStart(interrupts)
+    interrupts.cell_starts()
+    cell = ast.parse("x = 1")
+    stopped = transformer.visit(cell)
+    assert stopped is not cell
+    with pytest.raises(KeyboardInterrupt):
+        exec(compile(stopped, "<cell>", "exec"), {})
+    interrupts.cell_ends()
+    interrupts.cell_starts()  # the next cell runs as written
+    assert transformer.visit(cell) is cell
+
+
+def test_a_request_still_on_the_way_at_the_cells_start_stops_it(request_file):
+    interrupts = armed(request_file)
+    request_file.write_text("r1")  # written; its SIGINT not handled yet (or ignored)
+    interrupts.cell_starts()
+    assert interrupts.stops_at_start() is True and not request_file.exists()
+
+
+def test_a_deferred_request_is_dropped_if_its_cell_never_starts(request_file):
+    interrupts = armed(request_file, "r1")
+    request_file.write_text("r1")
+    interrupts.between_cells()
+    interrupts.cell_ends()
+    interrupts.arm("r2", str(request_file))  # the watcher moved on
+    interrupts.cell_starts()
+    assert interrupts.stops_at_start() is False
+
+
+def test_between_cells_a_persons_interrupt_is_not_the_watchers(request_file):
+    interrupts = armed(request_file)
+    assert interrupts.between_cells() is False

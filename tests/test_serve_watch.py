@@ -298,3 +298,92 @@ async def test_http_a_save_that_fixes_a_cell_that_never_ends_interrupts_it(http_
         await eventually(lambda: has_tool(client, "fixed"), "the fixed cell's tool")
         assert await text_of(client, "fixed", {}) == "it ends now"
     assert served.process.poll() is None  # still serving
+
+
+# -- the watch's interrupt lands late: a kernel served in this process, a Watcher driven by
+# hand, so that the signal can be held back until the cell it meant has ended.
+
+
+def _flag_tool(started: Path, may_end: Path) -> str:
+    return (
+        "%load_ext mcp_notebook\nimport os, time\n\n"
+        "@mcp.tool\n"
+        "def queued() -> str:\n"
+        f"    open({str(started)!r}, 'w').close()\n"
+        f"    while not os.path.exists({str(may_end)!r}):\n"
+        "        time.sleep(0.01)\n"
+        "    return 'done'"
+    )
+
+
+def _cell_until(running: Path, released: Path | None, label: str) -> str:
+    wait = "True" if released is None else f"not os.path.exists({str(released)!r})"
+    return (
+        f"# {label}\nimport os, time\nopen({str(running)!r}, 'w').close()\n"
+        f"while {wait}:\n    time.sleep(0.01)"
+    )
+
+
+@pytest.fixture
+def kernel_in_process(tmp_path):
+    from mcp_notebook.headless import NotebookKernel, ServeOptions
+
+    flags = {n: tmp_path / n for n in ("running", "released", "started", "may_end")}
+    path = tmp_path / "watched.ipynb"
+    save(path, ipynb(_flag_tool(flags["started"], flags["may_end"]), "x = 1", START))
+    kernel = NotebookKernel(path, ServeOptions(auth=False, watch=True))
+    try:
+        kernel.start()
+        yield kernel, path, flags
+    finally:
+        kernel.shutdown(hurry=True)
+
+
+async def test_an_interrupt_that_arrives_after_its_cell_ended_spares_the_queued_tool_call(
+    kernel_in_process,
+):
+    from mcp_notebook.headless import _INTERRUPT_REQUEST
+    from mcp_notebook.watching import Watcher
+
+    kernel, path, flags = kernel_in_process
+    tool = _flag_tool(flags["started"], flags["may_end"])
+    watcher = Watcher(kernel)  # its threads are not started: the test is the watch thread
+    save(path, ipynb(tool, _cell_until(flags["running"], flags["released"], "slow"), START))
+    reload = asyncio.create_task(asyncio.to_thread(watcher.reload))
+    await until(flags["running"].exists, "the reload's cell running")
+    async with connect(Served(kernel=None, url=kernel.url, token=None), "legacy") as client:
+        call = asyncio.create_task(client.call_tool("queued", {}))  # queued behind the cell
+        # A save makes the running cell stale: the watcher decides to interrupt it, and the
+        # SIGINT is held back until the cell has ended and the queued call runs.
+        save(path, ipynb(tool, _cell_until(flags["running"], flags["released"], "edited"), START))
+        decided: list[str | None] = []
+        kernel.interrupt = decided.append  # type: ignore[method-assign]
+        watcher._stale_run()
+        del kernel.interrupt
+        [run] = decided
+        assert run is not None
+        flags["released"].touch()  # the cell ends ...
+        await until(flags["started"].exists, "the queued call running on the main thread")
+        kernel.interrupt(run)  # ... and the signal arrives now
+        request = Path(kernel.folder) / _INTERRUPT_REQUEST
+        await until(lambda: not request.exists(), "the kernel taking the interrupt")
+        flags["may_end"].touch()
+        result = await call
+        assert not result.is_error, result
+        assert result.content[0].text == "done"  # not "interrupted"
+        assert await reload is True and watcher._failed_from is None  # the cell ran whole
+
+
+async def test_the_same_interrupt_still_stops_the_cell_it_means(kernel_in_process):
+    from mcp_notebook.watching import Watcher
+
+    kernel, path, flags = kernel_in_process
+    tool = _flag_tool(flags["started"], flags["may_end"])
+    watcher = Watcher(kernel)
+    save(path, ipynb(tool, _cell_until(flags["running"], None, "endless"), START))
+    reload = asyncio.create_task(asyncio.to_thread(watcher.reload))
+    await until(flags["running"].exists, "the endless cell running")
+    save(path, ipynb(tool, "x = 2", START))  # the fix
+    watcher._stale_run()  # the interrupt, sent at once
+    assert await reload is True and watcher._failed_from == 1  # cell 2 was interrupted
+    assert await asyncio.to_thread(watcher.reload) is True and watcher._failed_from is None

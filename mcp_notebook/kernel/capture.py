@@ -47,7 +47,7 @@ from ..protocol.calls import Interrupted
 from ..protocol.executor import settle
 from ..protocol.queueing import CellWatch
 from .breaks import BREAKS
-from .runinterrupts import NOBODY, interrupts
+from .runinterrupts import interrupts
 
 if TYPE_CHECKING:  # typeshed has no stub for _signal; it has the functions of `signal`
     _signals = signal
@@ -301,7 +301,7 @@ class _Interrupts:
     def interrupt(self, frame: Any) -> None:
         """In the signal handler: stop the call running now, or the async ones waiting."""
         target, self.target = self.target, None
-        if interrupts.claim() is not NOBODY:
+        if interrupts.between_cells():
             return  # serve --watch meant a reload cell, which has ended: nothing is touched
         if target is not None and self.running is not target:
             return  # meant for one call, which has ended since: nothing else is touched

@@ -12,17 +12,17 @@ kernel's folder), before it sends SIGINT. Whoever handles the SIGINT claims the 
   raises ``KeyboardInterrupt`` if the request names this cell's run, or names nobody (a
   person's Kernel > Interrupt, as today), and does nothing for another run;
 - between cells, ``capture.py``'s handler does nothing for a request of the watcher: the
-  cell it meant has ended, so the tool calls running or waiting are not touched;
+  cell it meant has ended, so the tool calls running or waiting are not touched; a
+  request for the run armed but not started yet (its ``mark`` ran, its cell has not) is
+  kept, and that cell stops as it starts (an AST transformer makes it
+  ``raise KeyboardInterrupt``);
 - during our own code lines (``mark`` itself included, ``commit``, ``abort``), the same
   handler as in a cell: a request for the run being armed stops it before its cell.
-
-Not covered: a save decided in the instant after ``mark`` ended and before the cell
-started (a tool call may run there, it must not be hurt) is dropped; the cell runs, and
-the next save interrupts it.
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import os
 import signal
@@ -41,6 +41,7 @@ class RunInterrupts:
         self.request: Path | None = None  # where the watcher writes the run it interrupts
         self.pending: str | None = None  # armed by mark: the run of the next cell
         self.current: str | None = None  # the run whose cell runs now
+        self.deferred: str | None = None  # a request for the pending run, before its cell
         self._hooked = False
 
     # -- the reload's lines (kernel's main thread) ---------------------------------------
@@ -54,11 +55,17 @@ class RunInterrupts:
         if shell is not None and not self._hooked:
             shell.events.register("pre_run_cell", self.cell_starts)
             shell.events.register("post_run_cell", self.cell_ends)
+            shell.ast_transformers.append(StopAtStart(self))
             self._hooked = True
         self.take_over()  # mark runs in a cell of its own: it is covered too
 
     def cell_starts(self, _info: Any = None) -> None:
         self.current, self.pending = self.pending, None
+        if self.deferred is not None and self.deferred != self.current:
+            self.deferred = None  # meant for a run that never started its cell
+        if self.current is not None and self._read() == self.current:
+            self.claim()  # its SIGINT is still on the way, or was ignored: stop it here
+            self.deferred = self.current
         self.take_over()
 
     def cell_ends(self, _result: Any = None) -> None:
@@ -66,9 +73,9 @@ class RunInterrupts:
 
     def take_over(self) -> None:
         """Our handler in place of ipykernel's for this cell (it puts back its own after)."""
-        if threading.current_thread() is threading.main_thread():
-            if signal.getsignal(_SIGINT) is signal.default_int_handler:
-                signal.signal(_SIGINT, self.on_sigint)
+        main = threading.current_thread() is threading.main_thread()
+        if main and signal.getsignal(_SIGINT) is signal.default_int_handler:
+            signal.signal(_SIGINT, self.on_sigint)
 
     # -- the SIGINT ----------------------------------------------------------------------
     def on_sigint(self, signum: int, frame: Any) -> None:
@@ -76,6 +83,23 @@ class RunInterrupts:
         wanted = self.claim()
         if wanted is NOBODY or wanted in (self.current, self.pending):
             signal.default_int_handler(signum, frame)  # raises KeyboardInterrupt
+
+    def between_cells(self) -> bool:
+        """For ``capture.py``'s handler: whether this SIGINT was the watcher's (and so
+        touches no call); one meant for the armed run is kept for its cell's start."""
+        wanted = self.claim()
+        if wanted is NOBODY:
+            return False
+        if wanted is not None and wanted == self.pending:
+            self.deferred = self.pending
+        return True
+
+    def stops_at_start(self) -> bool:
+        """Whether the cell starting now is one the watcher interrupted before it began."""
+        if self.deferred is None or self.deferred != self.current:
+            return False
+        self.deferred = None
+        return True
 
     def claim(self) -> object:
         """The run the watcher's pending request names (taken: it acts once), or NOBODY."""
@@ -104,6 +128,19 @@ class RunInterrupts:
         if self.request is not None:
             with contextlib.suppress(OSError):
                 self.request.unlink()
+
+
+class StopAtStart(ast.NodeTransformer):
+    """IPython's AST hook: a cell interrupted before it began runs ``raise KeyboardInterrupt``
+    instead (it fails as an interrupted cell would; a pre_run_cell callback cannot)."""
+
+    def __init__(self, interrupts: RunInterrupts) -> None:
+        self.interrupts = interrupts
+
+    def visit(self, node: ast.AST) -> ast.AST:
+        if isinstance(node, ast.Module) and self.interrupts.stops_at_start():
+            return ast.fix_missing_locations(ast.parse("raise KeyboardInterrupt"))
+        return node
 
 
 interrupts = RunInterrupts()

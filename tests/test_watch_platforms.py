@@ -93,7 +93,7 @@ def test_a_save_still_held_open_does_not_end_the_watch(tmp_path, monkeypatch):
     path = tmp_path / "n.py"
     path.write_text(percent("a", "b"))
     watcher = Watcher(StandInKernel(path, ["a", "b"]))
-    watcher._running = (watcher.cells, 1)
+    watcher._running = (watcher.cells, 1, "run-1")
     read_text = Path.read_text
 
     def held(self: Path, *args, **kwargs):

@@ -60,8 +60,17 @@ def world() -> Iterator[tuple[asyncio.AbstractEventLoop, Server, Session, str]]:
 
     server = Server(app.registry, name="f", version="1", tasks=app.tasks, dispatcher=True)
     session = server.open_session(Session())
-    session.outbound = lambda message, related: True
     loop = asyncio.new_event_loop()
+
+    def outbound(message: dict[str, Any], related: Any) -> bool:
+        # A client answers the questions a dispatched `ask` sends (declines them): a case
+        # must not wait for an answer no client would withhold.
+        if message.get("method") == "elicitation/create" and "id" in message:
+            decline = {"jsonrpc": "2.0", "id": message["id"], "result": {"action": "decline"}}
+            loop.call_soon(lambda: loop.create_task(server.handle(decline, session)))
+        return True
+
+    session.outbound = outbound
     params = {
         "protocolVersion": "2025-11-25",
         "capabilities": {"elicitation": {}},

@@ -179,3 +179,17 @@ def test_a_waiting_confirmation_is_pinned_in_the_monitor_and_under_the_start_cel
     decision.settle("approved", {"a": 1})
     hub._hide(decision)
     assert panel not in monitor.pending.children and panel not in hub.area.children
+
+
+def test_every_icon_is_in_the_font_front_ends_fall_back_to():
+    """No empty box for a status: DejaVu Sans (what Linux browsers fall back to; matplotlib
+    ships it) has every icon."""
+    from pathlib import Path
+
+    import matplotlib
+    from fontTools.ttLib import TTFont
+
+    font = Path(matplotlib.get_data_path()) / "fonts" / "ttf" / "DejaVuSans.ttf"
+    cmap = TTFont(font).getBestCmap()
+    missing = [(status, icon) for status, (icon, _, _) in LOOKS.items() if ord(icon) not in cmap]
+    assert missing == []

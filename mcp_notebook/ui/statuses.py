@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from ..protocol import CallRecord
 
-# status -> (icon, class, words). Each distinct, by icon as well as colour.
+# status -> (icon, class, words). Each distinct, by icon as well as colour; the icons are
+# in the fonts front ends fall back to (DejaVu Sans, and the platforms' own).
 LOOKS: dict[str, tuple[str, str, str]] = {
     "done": ("\u2714", "done", "done"),
     "error": ("\u2716", "error", "error"),
-    "denied": ("\u26d4", "denied", "denied"),
+    "denied": ("\u2298", "denied", "denied"),
     "interrupted": ("\u25a0", "interrupted", "interrupted"),
     "cancelled": ("\u21b6", "cancelled", "cancelled"),
-    "paused": ("\u23f8", "paused", "paused in the debugger"),
-    "awaiting confirmation": ("\u270b", "waiting", "waiting for approval"),
-    "queued behind": ("\u29d7", "queued", "queued behind a cell"),
-    "queued": ("\u29d7", "queued", "queued"),
+    "paused": ("\u2016", "paused", "paused in the debugger"),
+    "awaiting confirmation": ("\u26a0", "waiting", "waiting for approval"),
+    "queued behind": ("\u25f7", "queued", "queued behind a cell"),
+    "queued": ("\u25f7", "queued", "queued"),
     "running": ("\u25b6", "running", "running"),
 }
 OTHER = ("\u2022", "other", "")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..app import mcp
+from ..protocol.calls import CallRecord
 from ..registry.content import CONVERTERS
 from . import rich
 from .live import VariableWatcher
@@ -25,6 +26,7 @@ def load(ipython: Any) -> None:
     mcp.namespace = ipython.user_ns
     ipython.push({"mcp": mcp})
     ipython.register_magics(McpMagics(ipython, mcp))
+    CallRecord.code_name = partial(_cell_name, ipython)  # "Cell In[5]" in tracebacks
     if rich.convert not in CONVERTERS:  # figures, images, IPython display objects
         CONVERTERS.append(rich.convert)
     if "watcher" not in _loaded:
@@ -32,7 +34,6 @@ def load(ipython: Any) -> None:
         ipython.events.register("post_run_cell", _loaded["watcher"])
     if "ui" not in _loaded and _in_kernel(ipython):
         # Monitors, confirmation prompts, per-call output capture (mcp_notebook/ui).
-        from ..protocol.calls import CallRecord
         from ..ui.hub import Hub
         from . import breaks, capture, cellcode, cells
 
@@ -61,6 +62,12 @@ def load(ipython: Any) -> None:
 
 def unload(ipython: Any) -> None:
     mcp.stop()
+
+
+def _cell_name(ipython: Any, filename: str) -> str | None:
+    """A cell's file as IPython names it in tracebacks ("Cell In[5]"), else None."""
+    named = ipython.compile.format_code_name(filename)
+    return " ".join(named) if named else None
 
 
 def _in_kernel(ipython: Any) -> bool:

@@ -11,7 +11,6 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.display import display
 
-from .. import commandline
 from ..app import NotebookMCP
 from ..clients import (
     BRIDGE_DISPATCHER_HELP,
@@ -28,6 +27,14 @@ from ..protocol.confirmation import POLICIES, describe
 from ..protocol.dispatcher_tools import CALL_TOOL, LIST_TOOL
 from ..reach import TOKEN_PLACEHOLDER, through_jupyter
 from . import breaks, capture
+from .magicwords import count as _count
+from .magicwords import duration as _duration
+from .magicwords import summary as _summary
+from .magicwords import words as _words
+
+
+class _HelpShown(Exception):
+    """``-h`` printed the help: the magic ends there, with nothing more to say."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -37,9 +44,9 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"%mcp: {message}\n{self.format_usage()}")
 
     def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
-        if message:
-            raise UsageError(message)
-        raise UsageError(self.format_help())
+        if status or message:
+            raise UsageError(message or self.format_usage())
+        raise _HelpShown  # argparse printed the help once, as help: not an error too
 
 
 def _parser() -> _Parser:
@@ -110,30 +117,6 @@ def _parser() -> _Parser:
     return parser
 
 
-def _duration(text: str) -> float:
-    """Seconds, from "2s", "500ms", "1.5" (seconds); a UsageError otherwise."""
-    value = text.strip().lower()
-    scale = 1.0
-    if value.endswith("ms"):
-        value, scale = value[:-2], 0.001
-    elif value.endswith("s"):
-        value = value[:-1]
-    try:
-        seconds = float(value) * scale
-    except ValueError:
-        seconds = -1.0
-    if not 0 <= seconds <= 86400:  # NaN fails too
-        raise UsageError(f"%mcp tasks: --after needs a duration like 2s or 500ms, not {text!r}")
-    return seconds
-
-
-def _words(line: str) -> list[str]:
-    try:
-        return commandline.split(line)  # on Windows, backslashes in paths stay
-    except ValueError as exc:  # an unclosed quote
-        raise UsageError(f"%mcp: {exc}") from None
-
-
 @magics_class
 class McpMagics(Magics):
     def __init__(self, shell: Any, app: NotebookMCP) -> None:
@@ -157,13 +140,24 @@ class McpMagics(Magics):
             words, expression = _words(head), when.strip()
             if not expression:
                 raise UsageError("%mcp break: --when needs an expression")
-            self._break(self.parser.parse_args([*words, "--when", expression]))
+            args = self._parse([*words, "--when", expression])
+            if args is not None:
+                self._break(args)
             return
-        words = _words(line)
-        args = self.parser.parse_args(words)
-        if args.command is None:
-            raise UsageError(self.parser.format_help())
+        args = self._parse(_words(line))
+        if args is None:
+            return
+        if args.command is None:  # bare %mcp: what it can do, as help
+            self.parser.print_help()
+            return
         getattr(self, "_" + args.command)(args)
+
+    def _parse(self, words: list[str]) -> argparse.Namespace | None:
+        """The parsed line, or None when it asked for help (argparse printed it)."""
+        try:
+            return self.parser.parse_args(words)
+        except _HelpShown:
+            return None
 
     def _record(self, args: argparse.Namespace) -> None:
         """start / stop marking the calls to keep; save PATH writes them as a pytest file."""
@@ -254,25 +248,29 @@ class McpMagics(Magics):
     def _status(self, args: argparse.Namespace) -> None:
         status = self.app.status()
         if not status["running"]:
-            print("MCP server is not running (%mcp start).")
+            print("The MCP server is not running (%mcp start starts it).")
         else:
-            auth = "bearer token" if status["auth"] else "no auth"
+            auth = "a bearer token" if status["auth"] else "no authentication"
             print(
-                f"MCP server {self.app.name!r} at {status['url']} ({auth}), "
-                f"{status['sessions']} session(s)"
+                f"MCP server {self.app.name!r} is serving at {status['url']} with {auth}; "
+                f"{_count(status['sessions'], 'session')} open."
             )
             if status["dispatcher"]:
-                print(f"Dispatcher on for every client ({LIST_TOOL}, {CALL_TOOL})")
+                print(f"Every client also gets the dispatcher tools {LIST_TOOL} and {CALL_TOOL}.")
             through = through_jupyter(self.app.name)
             if through is not None:
                 print(f"Through Jupyter Server: {through.url}")
+        registered = [
+            _count(len(status["tools"]), "tool"),
+            _count(len(status["resources"]), "resource"),
+            _count(len(status["resource_templates"]), "resource template"),
+            _count(len(status["prompts"]), "prompt"),
+        ]
+        print(f"Registered: {', '.join(registered[:-1])} and {registered[-1]}.")
         print(
-            f"{len(status['tools'])} tools, {len(status['resources'])} resources, "
-            f"{len(status['resource_templates'])} templates, {len(status['prompts'])} prompts"
-        )
-        print(
-            f"Confirmation policy: {describe(self.app.confirm_policy)} (timeout "
-            f"{self.app.confirm_timeout:g} s); {len(self.app.calls)} call(s) in mcp.calls"
+            f"Confirmation: {describe(self.app.confirm_policy)}; a question not answered in "
+            f"{self.app.confirm_timeout:g} s is declined. "
+            f"{_count(len(self.app.calls), 'call')} in mcp.calls."
         )
 
     def _config(self, args: argparse.Namespace) -> None:
@@ -371,19 +369,19 @@ class McpMagics(Magics):
     def _list(self, args: argparse.Namespace) -> None:
         registry = self.app.registry
         sections = [
-            ("Tools", [(t.name, t.description) for t in registry.tools.values()]),
-            ("Resources", [(r.uri, r.description) for r in registry.resources.values()]),
+            ("tool", [(t.name, t.description) for t in registry.tools.values()]),
+            ("resource", [(r.uri, r.description) for r in registry.resources.values()]),
             (
-                "Resource templates",
+                "resource template",
                 [(t.uri_template, t.description) for t in registry.templates.values()],
             ),
-            ("Prompts", [(p.name, p.description) for p in registry.prompts.values()]),
+            ("prompt", [(p.name, p.description) for p in registry.prompts.values()]),
         ]
-        for title, items in sections:
-            print(f"{title} ({len(items)}):")
+        for noun, items in sections:
+            print(f"{_count(len(items), noun).capitalize()}{':' if items else '.'}")
             for key, description in items:
-                summary = (description or "").strip().splitlines()[0:1]
-                print(f"  {key}" + (f" - {summary[0]}" if summary else ""))
+                summary = _summary(description)
+                print(f"  {key}" + (f" - {summary}" if summary else ""))
 
     def _tasks(self, args: argparse.Namespace) -> None:
         store = self.app.tasks

@@ -23,7 +23,6 @@ import logging
 import os
 import threading
 import time
-import traceback
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from typing import Any, ClassVar
 from ..errors import McpNotebookError
 from .abbreviate import abbreviate, estimate
 from .kinds import FINAL_STATUSES, CallStatus, FinalStatus
+from .tracebacks import CodeName, user_traceback
 
 logger = logging.getLogger(__name__)
 _ids = itertools.count(1)
@@ -102,6 +102,8 @@ class CallRecord:
     cell_maker: ClassVar[Callable[[CallRecord], str] | None] = None
     # The code of that cell, without inserting it (the monitor shows it: ui/render.py).
     cell_coder: ClassVar[Callable[[CallRecord], str] | None] = None
+    # How a traceback names a cell's file ("Cell In[5]"): set by the kernel extension.
+    code_name: ClassVar[CodeName | None] = None
 
     def to_cell(self) -> str:
         """Put a new cell below the current one that calls the tool as this call did,
@@ -134,7 +136,7 @@ class CallRecord:
         if log is not None:
             log._settle(self, ran)
         elif error is not None:
-            self.traceback = "".join(traceback.format_exception(error))
+            self.traceback = user_traceback(error, CallRecord.code_name)
         self._changed()
 
     def update_arguments(self, arguments: dict[str, Any]) -> None:
@@ -266,7 +268,7 @@ class CallLog:
         error = record.error
         if error is not None:
             message = _message(error)
-            text = "".join(traceback.format_exception(error))
+            text = user_traceback(error, CallRecord.code_name)
             if len(text) > limit:
                 text = abbreviate(text, limit)
             if len(message) > limit:

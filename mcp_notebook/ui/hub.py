@@ -262,14 +262,15 @@ class Hub:
             self._show_panel(decision)
 
     def _show_panel(self, decision: Decision) -> None:
+        # Pinned at the top of every monitor and under the cell that started the server:
+        # one widget, so an answer or an edit in one place shows in all.
         panel = ConfirmPanel(decision, self.widgets)
         self.panels[decision.id] = panel
-        if self.monitors:
-            for monitor in self.monitors:
-                monitor.show_pending(panel)
-        elif self.area is not None:
+        for monitor in self.monitors:
+            monitor.show_pending(panel)
+        if self.area is not None:
             self.area.add(panel)
-        else:
+        elif not self.monitors:
             display(panel)
 
     def _hide(self, decision: Decision) -> None:

@@ -3,9 +3,10 @@
 Built on the kernel's loop and updated by ``Hub`` in batches, on that loop or on the Hub's
 timer thread while a cell holds it; nothing here runs on the server's thread. Every change
 holds ``lock`` (the one renders hold): a click's handlers run under it (ui/guard.py), so
-they never interleave with a render. The table is a ``Select`` whose options are the
-calls, newest first (the value of each option is the call id); selecting one shows its
-arguments, result, captured output and traceback.
+they never interleave with a render. The table is HTML (ui/calltable.py: status by colour
+and icon, bursts folded, filters); the "details of" chooser below it lists the same rows
+(the value of each option is the call id), and choosing one shows its arguments, result,
+captured output and traceback.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
-from . import render
+from . import calltable, render
 from .cellinsert import CellInsert
 from .confirm import ConfirmPanel
 from .guard import guard
@@ -31,6 +32,7 @@ PAUSE = "Pause next call"
 UNPAUSE = "Next call pauses: cancel"
 PAUSE_TIP = "The next tool call stops at its first line in the kernel's debugger (%mcp break *)"
 _HINT = "<i>Select a call to see its arguments, result, output and traceback.</i>"
+_FILTER_WORDS = {"all": "every status", "failed": "failed (any)"}
 
 
 class Monitor(widgets.VBox):
@@ -57,10 +59,35 @@ class Monitor(widgets.VBox):
         self._quiet = False  # set while the table is changed from here, not by a click
         self.header = widgets.HTML()
         self.pending = widgets.VBox([])
-        self.columns = widgets.HTML(
-            f"<div class='mcp-head'><pre class='mcp-mono'>{render.header_row()}</pre></div>"
+        self._filters = calltable.Filters()
+        self.status_filter = widgets.Dropdown(
+            options=[(_FILTER_WORDS.get(k, k), k) for k in calltable.STATUS_FILTERS],
+            value="all",
+            description="Status",
+            layout=widgets.Layout(width="15em"),
         )
-        self.table = widgets.Select(options=[], rows=rows, layout=widgets.Layout(width="100%"))
+        self.tool_filter = widgets.Dropdown(
+            options=[("every tool", "")],
+            value="",
+            description="Tool",
+            layout=widgets.Layout(width="15em"),
+        )
+        self.client_filter = widgets.Dropdown(
+            options=[("every client", "")],
+            value="",
+            description="Client",
+            layout=widgets.Layout(width="15em"),
+        )
+        self.search = widgets.Text(placeholder="search calls", layout=widgets.Layout(width="14em"))
+        self.search.add_class("mcp-search")
+        filters = (self.status_filter, self.tool_filter, self.client_filter, self.search)
+        for control in filters:
+            control.observe(self._on_filter, "value")
+        self.calls_view = widgets.HTML()
+        self.calls_view.add_class("mcp-call-table")
+        self.table = widgets.Dropdown(
+            options=[], description="Details of", layout=widgets.Layout(width="100%")
+        )
         self.table.add_class("mcp-calls")
         self.detail = widgets.HTML(_HINT)
         self.detail.add_class("mcp-detail")
@@ -80,14 +107,15 @@ class Monitor(widgets.VBox):
             self.pause.layout.display = "none"
         # The tasks clients poll (protocol/tasks.py), when the app keeps a store.
         self.tasks = TaskView(tasks) if tasks is not None else None
-        guard(self._lock, self.table, self.pause)
+        guard(self._lock, self.table, self.pause, *filters)
         if self.tasks is not None:
             guard(self._lock, self.tasks.table, self.tasks.cancel_button)
         super().__init__(
             [
                 self.header,
                 self.pending,
-                self.columns,
+                widgets.HBox(list(filters)),
+                self.calls_view,
                 self.table,
                 self.insert,
                 self.detail,
@@ -115,28 +143,65 @@ class Monitor(widgets.VBox):
         self._trace()
 
     def _rows(self) -> None:
-        records = list(self._calls)[::-1]
-        options = tuple((self._label(r), r.id) for r in records)
-        self._labels = {r.id: self._labels[r.id] for r in records}  # forget dropped calls
+        records = list(self._calls)
+        self._choices(records)
+        found, more = calltable.rows(records, self._filters)
+        self._labels = {r.id: self._labels[r.id] for r in records if r.id in self._labels}
+        page = calltable.table(found, self._selected, more)
+        if page != self.calls_view.value:
+            self.calls_view.value = page
+        options = tuple((self._label(row.record), row.record.id) for row in found)
         if options == tuple(self.table.options):
             return
         self._quiet = True
         try:
             with self.table.hold_sync():
                 self.table.options = options
-                self._ids = [r.id for r in records]
+                self._ids = [row.record.id for row in found]
                 selected = self._selected
                 self.table.index = self._ids.index(selected) if selected in self._ids else None
         finally:
             self._quiet = False
 
+    def _choices(self, records: list[Any]) -> None:
+        """The tool and client filters offer what the history holds (and the chosen one)."""
+        tools, clients = calltable.choices(records)
+        pairs = (
+            (self.tool_filter, tools, "every tool"),
+            (self.client_filter, clients, "every client"),
+        )
+        for control, names, everything in pairs:
+            if control.value and control.value not in names:
+                names = sorted({*names, control.value})
+            options = ((everything, ""), *((name, name) for name in names))
+            if options != tuple(control.options):
+                value = control.value
+                self._quiet = True
+                try:
+                    with control.hold_sync():
+                        control.options = options
+                        control.value = value
+                finally:
+                    self._quiet = False
+
     def _label(self, record: Any) -> str:
-        # Rows are formatted once per state: a burst re-renders only what changed.
+        # Labels are formatted once per state: a burst re-renders only what changed.
         state = (record.status, record.duration, record.behind, record.paused)
         cached = self._labels.get(record.id)
         if cached is None or cached[0] != state:
             cached = self._labels[record.id] = (state, render.row(record))
         return cached[1]
+
+    def _on_filter(self, _change: dict[str, Any]) -> None:
+        if self._quiet:
+            return
+        self._filters = calltable.Filters(
+            status=self.status_filter.value or "all",
+            tool=self.tool_filter.value or "",
+            client=self.client_filter.value or "",
+            search=(self.search.value or "").strip()[:200],
+        )
+        self._rows()
 
     def _trace(self) -> None:
         trace = self._trace_log
@@ -161,6 +226,7 @@ class Monitor(widgets.VBox):
         index = change["new"]
         valid = index is not None and 0 <= index < len(self._ids)
         self._selected = self._ids[index] if valid else None
+        self._rows()  # the chosen row is marked in the table too
         self._show_detail()
 
     def select(self, call_id: int) -> None:
@@ -170,12 +236,7 @@ class Monitor(widgets.VBox):
 
     def _select(self, call_id: int) -> None:
         self._selected = call_id
-        if call_id in self._ids:
-            self._quiet = True
-            try:
-                self.table.index = self._ids.index(call_id)
-            finally:
-                self._quiet = False
+        self._rows()  # marks it, and selects it in the chooser if a row shows it
         self._show_detail()
 
     def _show_detail(self) -> None:

@@ -14,10 +14,10 @@ from ..protocol import CallRecord
 from ..protocol.abbreviate import abbreviate, estimate, is_cut
 from ..protocol.calls import MAX_CALL_BYTES, mib
 from ..protocol.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
+from .statuses import look
 
+LABEL_BYTES = 1024  # of a call's arguments, for its one-line label
 NBSP = "\u00a0"  # a <select> collapses ordinary spaces; these keep the columns aligned
-ROW_BYTES = 4096  # of a call's arguments, for the row that shows 34 characters of them
-COLUMNS = (("time", 8), ("client", 16), ("method", 14), ("target", 22), ("arguments", 34))
 MAX_INLINE = 100_000  # characters of one result block shown in the page
 
 STYLE = """<style>
@@ -67,35 +67,15 @@ def took(record: CallRecord) -> str:
     return f"{record.duration:.1f} s"
 
 
-def status(record: CallRecord) -> str:
-    """The call's status as a person reads it: "queued behind cell [7]" while a running
-    cell holds the kernel (``record.behind``), else the status itself."""
-    if record.status == "queued" and record.behind:
-        return f"queued behind {record.behind}"
-    if record.paused:
-        return "paused in the debugger"
-    return record.status
-
-
 def row(record: CallRecord) -> str:
-    """One line of the call table, padded into columns."""
-    cells = (
-        time.strftime("%H:%M:%S", time.localtime(record.started)),
-        record.client,
-        record.method,
-        ("view:" if record.view else "")  # first, so a long name cannot cut it off
-        + record.target
-        + (" (dispatched)" if record.via else ""),
-        compact(shown(record.arguments, ROW_BYTES)),
+    """A call as one short line, for the monitor's "details of" chooser."""
+    _, _, words = look(record)
+    when = time.strftime("%H:%M:%S", time.localtime(record.started))
+    arguments = cut(compact(shown(record.arguments, LABEL_BYTES)), 60)
+    target = ("view: " if record.view else "") + record.target
+    return (
+        f"#{record.id} {when} {record.method} {target} {arguments} ({record.client}) \u2014 {words}"
     )
-    padded = [cut(c, w).ljust(w) for c, (_, w) in zip(cells, COLUMNS, strict=True)]
-    line = " ".join([*padded, took(record).rjust(7), status(record)])
-    return line.replace(" ", NBSP)
-
-
-def header_row() -> str:
-    titles = [t.ljust(w) for t, w in COLUMNS]
-    return html.escape(" ".join([*titles, "took".rjust(7), "status"]))
 
 
 def era(session: Any) -> str:

@@ -199,10 +199,12 @@ async def test_every_open_monitor_shows_the_prompt(served, frontend):
             panel = await pending_panel(frontend)
             for box in pending_boxes:
                 await frontend.until(lambda box=box: frontend.children(box) == [panel["id"]])
-            assert frontend.children(frontend.one("VBox", "mcp-prompts")) == []
+            # ...and pinned under the cell that started the server too: one card, one answer.
+            prompts = frontend.one("VBox", "mcp-prompts")
+            assert frontend.children(prompts) == [panel["id"]]
             frontend.click(panel["approve"])
             assert (await call).content[0].text == "deleted 10 rows from x"
-        for box in pending_boxes:
+        for box in [*pending_boxes, prompts]:
             await frontend.until(lambda box=box: frontend.children(box) == [])
     finally:
         kernel.run("m1.close(); m2.close()")

@@ -41,7 +41,7 @@ def test_start_prints_url_and_a_client_command_but_not_the_token(loaded):
     _, status = loaded.run("%mcp status")
     assert url in status and "bearer token" in status
     _, listing = loaded.run("%mcp list")
-    assert "Tools (1):" in listing and "add" in listing
+    assert "1 tool:" in listing and "add" in listing
 
 
 def test_restart_keeps_the_token_and_stop_closes_the_port(loaded):
@@ -69,7 +69,6 @@ def test_no_auth_is_said_out_loud(loaded):
 @pytest.mark.parametrize(
     "line, expected",
     [
-        ("%mcp", "usage"),
         ("%mcp launch", "invalid choice"),
         ("%mcp start --port 70000", "--port must be 0-65535"),
         ("%mcp start --port abc", "invalid int value"),
@@ -89,3 +88,38 @@ def test_a_busy_port_is_a_usage_error_naming_it(loaded):
         message = usage_error(loaded, f"%mcp start --port {port}")
     assert f"127.0.0.1:{port}" in message
     assert loaded.eval("mcp.running") is False
+
+
+@pytest.mark.parametrize("line", ["%mcp", "%mcp -h", "%mcp --help"])
+def test_help_is_printed_once_as_help(loaded, line):
+    reply, output = loaded.run(line)  # raises if the cell ends in an error
+    assert reply["content"]["status"] == "ok"
+    assert output.count("usage: %mcp") == 1
+    assert "start" in output and "record" in output and "break" in output
+
+
+@pytest.mark.parametrize("command", ["start", "config", "break", "history"])
+def test_a_subcommands_help_is_printed_once_as_help(loaded, command):
+    _, output = loaded.run(f"%mcp {command} -h")
+    assert output.count(f"usage: %mcp {command}") == 1
+    assert "options:" in output or "positional arguments:" in output
+
+
+def test_status_and_list_read_as_sentences(loaded):
+    loaded.run(
+        "@mcp.tool\n"
+        "def summarise(text: str) -> str:\n"
+        '    """Summarise a text in one short paragraph, keeping the names and the numbers, '
+        'the way a careful editor would.\n\n    More detail here.\n    """\n'
+        "    return text\n"
+    )
+    loaded.run("mcp.prompt('greet', 'Say hello to {name}.')")
+    _, status = loaded.run("%mcp status")
+    assert "2 tools, no resources, no resource templates and 1 prompt." in status
+    assert "(s)" not in status
+    _, listing = loaded.run("%mcp list")
+    lines = listing.splitlines()
+    assert "2 tools:" in lines and "No resources." in lines and "1 prompt:" in lines
+    summary = next(line for line in lines if line.startswith("  summarise - "))
+    assert summary.endswith("\u2026") and len(summary) <= len("  summarise - ") + 76
+    loaded.run("mcp.remove('summarise'); mcp.remove('greet')")

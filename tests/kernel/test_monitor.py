@@ -12,6 +12,8 @@ from collections.abc import Callable
 
 import pytest
 
+from mcp_notebook.ui import calltable
+
 from ..conftest import MODES, connect, start_server
 from ..kernels import KernelError
 from .frontend import Frontend
@@ -72,9 +74,10 @@ def monitor(served, frontend):
     """One monitor, opened with %mcp monitor; its parts by the role they play."""
     box = frontend.open_monitor(served.kernel)
     parts = frontend.children(box)
-    header, pending, _, table, insert, detail, _, output, trace, tasks, pause = parts
+    header, pending, filters, calls, table, insert, detail, _, output, trace, tasks, pause = parts
     button, note = frontend.children(insert)
-    return {"box": box, "header": header, "pending": pending, "table": table,
+    return {"box": box, "header": header, "pending": pending, "filters": filters,
+            "calls": calls, "table": table,
             "insert": insert, "insert_button": button, "insert_note": note,
             "detail": detail, "output": output, "trace": trace, "tasks": tasks,
             "pause": pause}  # fmt: skip
@@ -237,7 +240,7 @@ async def test_several_monitors_stay_live(served, frontend, monitor):
     before = set(frontend.find("VBox", "mcp-monitor"))
     served.kernel.run("second = mcp.monitor()\ndisplay(second)")
     (box,) = frontend.new("VBox", "mcp-monitor", before)
-    other = {"table": frontend.children(box)[3]}
+    other = {"table": frontend.children(box)[4]}
     async with connect(served, "legacy") as client:
         await client.call_tool("add", {"a": 123, "b": 4})
     for view in (monitor, other):
@@ -258,7 +261,9 @@ async def test_a_burst_of_calls_leaves_the_notebook_responsive_and_history_bound
         _, printed = kernel.run("print(len(mcp.calls))")
         assert printed == "1000\n"  # the default bound: a long session does not grow
         await frontend.until(lambda: '{"a":999,"b":0}' in "".join(labels(frontend, monitor)[:100]))
-        assert len(labels(frontend, monitor)) == 1000
+        # The table shows the newest rows (the rest: filters, search, mcp.calls).
+        assert len(labels(frontend, monitor)) == calltable.SHOWN
+        assert "filter or search to find older calls" in frontend.state(monitor["calls"])["value"]
         # Renders are batched: far fewer table updates than calls.
         updates = frontend.updates[(monitor["table"], "_options_labels")] - updates_before
         assert 1 <= updates < 1000

@@ -103,8 +103,16 @@ async def test_calls_tools_on_the_kernel_thread(served, mode):
 async def test_tool_errors_are_results_not_crashes(served, mode):
     async with connect(served, mode) as client:
         await check_tool_errors(client, Exception)
-    # The traceback stays in the notebook.
-    assert "ValueError" in served.kernel.eval("mcp.calls[-1].traceback")
+    # The traceback stays in the notebook, read as IPython shows a cell's: it starts at the
+    # user's own frame, the cell named as IPython names it, none of the package's frames.
+    text = served.kernel.eval("mcp.calls[-1].traceback")
+    frames = [line for line in text.splitlines() if line.startswith(("  Cell In[", '  File "'))]
+    assert frames[0].startswith("  Cell In[") and frames[0].endswith(", in explode"), text
+    assert "mcp_notebook" not in text and "ipykernel_" not in text
+    assert text.rstrip().endswith("ValueError: cannot do that: no")
+    # ...while %mcp debug still gets every frame.
+    depth = "len(__import__('traceback').extract_tb(mcp.calls[-1].error.__traceback__))"
+    assert served.kernel.eval(depth) > len(frames)
 
 
 @MODES

@@ -49,8 +49,10 @@ class _Escaped(str):
 
 def escaped(value: Any) -> Any:
     """``value`` with its strings HTML-escaped, also inside lists, tuples and dicts."""
+    if hasattr(value, "__html__"):
+        return value  # markup by the convention jinja and markupsafe keep (never JSON)
     if isinstance(value, str):
-        return value if isinstance(value, _Escaped) else _Escaped(html.escape(value))
+        return _Escaped(html.escape(value))
     if type(value) in (list, tuple):
         return type(value)(escaped(item) for item in value)
     if type(value) is dict:

@@ -91,8 +91,10 @@ class AppView:
         return self.source(result) if callable(self.source) else result
 
     def fragment(self, result: Any = _NOTHING_YET) -> Fragment:
-        with escaping():  # a view function's own Styler rendering included
-            return fragment(self.shown(result))
+        with escaping():  # a Styler a view function renders itself included
+            shown = self.shown(result)
+        with escaping():  # set up again: that function may have been pandas' first import
+            return fragment(shown)
 
     def csp(self, body: Fragment | None = None) -> Csp:
         """The author's origins: csp=, and a fixed view's markup when first drawn (here,

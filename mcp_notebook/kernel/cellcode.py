@@ -16,6 +16,7 @@ import decimal
 import inspect
 import json
 import keyword
+import unicodedata
 import uuid
 from pathlib import PurePath
 from typing import Any
@@ -69,7 +70,7 @@ def cell_code(app: Any, record: CallRecord) -> str:
                 f"mcp.registry.tools[{record.target!r}].signature.convert("
                 f"{{{name!r}: {_json(sent[name])}}})[{name!r}]"
             )
-        if name.isidentifier() and not keyword.iskeyword(name):
+        if _keyword_name(name):
             keywords.append(f"    {name}={source},")
         else:  # a key only **kwargs takes: written as data, never as code
             keywords.append(f"    **{{{name!r}: {source}}},")
@@ -85,6 +86,16 @@ def cell_code(app: Any, record: CallRecord) -> str:
         head.append(f"# ({', '.join(skipped)}: a Context exists only in a served call: None here)")
     lines = [*head, *sorted(_IMPORTS[name] for name in imports), call]
     return "\n".join(lines) + "\n"
+
+
+def _keyword_name(name: str) -> bool:
+    """Whether ``name=`` passes exactly the key ``name`` (Python reads identifiers
+    NFKC-normalized: "ﬁ=" would pass "fi")."""
+    return (
+        name.isidentifier()
+        and not keyword.iskeyword(name)
+        and unicodedata.normalize("NFKC", name) == name
+    )
 
 
 def _function_name(tool: Any, namespace: dict[str, Any]) -> str:

@@ -165,6 +165,7 @@ async def test_cells_of_hostile_names_keys_and_uris_run_no_client_text(served):
         "x=1)\npwned.append('key')\nf(y",
         "class",  # a keyword: no keyword argument can say it
         "a b",
+        "\ufb01",  # "ﬁ": as a keyword argument Python would read it as "fi"
         "k\u2028pwned.append('key2')",
     ]
     calls.append(("agent", "options", {key: key for key in keys}))

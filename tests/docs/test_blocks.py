@@ -104,3 +104,23 @@ def test_user_pages_carry_no_development_history(page):
 def test_every_docs_page_is_collected():
     assert DOCS / "index.md" in pages()
     assert all(isinstance(block, Block) for block in all_blocks())
+
+
+CHANGELOG = ROOT / "CHANGELOG.md"
+KINDS = {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}
+
+
+def test_the_changelog_is_for_users_in_keep_a_changelog_form():
+    from mcp_notebook import __version__
+
+    text = CHANGELOG.read_text(encoding="utf-8")
+    releases = re.findall(r"^## \[([^\]]+)\](?: - (\d{4}-\d{2}-\d{2}))?$", text, re.MULTILINE)
+    assert releases[0] == ("Unreleased", "")
+    assert releases[1][0] == __version__ and releases[1][1], releases[1]
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert f'\nversion = "{__version__}"\n' in pyproject
+    for kind in re.findall(r"^### (.+)$", text, re.MULTILINE):
+        assert kind in KINDS, kind
+    for number, line in enumerate(text.splitlines(), 1):
+        found = HISTORY.search(line) or re.search(r"\bmcp_notebook/|\w+\.py\b", line)
+        assert found is None, f"CHANGELOG.md:{number}: {found.group(0)!r}"

@@ -124,3 +124,14 @@ def test_the_changelog_is_for_users_in_keep_a_changelog_form():
     for number, line in enumerate(text.splitlines(), 1):
         found = HISTORY.search(line) or re.search(r"\bmcp_notebook/|\w+\.py\b", line)
         assert found is None, f"CHANGELOG.md:{number}: {found.group(0)!r}"
+
+
+def test_the_readme_s_images_are_there_and_small():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    images = re.findall(r"!\[[^\]]+\]\(([^)]+)\)", readme)
+    assert images, "the README shows the notebook side"
+    for image in images:
+        path = ROOT / image
+        assert path.suffix == ".png" and path.is_file(), image
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", image
+        assert path.stat().st_size < 200_000, (image, path.stat().st_size)

@@ -39,7 +39,7 @@ myst_enable_extensions = ["colon_fence", "deflist"]
 
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
-autodoc_default_options = {"members": True, "undoc-members": False}
+autodoc_default_options: dict[str, object] = {}
 napoleon_google_docstring = True
 napoleon_numpy_docstring = False
 

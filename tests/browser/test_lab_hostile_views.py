@@ -1,12 +1,12 @@
-"""End to end, in JupyterLab in Chromium: an MCP client that calls a widget view's
-``<name>.set`` cannot script the notebook through it, and script in the page cannot answer
-a confirmation card.
+"""End to end, in JupyterLab and in Notebook 7, in Chromium: an MCP client that calls a
+widget view's ``<name>.set`` cannot script the notebook through it, and script in the page
+cannot answer a confirmation card.
 
 The client sets markup on the view's ``HTML`` widget (refused: -32602) and on its ``Text``
 (allowed: the page shows it as the input's text, no element is made of it). Then a pending
 ``confirm=True`` call's Approve gets the clicks a script can make (``button.click()``,
 dispatched events): the call still waits, and a person's click on Deny decides it.
-Screenshot: test-artifacts/lab-hostile-view.png."""
+Screenshots: test-artifacts/lab-hostile-view.png, notebook-hostile-view.png."""
 
 from __future__ import annotations
 
@@ -58,15 +58,12 @@ SCRIPTED_CLICKS = """() => {
 }"""
 
 
-@pytest.fixture(scope="module")
-def notebook(lab: Lab) -> str:
-    cells = ["%load_ext mcp_notebook", VIEW, "%mcp confirm --timeout 120", "%mcp start --port 0"]
-    return lab.write_notebook("hostile_views", [*cells, "%mcp monitor"])
-
-
 async def test_a_clients_markup_stays_text_and_scripted_clicks_answer_no_card(
-    lab: Lab, notebook: str, chromium: str
+    front_end: Lab, chromium: str
 ):
+    lab, shot = front_end, f"{front_end.app}-hostile-view.png"
+    cells = ["%load_ext mcp_notebook", VIEW, "%mcp confirm --timeout 120", "%mcp start --port 0"]
+    notebook = lab.write_notebook("hostile_views", [*cells, "%mcp monitor"])
     ARTIFACTS.mkdir(exist_ok=True)
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
@@ -105,13 +102,14 @@ async def test_a_clients_markup_stays_text_and_scripted_clicks_answer_no_card(
             await expect(box).to_have_value(HOSTILE, timeout=WAIT_MS)
             assert await page.locator("img[src='x']").count() == 0  # no element made of it
             await expect(page.locator("#shown")).to_have_text("safe")
-            await page.screenshot(path=str(ARTIFACTS / "lab-hostile-view.png"))
+            await page.screenshot(path=str(ARTIFACTS / shot))
 
             async with connect(served, "legacy") as agent:
                 call = asyncio.ensure_future(agent.call_tool("drop_table", {"name": "orders"}))
                 card = monitor.locator(".mcp-confirm")
                 await card.wait_for(timeout=WAIT_MS)
                 assert await page.evaluate(SCRIPTED_CLICKS)
+                await card.screenshot(path=str(ARTIFACTS / f"{lab.app}-card-scripted.png"))
                 # Had a scripted click reached the kernel, it came first on this page's
                 # kernel connection: the Deny below would be too late and the tool ran.
                 await card.locator("button.jupyter-button", has_text="Deny").click()

@@ -251,6 +251,12 @@ async def test_each_control_takes_what_a_person_can_give_it(make, good, bad, why
         assert widget.get_state() != before
 
 
+async def test_a_huge_trait_name_is_not_echoed_whole():
+    slider = widgets.IntSlider()
+    said = await View(slider).refused(slider, {"x" * 100_000: 1})
+    assert said.startswith("IntSlider.xxx") and len(said) < 200
+
+
 async def test_an_unknown_widget_is_a_precise_error():
     view = View(widgets.IntSlider())
     other = widgets.IntSlider()

@@ -245,7 +245,9 @@ def hidden(root: Any) -> set[str]:
 
 
 def refuse(widget: Any, why: str, trait: str | None = None) -> RpcError:
+    """The -32602 refusal naming the widget's class and the trait (a client's key: cut)."""
     name = type(widget).__name__
+    trait = trait if trait is None or len(trait) <= 80 else trait[:79] + "…"
     data = {"model_id": widget.model_id, **({"trait": trait} if trait else {})}
     return invalid_params(f"{name}.{trait}: {why}" if trait else f"{name}: {why}", data)
 

@@ -23,6 +23,7 @@ class Headless:
     confirm_policy: Any = "marked"
     confirm_timeout: float = 30.0
     ui: Any = None
+    confirm_headless: str = "elicit"  # as `serve --confirm elicit`: the client is asked
 
 
 class Client:

@@ -225,6 +225,10 @@ def _bridge(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     from . import discovery
 
+    problem = discovery.refusal()
+    if problem:
+        print(f"mcp-notebook: {problem}", file=sys.stderr)
+        return 1
     records = discovery.running()
     if not records:
         print(f"No notebook servers are running (looked in {discovery.folder()}).")

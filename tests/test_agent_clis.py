@@ -5,6 +5,8 @@ from the npm registry). A kernel serves; each CLI runs with a HOME of its own.""
 from __future__ import annotations
 
 import shlex
+import subprocess
+import sys
 
 import pytest
 
@@ -77,3 +79,20 @@ def test_codex_takes_the_printed_line_and_lists_the_notebooks_tools(served, home
     [server] = [s for s in servers if s["name"] == NAME]
     assert list(server["tools"]) == ["add"], server
     assert server["tools"]["add"]["description"] == "Add two numbers."
+
+
+def test_mcp_notebook_config_prints_the_same_lines_codex_takes(served, home):
+    """`mcp-notebook config codex NAME` in a shell: the line on stdout, as printed."""
+    done = subprocess.run(
+        [sys.executable, "-m", "mcp_notebook", "config", "codex", NAME],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    [line] = done.stdout.splitlines()
+    env, project = agent_clis.environment(home), home / "project"
+    added = agent_clis.run([*agent_clis.codex(), *shlex.split(line)[1:]], env, project)
+    assert added.returncode == 0, added.stdout + added.stderr
+    [server] = [s for s in agent_clis.codex_servers(env, project) if s["name"] == NAME]
+    assert list(server["tools"]) == ["add"], server

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import ntpath
+import re
 import shlex
 import subprocess
 import sys
@@ -119,11 +120,17 @@ def gemini_http_command(name: str, url: str, authorization: str | None) -> str:
     return command_line([*add, *header])
 
 
+def codex_name(name: str) -> str:
+    """``name`` as Codex takes a server's name: ASCII letters, digits and ``-_:@/.`` (it
+    refuses a space); the bridge's own argument keeps the notebook's name."""
+    return re.sub(r"[^A-Za-z0-9_:@/.-]", "-", name) or "notebook"
+
+
 def codex_command(name: str, command: list[str], env: dict[str, str]) -> str:
     """The ``codex mcp add`` line that starts ``command``: Codex takes no ``--transport``;
     a stdio server is ``NAME [--env KEY=VALUE]... -- COMMAND...``."""
     options = [word for key, value in env.items() for word in ("--env", f"{key}={value}")]
-    return command_line(["codex", "mcp", "add", name, *options, "--", *command])
+    return command_line(["codex", "mcp", "add", codex_name(name), *options, "--", *command])
 
 
 def http_command(name: str, url: str, token: str | None) -> str:

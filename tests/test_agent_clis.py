@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+from mcp_notebook import clients
+
 from . import agent_clis
 from .conftest import start_server
 
@@ -96,3 +98,14 @@ def test_mcp_notebook_config_prints_the_same_lines_codex_takes(served, home):
     assert added.returncode == 0, added.stdout + added.stderr
     [server] = [s for s in agent_clis.codex_servers(env, project) if s["name"] == NAME]
     assert list(server["tools"]) == ["add"], server
+
+
+@pytest.mark.parametrize("name", ["my sales book", "Café/2"])
+def test_codex_takes_a_notebook_name_it_would_refuse_as_a_server_name(home, name):
+    """Codex allows only ASCII letters, digits and -_:@/. in a server's name: the printed
+    line names the server so, and the bridge keeps the notebook's own name."""
+    words = shlex.split(clients.snippet("codex", name).text)
+    env, project = agent_clis.environment(home), home / "project"
+    added = agent_clis.run([*agent_clis.codex(), *words[1:]], env, project)
+    assert added.returncode == 0, added.stdout + added.stderr
+    assert words[-1] == name

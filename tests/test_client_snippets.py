@@ -176,7 +176,7 @@ def test_gemini_and_codex_lines_put_each_word_where_that_cli_takes_it(monkeypatc
         "codex",
         "mcp",
         "add",
-        NAME,
+        "my-book",  # Codex refuses a space in a server's name
         "--env",
         env,
         "--",
@@ -184,6 +184,7 @@ def test_gemini_and_codex_lines_put_each_word_where_that_cli_takes_it(monkeypatc
         *bridge,
     ]
     assert "tok" not in codex  # the bridge reads the token from the discovery file
+    assert shlex.split(clients.snippet("codex", "café 2").text)[3] == "caf--2"
     on(monkeypatch, "win32", WINDOWS_PYTHONW)
     line = clients.snippet("codex", NAME).text
     assert line.endswith(f'-- "{WINDOWS_PYTHON}" -m mcp_notebook bridge "my book"'), line

@@ -43,7 +43,7 @@ class UnsafeFolder(McpNotebookError, PermissionError):
     """The discovery folder is not this user's own: nothing is read from it or written."""
 
 
-class NotOurs(OSError):
+class NotOurs(McpNotebookError, OSError):
     """A file another user owns, a link, or no regular file: it is not read."""
 
 

@@ -22,7 +22,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from . import portable
 from .conformance.node import _npm_install, cache_dir, node22
+
+NEEDS = (
+    "Gemini CLI and Codex run on Node 22 from npm's node-linux-<arch> package, installed "
+    "with npm into the test cache (the snippets' words are tested everywhere)"
+)
 
 GEMINI = "@google/gemini-cli@0.61.0"
 CODEX = "@openai/codex@0.171.0"
@@ -30,6 +36,7 @@ TIMEOUT = 180  # seconds for one CLI command (gemini mcp list connects to every 
 
 
 def _installed(spec: str, entry: str) -> list[str]:
+    portable.require_linux(NEEDS)
     node = node22()
     prefix = cache_dir() / ("npm-" + spec.replace("/", "+"))
     _npm_install(prefix, spec, node_bin=node)
@@ -50,6 +57,7 @@ def codex() -> list[str]:
 def environment(home: Path) -> dict[str, str]:
     """This process's environment (PYTHONPATH: the bridge imports this checkout) with a
     fresh HOME, Node 22 first on PATH, and no key that would let a CLI reach a model."""
+    portable.require_linux(NEEDS)
     node_dir = str(node22().parent)
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(HOME=str(home), PATH=node_dir + os.pathsep + env.get("PATH", ""))

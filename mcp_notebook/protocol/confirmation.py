@@ -115,7 +115,8 @@ class Confirmer:
             f"Tool '{tool.name}' needs a person's confirmation, and no notebook front end is "
             "attached: this server refuses such calls (confirmations: deny). To have the "
             "client's user asked, serve with `--confirm elicit` (the export: "
-            "MCP_NOTEBOOK_CONFIRM=elicit), or open the notebook in Jupyter."
+            "MCP_NOTEBOOK_CONFIRM=elicit; in code: mcp.confirm_headless = 'elicit'), or open "
+            "the notebook in Jupyter."
         )
 
 

@@ -20,6 +20,7 @@ from .protocol.confirmation import Confirmer, Policy, needs_confirmation, parse_
 from .protocol.executor import Executor
 from .protocol.session import LOG_LEVELS
 from .protocol.tasks import TaskStore
+from .protocol.unattended import parse_headless
 from .registration import Registrations
 from .registry import Kind, Registry, Tool
 from .transports.binding import check_address
@@ -57,6 +58,9 @@ class NotebookMCP(Registrations):
         # how many seconds a question waits before the call is denied.
         self._confirm_policy: Policy = "marked"
         self.confirm_timeout: float = 120.0
+        # What a tool that asks first does when no person's front end is attached: "deny",
+        # "elicit" (the client's user is asked) or "allow" (confirmation.HEADLESS).
+        self._confirm_headless = "deny"
         # Set by the kernel extension: the notebook UI (output capture, monitors, prompts).
         self.ui: Any = None
         # Filled in by the kernel extension: what a discovery file says about this server,
@@ -168,20 +172,22 @@ class NotebookMCP(Registrations):
         """True when ``mcp-notebook serve`` runs this kernel (nobody sits at the notebook)."""
         return self._pinned is not None
 
-    def serve_headless(self, **options: Any) -> None:
+    def serve_headless(self, *, confirm: str = "deny", **options: Any) -> None:
         """Run headless, with ``start``'s ``options`` pinned for the rest of this kernel's life.
 
         ``mcp-notebook serve`` calls it once in the fresh kernel, before the notebook's
         cells: the notebook's own ``%mcp start --port X`` then serves where the command
         line says (any of host, port, token, auth, name, allow_remote_no_auth, dispatcher
-        given here wins), and nobody is asked at the notebook (:attr:`headless`). A second call
-        raises: the notebook cannot change what the command line chose.
+        given here wins), and nobody is asked at the notebook (:attr:`headless`): ``confirm``
+        (serve's ``--confirm``) is :attr:`confirm_headless`. A second call raises: the
+        notebook cannot change what the command line chose.
         """
         unknown = sorted(set(options) - set(PINNABLE))
         if unknown:
             raise TypeError(f"serve_headless: unknown options {unknown}; known: {PINNABLE}")
         if self._pinned is not None:
             raise RuntimeError("serve_headless: the options are pinned already")
+        self._confirm_headless = parse_headless(confirm)
         self._pinned = MappingProxyType(dict(options))
         if self.ui is not None:  # the extension was loaded before this call
             self.ui.headless = True
@@ -329,6 +335,18 @@ class NotebookMCP(Registrations):
     @confirm_policy.setter
     def confirm_policy(self, value: str | tuple[str, ...] | list[str]) -> None:
         self._confirm_policy = parse_policy(value)
+
+    @property
+    def confirm_headless(self) -> str:
+        """What a tool that asks first does with no notebook front end: "deny" (refused),
+        "elicit" (the client's user is asked) or "allow" (runs unasked)."""
+        return self._confirm_headless
+
+    @confirm_headless.setter
+    def confirm_headless(self, value: str) -> None:
+        if self._pinned is not None:  # the notebook cannot overrule `serve --confirm`
+            raise RuntimeError("mcp-notebook serve --confirm chose it for this kernel")
+        self._confirm_headless = parse_headless(value)
 
     def needs_confirmation(self, tool: Tool | str) -> bool:
         """Whether a call of ``tool`` (a Tool or its name) waits for Approve / Deny."""

@@ -13,6 +13,7 @@ from pathlib import Path
 from ._version import __version__
 from .clients import BRIDGE_DISPATCHER_HELP, CLIENTS, DISPATCHER_FLAG, DISPATCHER_HELP
 from .exposure import ALLOW_FLAG, UnsafeBind, check
+from .protocol.unattended import HEADLESS, headless_banner
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +61,13 @@ def _parser() -> argparse.ArgumentParser:
         help="with --no-auth on a non-loopback --host: let every host that reaches it in",
     )
     serve.add_argument(DISPATCHER_FLAG, action="store_true", help=DISPATCHER_HELP)
+    serve.add_argument(
+        "--confirm",
+        choices=HEADLESS,
+        default="deny",
+        help="tools that ask first (confirm=True), with nobody at a notebook: deny them "
+        "(default), elicit (the client asks its user; its own answer runs them), or allow",
+    )
     serve.add_argument(
         "--debug-port",
         type=int,
@@ -151,7 +159,9 @@ def _serve(args: argparse.Namespace) -> int:
         watch=args.watch,
         dispatcher=args.dispatcher,
         debug_port=args.debug_port,
+        confirm=args.confirm,
     )
+    print(headless_banner(args.confirm), file=sys.stderr)
     on_ready = None
     if args.watch:
         try:
@@ -215,6 +225,10 @@ def _bridge(args: argparse.Namespace) -> int:
 def _list(args: argparse.Namespace) -> int:
     from . import discovery
 
+    problem = discovery.refusal()
+    if problem:
+        print(f"mcp-notebook: {problem}", file=sys.stderr)
+        return 1
     records = discovery.running()
     if not records:
         print(f"No notebook servers are running (looked in {discovery.folder()}).")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import ntpath
+import re
 import shlex
 import subprocess
 import sys
@@ -18,7 +19,7 @@ from typing import Any
 
 from . import discovery
 
-CLIENTS = ("claude-desktop", "claude-code", "cursor", "vscode")
+CLIENTS = ("claude-desktop", "claude-code", "cursor", "vscode", "gemini-cli", "codex")
 # The dispatcher (protocol/dispatcher_tools.py): two stable tools that list and call the
 # notebook's current tools, for clients that ignore list_changed.
 DISPATCHER_FLAG = "--dispatcher"
@@ -89,10 +90,47 @@ def stdio_command(name: str, dispatcher: bool = False) -> str:
     It holds no secret: the bridge reads the token from the discovery file. The name comes
     before ``--env``, whose values are variadic (they would swallow a name after them).
     """
-    settings = [f"{key}={value}" for key, value in discovery.environment().items()]
-    options = [word for setting in settings for word in ("--env", setting)]
-    add = ["claude", "mcp", "add", "--transport", "stdio", name, *options]
+    add = ["claude", "mcp", "add", "--transport", "stdio", name, *_env_options("--env")]
     return command_line([*add, "--", *bridge_command(name, dispatcher)])
+
+
+def _env_options(flag: str) -> list[str]:
+    """``flag KEY=VALUE`` for each variable the bridge needs (discovery.environment)."""
+    settings = [f"{key}={value}" for key, value in discovery.environment().items()]
+    return [word for setting in settings for word in (flag, setting)]
+
+
+def gemini_stdio_command(name: str, dispatcher: bool = False) -> str:
+    """The ``gemini mcp add`` line for the stdio bridge, in the order Gemini CLI takes.
+
+    Its ``--env`` takes every word after it up to the next option (it would swallow the
+    name), it has no ``--transport stdio NAME ... --`` form, and words such as ``-m``
+    after the command would be its own options: name and command first, then ``--env``,
+    then ``--`` and the command's arguments. User scope: in every folder the user trusts.
+    """
+    command, *args = bridge_command(name, dispatcher)
+    add = ["gemini", "mcp", "add", "--scope", "user", name, command, *_env_options("--env")]
+    return command_line([*add, "--", *args])
+
+
+def gemini_http_command(name: str, url: str, authorization: str | None) -> str:
+    """The ``gemini mcp add`` line for ``url``; ``--header`` last (it takes what follows)."""
+    add = ["gemini", "mcp", "add", "--scope", "user", "--transport", "http", name, url]
+    header = ["--header", f"Authorization: {authorization}"] if authorization else []
+    return command_line([*add, *header])
+
+
+def codex_name(name: str) -> str:
+    """``name`` as Codex takes a server's name: ASCII letters, digits and ``-_:@/.`` (it
+    refuses a space); the bridge's own argument keeps the notebook's name."""
+    return re.sub(r"[^A-Za-z0-9_:@/.-]", "-", name) or "notebook"
+
+
+def codex_command(name: str, command: list[str], env: dict[str, str]) -> str:
+    """The ``codex mcp add`` line that starts ``command``: Codex takes no ``--transport``;
+    a stdio server is ``NAME [--env KEY=VALUE]... -- COMMAND...``."""
+    options = [word for key, value in env.items() for word in ("--env", f"{key}={value}")]
+    return command_line(["codex", "mcp", "add", codex_name(name), *options, "--", *command])
 
 
 def http_command(name: str, url: str, token: str | None) -> str:
@@ -142,7 +180,28 @@ def snippet(
             lines.append(http_command(name, url, token))
             where += "; or the second line, straight to the notebook over HTTP"
         return Snippet(where + ":", "\n".join(lines))
+    if client == "gemini-cli":
+        lines = [gemini_stdio_command(name, dispatcher)]
+        where = "Run in a shell (stdio through the bridge, which follows kernel restarts)"
+        if url and not dispatcher:
+            lines.append(gemini_http_command(name, url, f"Bearer {token}" if token else None))
+            where += "; or the second line, straight to the notebook over HTTP"
+        return Snippet(where + f". {GEMINI_TRUST}:", "\n".join(lines))
+    if client == "codex":
+        line = codex_command(name, bridge_command(name, dispatcher), discovery.environment())
+        return Snippet(
+            "Run in a shell (stdio through the bridge, which follows kernel restarts; Codex "
+            "reads the server from ~/.codex/config.toml when it starts):",
+            line,
+        )
     raise ValueError(f"unknown client {client!r}: choose one of {', '.join(CLIENTS)}")
+
+
+# Gemini CLI starts MCP servers only in folders the user trusts (it asks in a new folder).
+GEMINI_TRUST = (
+    "Gemini CLI connects to it in folders you trust (it asks when it starts in a new one; "
+    "/permissions changes it)"
+)
 
 
 def through_jupyter_snippet(client: str, name: str, url: str, authorization: str) -> Snippet:
@@ -166,9 +225,19 @@ def through_jupyter_snippet(client: str, name: str, url: str, authorization: str
             "Merge into ~/.cursor/mcp.json (or .cursor/mcp.json in a project):",
             json.dumps({"mcpServers": {name: entry}}, indent=2),
         )
+    if client == "gemini-cli":
+        line = gemini_http_command(name, url, authorization)
+        return Snippet(f"Run in a shell, on the machine of the agent. {GEMINI_TRUST}:", line)
+    # Claude Desktop speaks stdio, and Codex takes a token for HTTP only from a variable of
+    # its own environment: the bridge of an mcp-notebook installed over there.
+    token = authorization.split(None, 1)[1] if " " in authorization else authorization
+    if client == "codex":
+        bridge = ["mcp-notebook", "bridge", "--url", url]
+        return Snippet(
+            "Run in a shell, on the machine of the agent, with `pip install mcp-notebook`:",
+            codex_command(name, bridge, {"MCP_NOTEBOOK_TOKEN": token}),
+        )
     if client == "claude-desktop":
-        # Claude Desktop speaks stdio: the bridge of an mcp-notebook installed over there.
-        token = authorization.split(None, 1)[1] if " " in authorization else authorization
         entry = {
             "command": "mcp-notebook",
             "args": ["bridge", "--url", url],

@@ -8,6 +8,12 @@ The runtime dir is ``$MCP_NOTEBOOK_RUNTIME_DIR``, else Jupyter's (which follows
 ``JUPYTER_RUNTIME_DIR``, ``JUPYTER_DATA_DIR``, ``JUPYTER_PLATFORM_DIRS``...). A client such
 as Claude Desktop starts the bridge with a small environment of its own, so the client
 snippets carry :func:`environment`: the bridge then looks where the kernel wrote.
+
+Those variables may point at a folder others can write to (a shared or misconfigured
+one). On POSIX the discovery folder must then be the user's own (ownerfolder.py): another
+user's folder, or a link, is refused; the user's own that others may write to is made
+owner-only. Files another user owns, and links, are ignored; ours are written into a fresh
+temporary file opened with O_EXCL | O_NOFOLLOW, never through a planted name.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import logging
 import math
 import os
 import re
+import sys
 import time
 import unicodedata
 from collections.abc import Callable
@@ -27,6 +34,7 @@ from typing import Any
 
 from jupyter_core import paths
 
+from . import ownerfolder
 from .errors import McpNotebookError
 
 logger = logging.getLogger(__name__)
@@ -129,7 +137,7 @@ def register(
     """Write this process's discovery file (owner-only, atomically); OSError if it cannot."""
     pid = os.getpid()
     target = _file_for(name, pid)
-    target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    target.parent.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     record = ServerRecord(
         name,
         url,
@@ -145,12 +153,17 @@ def register(
         idle_timeout=idle_timeout,
     )
     data = {k: v for k, v in asdict(record).items() if k != "path"}
+    body = json.dumps(data, ensure_ascii=False).encode("utf-8")
+    if sys.platform != "win32":
+        ownerfolder.check(target.parent, create=True)
+        ownerfolder.write_private(target, body, _patiently)
+        return target
     temporary = target.with_suffix(".tmp")
     try:
-        # Jupyter's own writer for connection files: 0600 on POSIX, an owner-only ACL on
-        # Windows (where mode bits do not protect a file).
+        # Jupyter's own writer for connection files: an owner-only ACL on Windows (where
+        # mode bits do not protect a file).
         with paths.secure_write(str(temporary), binary=True) as handle:
-            handle.write(json.dumps(data, ensure_ascii=False).encode("utf-8"))
+            handle.write(body)
         _patiently(lambda: os.replace(temporary, target))
     except RuntimeError as exc:  # the file system would not make it owner-only
         unregister(temporary)
@@ -223,7 +236,10 @@ def _optional(data: dict[str, Any], key: str, kind: type | tuple[type, ...]) -> 
 def _read(path: Path) -> ServerRecord | None:
     """The record in ``path``, or None (with a warning) when it cannot be read."""
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
+        data = json.loads(ownerfolder.read_own(path).decode("utf-8"))
+    except ownerfolder.NotOurs as exc:  # planted by another user, or a link
+        logger.warning("ignoring discovery file %s: %s", path, exc)
+        return None
     except (OSError, ValueError) as exc:  # locked, unreadable, half-written, not UTF-8
         logger.warning("ignoring unreadable discovery file %s: %s", path, exc)
         return None
@@ -264,7 +280,13 @@ def _finite(value: float) -> float:
 
 
 def running() -> list[ServerRecord]:
-    """The servers whose process still runs, newest first; stale files are removed."""
+    """The servers whose process still runs, newest first; stale files are removed.
+
+    A discovery folder that is not the user's own is not read (logged; see refusal)."""
+    problem = refusal()
+    if problem:
+        logger.warning("%s", problem)
+        return []
     try:
         candidates = sorted(folder().glob("*.json"))
     except OSError as exc:
@@ -282,6 +304,19 @@ def running() -> list[ServerRecord]:
     return sorted(records, key=lambda r: r.started, reverse=True)
 
 
+def refusal() -> str | None:
+    """Why the discovery folder is not read (another user's, a link), or None (POSIX)."""
+    if sys.platform == "win32":
+        return None
+    try:
+        ownerfolder.check(folder(), create=False)
+    except ownerfolder.UnsafeFolder as exc:
+        return str(exc)
+    except OSError as exc:  # e.g. it cannot be made owner-only: still ours, files checked
+        logger.warning("cannot check the discovery folder %s: %s", folder(), exc)
+    return None
+
+
 class NotFound(McpNotebookError, LookupError):
     pass
 
@@ -295,6 +330,9 @@ def _where() -> str:
 
 def find(name: str | None) -> ServerRecord:
     """The newest running server called ``name``, or the only one when ``name`` is None."""
+    problem = refusal()
+    if problem:
+        raise NotFound(problem)
     records = running()
     if name is not None:
         # Unicode-equal names are one name: macOS gives file names (a notebook's, which

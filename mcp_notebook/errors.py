@@ -18,6 +18,7 @@ standard base, so ``except McpNotebookError`` catches all of ours and the existi
     ├── BadEventId (ValueError)              transports: a Last-Event-ID we did not issue
     ├── LinkDown, LinkLost (ConnectionError), Unreachable     bridge
     ├── NotFound (LookupError)               discovery: no running notebook server matches
+    ├── UnsafeFolder (PermissionError), NotOurs (OSError)    ownerfolder: not the user's own
     ├── UnsafeBind (ValueError)              exposure: a bind address others can reach
     ├── UpstreamError (ConnectionError)      serverext: the kernel's endpoint is unreachable
     └── NotebookError (RuntimeError)         headless: the served notebook failed

@@ -105,6 +105,7 @@ class ServeOptions:
     watch: bool = False  # re-run what changes on disk (watching.py)
     dispatcher: bool = False  # every client gets the dispatcher's tools
     debug_port: int | None = None  # the kernel's debugger (DAP) on 127.0.0.1:PORT
+    confirm: str = "deny"  # tools that ask first: deny, elicit or allow (confirmation.py)
 
 
 class View(Protocol):
@@ -219,6 +220,7 @@ class NotebookKernel:
             "name": self.name,
             "allow_remote_no_auth": self.options.allow_remote_no_auth,
             "dispatcher": self.options.dispatcher,
+            "confirm": self.options.confirm,
         }
         if self.options.port is not None:
             options["port"] = self.options.port
@@ -497,6 +499,7 @@ def serve_stdio(path: Path, options: ServeOptions, on_ready: OnReady | None = No
         startup_timeout=options.startup_timeout,
         watch=options.watch,
         dispatcher=options.dispatcher,
+        confirm=options.confirm,
     )
     reporter = _Reporter(StartView(path.name, sys.stderr))
     kernel = NotebookKernel(path, private, reporter)

@@ -16,8 +16,9 @@ import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from ipaddress import ip_address
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 URL_ENV = "MCP_NOTEBOOK_JUPYTER_URL"
 PREFIX = "mcp-notebook"
@@ -41,6 +42,27 @@ class Through:
 
     def header(self) -> str:
         return f"Authorization: token {self.token or TOKEN_PLACEHOLDER}"
+
+
+def loopback_note(url: str) -> str | None:
+    """What to say when ``url`` is on loopback: no other machine reaches it. None when
+    it is not (or is only a path: a hub's address is its own business)."""
+    host = urlsplit(url).hostname if "://" in url else None
+    if host is None:
+        return None
+    try:
+        loopback = host == "localhost" or ip_address(host).is_loopback
+    except ValueError:
+        return None  # a name: maybe reachable
+    if not loopback:
+        return None
+    return (
+        f"Jupyter Server listens on loopback only ({host}): another machine cannot reach "
+        "this URL as it is. Start Jupyter with --ip=0.0.0.0 (or a name or address of this "
+        "machine, and keep its token) and run %mcp config again; or, from the other "
+        "machine, forward the port over SSH (ssh -L PORT:127.0.0.1:PORT this-machine) and "
+        f"use the URL there; behind a proxy, set {URL_ENV} to its address before %mcp start."
+    )
 
 
 def endpoint_path(base: str, name: str) -> str:

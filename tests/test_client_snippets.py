@@ -139,7 +139,7 @@ def test_with_the_dispatcher_every_snippet_runs_the_bridge_that_asks_for_it(
 ):
     on(monkeypatch, "linux", MAC_PYTHON)
     found = clients.snippet(client, NAME, "http://127.0.0.1:8765/mcp", "t0k", dispatcher=True)
-    if client == "claude-code":
+    if client in ("claude-code", "gemini-cli", "codex"):
         (line,) = found.text.splitlines()  # no HTTP line: only the bridge can ask for it
         assert shlex.split(line)[-3:] == ["bridge", NAME, "--dispatcher"]
         assert "t0k" not in line
@@ -150,3 +150,41 @@ def test_with_the_dispatcher_every_snippet_runs_the_bridge_that_asks_for_it(
     plain = json.loads(clients.snippet(client, NAME).text)
     (entry,) = (plain.get("mcpServers") or plain["servers"]).values()
     assert "--dispatcher" not in entry["args"]
+
+
+def test_gemini_and_codex_lines_put_each_word_where_that_cli_takes_it(monkeypatch, runtime):
+    """Gemini CLI: name and command, then --env (it takes the words after it), then `--`
+    and the arguments; --header last. Codex: no --transport, `NAME --env ... -- COMMAND`."""
+    on(monkeypatch, "linux", MAC_PYTHON)
+    url, env = "http://127.0.0.1:8765/mcp", f"MCP_NOTEBOOK_RUNTIME_DIR={runtime}"
+    bridge = ["-m", "mcp_notebook", "bridge", NAME]
+    stdio, http = clients.snippet("gemini-cli", NAME, url, "tok").text.splitlines()
+    add = ["gemini", "mcp", "add", "--scope", "user"]
+    assert shlex.split(stdio) == [*add, NAME, MAC_PYTHON, "--env", env, "--", *bridge]
+    assert shlex.split(http) == [
+        *add,
+        "--transport",
+        "http",
+        NAME,
+        url,
+        "--header",
+        "Authorization: Bearer tok",
+    ]
+    assert "trust" in clients.snippet("gemini-cli", NAME).where
+    codex = clients.snippet("codex", NAME, url, "tok").text
+    assert shlex.split(codex) == [
+        "codex",
+        "mcp",
+        "add",
+        "my-book",  # Codex refuses a space in a server's name
+        "--env",
+        env,
+        "--",
+        MAC_PYTHON,
+        *bridge,
+    ]
+    assert "tok" not in codex  # the bridge reads the token from the discovery file
+    assert shlex.split(clients.snippet("codex", "café 2").text)[3] == "caf--2"
+    on(monkeypatch, "win32", WINDOWS_PYTHONW)
+    line = clients.snippet("codex", NAME).text
+    assert line.endswith(f'-- "{WINDOWS_PYTHON}" -m mcp_notebook bridge "my book"'), line

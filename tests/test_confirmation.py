@@ -11,6 +11,8 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
+
 from mcp_notebook import NotebookMCP
 from mcp_notebook.protocol import CallRecord, Server, Session
 from mcp_notebook.protocol.confirmation import Confirmer, ask_client
@@ -23,6 +25,7 @@ class Headless:
     confirm_policy: Any = "marked"
     confirm_timeout: float = 30.0
     ui: Any = None
+    confirm_headless: str = "elicit"  # as `serve --confirm elicit`: the client is asked
 
 
 class Client:
@@ -127,3 +130,18 @@ async def test_the_question_goes_with_the_request_id_given_not_the_running_task(
     for message, _ in questions:
         session.resolve({"jsonrpc": "2.0", "id": message["id"], "result": {"action": "accept"}})
     assert await both == [{"table": "t"}, {"table": "t"}]
+
+
+def test_without_a_front_end_the_app_denies_and_serve_pins_the_choice():
+    """`mcp.confirm_headless`: deny unless set; `serve --confirm` pins it for the kernel."""
+    app = NotebookMCP()
+    assert app.confirm_headless == "deny"
+    app.confirm_headless = "Elicit"
+    assert app.confirm_headless == "elicit"
+    with pytest.raises(ValueError, match="deny, elicit, allow"):
+        app.confirm_headless = "maybe"
+    served = NotebookMCP()
+    served.serve_headless(confirm="allow", port=0)
+    assert served.confirm_headless == "allow"
+    with pytest.raises(RuntimeError, match="--confirm"):
+        served.confirm_headless = "deny"  # a notebook cell cannot overrule the command line

@@ -22,7 +22,7 @@ import psutil  # imported before any test patches sys.platform: it picks its bac
 import pytest
 from jupyter_core import paths
 
-from mcp_notebook import discovery
+from mcp_notebook import discovery, ownerfolder
 
 SELF_STARTED = psutil.Process().create_time()
 
@@ -134,7 +134,7 @@ def test_locked_and_unreadable_files_are_skipped_with_a_warning(runtime, monkeyp
     (runtime / "bad-pid.json").write_bytes(b'{"name": "x", "url": "u", "pid": "12"}')
     (runtime / "latin1.json").write_bytes('{"name": "caf\xe9"}'.encode("latin-1"))
     (runtime / "folder.json").mkdir()
-    refused = {"read_bytes": locked, "read_text": locked, "unlink": busy}
+    refused = {"unlink": busy}
     caplog.set_level(logging.WARNING, logger="mcp_notebook.discovery")
     with pytest.MonkeyPatch.context() as held:
         for method, victim in refused.items():
@@ -146,6 +146,14 @@ def test_locked_and_unreadable_files_are_skipped_with_a_warning(runtime, monkeyp
                 return _original(self, *args, **kwargs)
 
             held.setattr(pathlib.Path, method, guarded)
+        read_own = ownerfolder.read_own
+
+        def reading(path):
+            if path == locked:
+                raise PermissionError(errno.EACCES, "The file is being used by another process")
+            return read_own(path)
+
+        held.setattr(ownerfolder, "read_own", reading)
         assert names() == ["live"]
         assert discovery.find("live").name == "live"
         discovery.unregister(busy)  # what a stopping server does
@@ -157,8 +165,32 @@ def test_locked_and_unreadable_files_are_skipped_with_a_warning(runtime, monkeyp
     assert not busy.exists()
 
 
-def test_files_are_written_with_jupyters_secure_write(runtime, monkeypatch):
-    """secure_write gives an owner-only ACL on Windows and 0600 on POSIX (it holds the token)."""
+@pytest.mark.skipif(sys.platform == "win32", reason="Windows: Jupyter's secure_write, below")
+def test_files_are_written_owner_only_through_a_fresh_temporary_file(runtime, monkeypatch):
+    """0600 (it holds the token), created with O_EXCL | O_NOFOLLOW under a random name."""
+    opened: list[tuple[str, int]] = []
+    original = os.open
+
+    def spy(path, flags, *args, **kwargs):
+        opened.append((os.fsdecode(path), flags))
+        return original(path, flags, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as spying:
+        spying.setattr(os, "open", spy)
+        path = discovery.register("secret", "http://127.0.0.1:9/mcp", "the-token")
+    [(temporary, flags)] = [(p, f) for p, f in opened if p.endswith(".tmp")]
+    assert flags & os.O_EXCL and flags & os.O_NOFOLLOW and flags & os.O_CREAT
+    assert temporary.startswith(".secret-") and len(temporary) > len(".secret-0.tmp") + 8
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert not list(runtime.glob("*.tmp")) and not list(runtime.glob(".*.tmp"))
+    record = discovery.find("secret")
+    assert (record.token, record.pid, record.created) == ("the-token", os.getpid(), SELF_STARTED)
+    discovery.unregister(path)
+    assert not path.exists()
+
+
+def test_on_windows_files_are_written_with_jupyters_secure_write(runtime, monkeypatch):
+    """secure_write gives an owner-only ACL on Windows, where mode bits do not protect."""
     written = []
     original = paths.secure_write
 
@@ -167,14 +199,12 @@ def test_files_are_written_with_jupyters_secure_write(runtime, monkeypatch):
         return original(fname, binary=binary)
 
     monkeypatch.setattr(paths, "secure_write", spy)
-    path = discovery.register("secret", "http://127.0.0.1:9/mcp", "the-token")
+    with pytest.MonkeyPatch.context() as windows:
+        windows.setattr(sys, "platform", "win32")
+        path = discovery.register("secret", "http://127.0.0.1:9/mcp", "the-token")
     assert written == [str(path.with_suffix(".tmp"))]
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600
-    assert not list(runtime.glob("*.tmp"))
-    record = discovery.find("secret")
-    assert (record.token, record.pid, record.created) == ("the-token", os.getpid(), SELF_STARTED)
+    assert discovery.find("secret").token == "the-token"
     discovery.unregister(path)
-    assert not path.exists()
 
 
 def test_a_file_the_system_cannot_make_private_is_an_oserror(runtime, monkeypatch):
@@ -189,18 +219,18 @@ def test_replacing_a_file_a_reader_holds_waits_for_it(runtime, monkeypatch):
     """Windows refuses os.replace over a file another process has open, for that moment."""
     original, refused = os.replace, []
 
-    def replace(source, target):
+    def replace(source, target, **folders):
         if not refused:
-            refused.append(target)
+            refused.append(os.path.basename(target))
             raise PermissionError(errno.EACCES, "Access is denied")
-        return original(source, target)
+        return original(source, target, **folders)
 
     monkeypatch.setattr(os, "replace", replace)
     path = discovery.register("busy", "http://127.0.0.1:9/mcp", None)
-    assert refused == [path]
+    assert refused == [path.name]
     assert names() == ["busy"]
 
-    def never(source, target):
+    def never(source, target, **folders):
         raise PermissionError(errno.EACCES, "Access is denied")
 
     monkeypatch.setattr(os, "replace", never)  # held for good: an error, and no stray token
@@ -214,7 +244,7 @@ FOREIGN, FOREIGN_NOTEBOOK = "Ünïcode", "C:\\Users\\José\\ノート.ipynb"
 # ASCII source (the command line of an ASCII locale cannot carry more); UTF-8 files.
 UTF8_SCRIPT = f"""
 import json, locale, os, sys
-from mcp_notebook import discovery
+from mcp_notebook import discovery, ownerfolder
 encoding = locale.getpreferredencoding(False).lower()
 assert encoding in ("ascii", "ansi_x3.4-1968"), encoding
 discovery.register({NAME!a}, "http://127.0.0.1:9/a", None, notebook={NOTEBOOK!a})

@@ -79,7 +79,9 @@ def serving(dispatcher: bool = True, page_size: int = 100) -> Server:
     )
     # confirm=True tools ask the client, as under `mcp-notebook serve` (nobody at a notebook).
     server.confirm = Confirmer(
-        SimpleNamespace(confirm_policy="marked", confirm_timeout=5, ui=None)
+        SimpleNamespace(
+            confirm_policy="marked", confirm_timeout=5, ui=None, confirm_headless="elicit"
+        )
     ).confirm
     return server
 

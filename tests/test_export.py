@@ -216,7 +216,9 @@ class Served:
 
 @pytest.fixture(scope="module")
 def asgi_server() -> Iterator[Served]:
-    server = Served(asgi_app(_app(), environ={"MCP_NOTEBOOK_TOKEN": TOKEN}))
+    # MCP_NOTEBOOK_CONFIRM=elicit: confirm=True tools ask the client (deny is the default).
+    environ = {"MCP_NOTEBOOK_TOKEN": TOKEN, "MCP_NOTEBOOK_CONFIRM": "elicit"}
+    server = Served(asgi_app(_app(), environ=environ))
     yield server
     server.stop()
 

@@ -199,7 +199,7 @@ async def test_the_helper_export_runs_helpers_imports_and_asks_the_client_to_con
         assert note.contents[0].text == '{"day": "monday", "notes": []}'
         prompt = await client.get_prompt("explain", {"term": "MCP"})
         assert prompt.messages[0].content.text == "Explain MCP simply."
-        # confirm=True: nobody is at a notebook and this client cannot be asked: denied.
+        # confirm=True: nobody is at a notebook, and the export denies it by default.
         denied = await client.call_tool("forget", {"topic": "x"})
         assert denied.is_error
 

@@ -150,6 +150,7 @@ async def test_a_confirm_task_cancelled_while_asking_never_runs_and_a_late_yes_c
         ran.append(table)
         return f"dropped {table}"
 
+    app.confirm_headless = "elicit"  # as `serve --confirm elicit`
     server.confirm = Confirmer(app).confirm  # headless: the client's user is asked
     session, heard, _ = await opened(server)
     session.client_capabilities = {"elicitation": {}}

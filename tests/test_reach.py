@@ -8,9 +8,10 @@ import sys
 from types import SimpleNamespace
 
 import psutil  # noqa: F401  # imported before sys.platform is patched: it picks its platform module
+import pytest
 
 from mcp_notebook.clients import CLIENTS, through_jupyter_snippet
-from mcp_notebook.reach import TOKEN_PLACEHOLDER, URL_ENV, through_jupyter
+from mcp_notebook.reach import TOKEN_PLACEHOLDER, URL_ENV, loopback_note, through_jupyter
 from mcp_notebook.serverext.where import server_url
 
 HUB = {
@@ -81,3 +82,24 @@ def test_every_client_gets_a_snippet_with_the_jupyter_header():
     for client in CLIENTS:
         snippet = through_jupyter_snippet(client, "sales", "https://h/x/mcp", "token abc")
         assert "https://h/x/mcp" in snippet.text and "abc" in snippet.text
+
+
+@pytest.mark.parametrize(
+    "url, loopback",
+    [
+        ("http://127.0.0.1:8888/mcp-notebook/s/mcp", "127.0.0.1"),
+        ("http://localhost:8888/base/mcp-notebook/s/mcp", "localhost"),
+        ("http://[::1]:8888/mcp-notebook/s/mcp", "::1"),
+        ("http://127.0.1.1:8888/mcp-notebook/s/mcp", "127.0.1.1"),
+        ("http://nb.example:8888/mcp-notebook/s/mcp", None),
+        ("http://10.0.0.5:8888/mcp-notebook/s/mcp", None),
+        ("/user/alice/mcp-notebook/s/mcp", None),  # a hub's path: its address is its own
+    ],
+)
+def test_a_loopback_url_is_said_to_be_unreachable_from_another_machine(url, loopback):
+    note = loopback_note(url)
+    if loopback is None:
+        assert note is None
+    else:
+        assert f"loopback only ({loopback})" in note and "--ip=0.0.0.0" in note
+        assert "ssh -L" in note and URL_ENV in note

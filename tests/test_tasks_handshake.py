@@ -224,6 +224,7 @@ async def test_headless_a_confirm_task_asks_the_client_names_the_task_and_says_w
         ran.append(table)
         return f"dropped {table}"
 
+    app.confirm_headless = "elicit"  # as `serve --confirm elicit`
     server.confirm = Confirmer(app).confirm  # app.ui is None: no notebook front end
     session, heard, _ = await opened(server)
     session.client_capabilities = {"elicitation": {}}

@@ -300,6 +300,7 @@ def headless() -> tuple[Server, list[str]]:
         return f"dropped {table}"
 
     server = Server(app.registry, tasks=app.tasks)
+    app.confirm_headless = "elicit"  # as `serve --confirm elicit`
     server.confirm = Confirmer(app).confirm  # app.ui is None: nobody at the notebook
     return server, ran
 

@@ -212,8 +212,9 @@ def _report_registration(number: int, statement: ast.stmt, result: Extracted) ->
             result.problems.append(
                 Problem(
                     number,
-                    "a tool with confirm=True: nobody is at a notebook, so the client's user is "
-                    "asked (elicitation; a 2026-07-28 client gets a denial)",
+                    "a tool with confirm=True: nobody is at a notebook, so it is denied unless "
+                    "the package runs with --confirm elicit (the client's user is asked) or "
+                    "--confirm allow (MCP_NOTEBOOK_CONFIRM for the ASGI app)",
                     "runs differently",
                 )
             )

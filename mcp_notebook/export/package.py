@@ -253,6 +253,12 @@ The ASGI app refuses Host headers other than loopback unless `MCP_NOTEBOOK_HOST`
 `MCP_NOTEBOOK_ALLOWED_ORIGINS` does; without `MCP_NOTEBOOK_TOKEN` it makes a token and
 logs it (`MCP_NOTEBOOK_NO_AUTH=1`: none, on loopback only).
 
+Tools marked `confirm=True` are denied: nobody is at a notebook to approve them.
+`--confirm elicit` (or `MCP_NOTEBOOK_CONFIRM=elicit`; the ASGI app reads only the variable)
+asks the client's user instead, and the client's own answer runs them: that protects a
+person using an honest client, not against a misbehaving one. `--confirm allow` runs them
+unasked.
+
 ## What was exported
 
 Cells {", ".join(map(str, result.extracted.exported))}, in `{p}/notebook.py` (left out, for

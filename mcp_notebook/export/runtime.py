@@ -31,6 +31,7 @@ from ..app import NotebookMCP
 from ..protocol import CallRecord, InlineExecutor, Server
 from ..protocol.confirmation import Confirmer
 from ..protocol.executor import Executor, settle, unchanged
+from ..protocol.unattended import HEADLESS, headless_banner
 from ..registry import pictures
 from ..registry.content import CONVERTERS
 
@@ -45,6 +46,8 @@ HOST_ENV = "MCP_NOTEBOOK_HOST"
 ALLOWED_HOSTS_ENV = "MCP_NOTEBOOK_ALLOWED_HOSTS"
 ALLOWED_ORIGINS_ENV = "MCP_NOTEBOOK_ALLOWED_ORIGINS"
 ALLOW_REMOTE_NO_AUTH_ENV = "MCP_NOTEBOOK_ALLOW_REMOTE_NO_AUTH"
+# deny (the default), elicit or allow: what a confirm=True tool does (protocol/unattended.py).
+CONFIRM_ENV = "MCP_NOTEBOOK_CONFIRM"
 INLINE_ENV = "MCP_NOTEBOOK_INLINE"  # 1: tools on the serving loop (faster; a slow one stalls it)
 DEFAULT_WORKERS = 8
 
@@ -82,7 +85,7 @@ def exported_app(name: str, namespace: dict[str, Any]) -> NotebookMCP:
 
 
 def server_of(app: NotebookMCP, *, inline: bool = False) -> Server:
-    """A Server for ``app``'s registry; confirmations are asked of the client."""
+    """A Server for ``app``'s registry; confirmations as ``app.confirm_headless`` says."""
     executor: Executor = InlineExecutor() if inline else WorkerExecutor()
     server = Server(
         app.registry,
@@ -102,10 +105,12 @@ def asgi_app(
     """The ASGI app serving ``app``: ``$MCP_NOTEBOOK_TOKEN`` is the bearer token (a random
     one, logged, if unset; ``MCP_NOTEBOOK_NO_AUTH=1`` for none), ``$MCP_NOTEBOOK_HOST`` the
     address it is reached at (default 127.0.0.1: other Host headers are refused),
-    ``$MCP_NOTEBOOK_ALLOWED_HOSTS`` / ``_ORIGINS`` comma-separated lists to let in."""
+    ``$MCP_NOTEBOOK_ALLOWED_HOSTS`` / ``_ORIGINS`` comma-separated lists to let in,
+    ``$MCP_NOTEBOOK_CONFIRM`` what a confirm=True tool does (deny, elicit or allow)."""
     from ..transports.asgi import McpAsgiApp
 
     env = os.environ if environ is None else environ
+    confirm_from(app, env.get(CONFIRM_ENV))
     if inline is None:
         inline = env.get(INLINE_ENV, "") in ("1", "true", "yes")
     host = env.get(HOST_ENV, "127.0.0.1")
@@ -128,6 +133,12 @@ def _listed(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
 
+def confirm_from(app: NotebookMCP, value: str | None) -> None:
+    """Set what ``app``'s confirm=True tools do (deny when unset), and say it on stderr."""
+    app.confirm_headless = value or "deny"  # ValueError for a word it does not know
+    logger.warning("%s", headless_banner(app.confirm_headless))
+
+
 def main(app: NotebookMCP, argv: list[str] | None = None) -> int:
     """``python -m PACKAGE [--transport stdio|http] ...``."""
     parser = argparse.ArgumentParser(prog=app.name, description=f"Serve {app.name} over MCP.")
@@ -144,6 +155,13 @@ def main(app: NotebookMCP, argv: list[str] | None = None) -> int:
         help="run tools on the serving loop, not on worker threads: faster, but a slow "
         "synchronous tool holds every other request up",
     )
+    parser.add_argument(
+        "--confirm",
+        choices=HEADLESS,
+        default=os.environ.get(CONFIRM_ENV) or "deny",
+        help="tools that ask first (confirm=True): deny them (default), elicit (the client "
+        f"asks its user; its own answer runs them), or allow (default: ${CONFIRM_ENV})",
+    )
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
     args = parser.parse_args(argv)
     logging.basicConfig(
@@ -151,6 +169,11 @@ def main(app: NotebookMCP, argv: list[str] | None = None) -> int:
         stream=sys.stderr,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    try:
+        app.confirm_headless = args.confirm
+    except ValueError as exc:  # from $MCP_NOTEBOOK_CONFIRM: argparse checks only the option
+        parser.error(f"{CONFIRM_ENV}: {exc}")
+    print(headless_banner(args.confirm), file=sys.stderr, flush=True)
     if args.transport == "stdio":
         from ..bridge import protocol_stdout
         from .stdio import serve_stdio

@@ -26,7 +26,7 @@ from ..exposure import ALLOW_FLAG, UnsafeBind, who_can_reach
 from ..protocol.calls import mib
 from ..protocol.confirmation import POLICIES, describe
 from ..protocol.dispatcher_tools import CALL_TOOL, LIST_TOOL
-from ..reach import TOKEN_PLACEHOLDER, through_jupyter
+from ..reach import TOKEN_PLACEHOLDER, loopback_note, through_jupyter
 from . import breaks, capture
 from .magicwords import count as _count
 from .magicwords import duration as _duration
@@ -234,12 +234,15 @@ class McpMagics(Magics):
         if reach:
             print(reach)
         print(f"Claude Code: {stdio_command(info.name)}")
-        print("Other clients: %mcp config claude-desktop|claude-code|cursor|vscode")
+        print(f"Other clients: %mcp config {'|'.join(CLIENTS)}")
         through = through_jupyter(info.name)
         if through is not None:
             where = through.url if through.absolute else f"{through.url} on your JupyterHub"
             print(f"From other machines, through Jupyter Server: {where}")
             print("(with a Jupyter token, not the kernel's; %mcp config CLIENT shows how)")
+            note = loopback_note(through.url)
+            if note:
+                print(f"({note})")
 
     def _stop(self, args: argparse.Namespace) -> None:
         was_running = self.app.running
@@ -286,6 +289,9 @@ class McpMagics(Magics):
         if through is not None:
             url = through.url if through.absolute else "https://YOUR-HUB" + through.url
             print(f"\nFrom another machine, through Jupyter Server ({through.token_hint}):")
+            note = loopback_note(url)
+            if note:
+                print(f"({note})")
             other = through_jupyter_snippet(
                 args.client, self.app.name, url, through.header().split(": ", 1)[1]
             )

@@ -5,9 +5,11 @@ first: ``"marked"`` (the default: tools registered with ``confirm=True``), ``"al
 ``"none"`` (not even marked ones), ``"destructive"`` (marked ones and those whose
 ``destructiveHint`` is true) or a tuple of tool names (those and the marked ones). In a
 notebook the person at the keyboard answers (the front end the app holds as ``app.ui``,
-see ``ui/hub.py``); headless, the client's user is asked through elicitation when the
-client supports it, and otherwise the call is denied with a message that says how to
-change the policy.
+see ``ui/hub.py``). Headless (``mcp-notebook serve``, an export) nobody is at a notebook,
+and ``app.confirm_headless`` says what happens instead (:data:`HEADLESS`): ``"deny"`` (the
+default) refuses the call; ``"elicit"`` asks the client's user through elicitation (the
+client answers: it protects a person using an honest client, not against a misbehaving
+one); ``"allow"`` runs it unasked.
 """
 
 from __future__ import annotations
@@ -81,8 +83,8 @@ class FrontEnd(Protocol):
 class Confirmer:
     """``server.confirm = Confirmer(app).confirm``; reads the app's policy on every call.
 
-    ``app`` has ``confirm_policy``, ``confirm_timeout`` and ``ui``, a :class:`FrontEnd`
-    or None.
+    ``app`` has ``confirm_policy``, ``confirm_timeout``, ``ui`` (a :class:`FrontEnd` or
+    None) and ``confirm_headless`` (one of :data:`HEADLESS`).
     """
 
     def __init__(self, app: Any) -> None:
@@ -104,7 +106,18 @@ class Confirmer:
         if ui is not None and ui.attached:
             record.approver = "notebook"
             return await ui.ask(tool, arguments, session, record, timeout)
-        return await ask_client(tool, arguments, session, record, request_id, timeout, asker)
+        mode = getattr(self.app, "confirm_headless", "deny")
+        if mode == "allow":
+            return arguments
+        if mode == "elicit":
+            return await ask_client(tool, arguments, session, record, request_id, timeout, asker)
+        raise Declined(
+            f"Tool '{tool.name}' needs a person's confirmation, and no notebook front end is "
+            "attached: this server refuses such calls (confirmations: deny). To have the "
+            "client's user asked, serve with `--confirm elicit` (the export: "
+            "MCP_NOTEBOOK_CONFIRM=elicit; in code: mcp.confirm_headless = 'elicit'), or open "
+            "the notebook in Jupyter."
+        )
 
 
 def _question(tool: Any, arguments: dict[str, Any]) -> str:

@@ -56,7 +56,7 @@ _TICK = 0.05  # how often the decision looks at the call's status while it waits
 # for many long tasks, soon enough for its status message and for answers to arrive.
 _FOLLOW_TICK = 0.25
 AWAITING_APPROVAL = "waiting for approval in the notebook"
-# Headless (no notebook front end): the client's user is asked, through elicitation.
+# Headless (no notebook front end) with --confirm elicit: the client's user is asked.
 AWAITING_CLIENT = "waiting for the client's user to approve the call (elicitation)"
 
 

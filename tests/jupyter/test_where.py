@@ -16,6 +16,7 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from .. import agent_clis
 from ..conftest import MODES
 from .server import JupyterServer, ServerKernel
 
@@ -111,3 +112,44 @@ async def test_the_claude_desktop_bridge_entry_works_as_printed(jupyter, kernel,
     )
     async with Client(params, mode="auto") as bridged:
         assert (await bridged.call_tool("add", {"a": 1, "b": 1})).content[0].text == "2"
+
+
+def test_config_says_jupyter_listens_on_loopback_only_and_how_to_change_that(kernel, started):
+    """This Jupyter Server listens on 127.0.0.1: the "another machine" URL reaches nothing
+    from there, and `%mcp config` says so and how to change it."""
+    _, printed = kernel.run("%mcp config claude-code")
+    outside = printed.split("From another machine", 1)[1]
+    assert "Jupyter Server listens on loopback only (127.0.0.1)" in outside
+    assert "--ip=0.0.0.0" in outside and "ssh -L" in outside
+    start_line = next(x for x in started.splitlines() if x.startswith("From other machines"))
+    after = started.split(start_line, 1)[1]
+    assert "listens on loopback only" in after
+
+
+async def test_the_gemini_cli_line_through_jupyter_works_as_printed(kernel, started, tmp_path):
+    _, printed = kernel.run("%mcp config gemini-cli")
+    outside = printed.split("through Jupyter Server", 1)[1]
+    words = shlex.split(next(x for x in outside.splitlines() if x.startswith("gemini mcp add")))
+    (tmp_path / "project").mkdir()
+    env, project = agent_clis.environment(tmp_path), tmp_path / "project"
+    gemini = agent_clis.gemini()
+    added = agent_clis.run([*gemini, *words[1:]], env, project)
+    assert added.returncode == 0, added.stdout + added.stderr
+    agent_clis.trust(tmp_path, project)
+    listed = agent_clis.run([*gemini, "mcp", "list"], env, project)
+    [row] = [r for r in (listed.stdout + listed.stderr).splitlines() if f" {NAME}:" in r]
+    assert row.lstrip().startswith("✓") and row.rstrip().endswith("Connected"), row
+
+
+def test_the_codex_line_through_jupyter_works_as_printed(kernel, started, tmp_path):
+    _, printed = kernel.run("%mcp config codex")
+    outside = printed.split("through Jupyter Server", 1)[1]
+    words = shlex.split(next(x for x in outside.splitlines() if x.startswith("codex mcp add")))
+    assert words[words.index("--") + 1 :][:3] == ["mcp-notebook", "bridge", "--url"]
+    env = agent_clis.environment(tmp_path)
+    # `pip install mcp-notebook` over there: its command on PATH (this checkout's, here).
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env["PATH"]
+    added = agent_clis.run([*agent_clis.codex(), *words[1:]], env, tmp_path)
+    assert added.returncode == 0, added.stdout + added.stderr
+    [server] = [s for s in agent_clis.codex_servers(env, tmp_path) if s["name"] == NAME]
+    assert list(server["tools"]) == ["add"], server

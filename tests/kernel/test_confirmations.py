@@ -266,7 +266,8 @@ def delete_rows(table: str) -> str:
 def headless(tmp_path_factory):
     path = tmp_path_factory.mktemp("headless") / "guarded.ipynb"
     nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(HEADLESS)]), path)
-    process = ServeProcess(str(path), "--port", "0", "--token", "t0ken")
+    # --confirm elicit: the client's user is asked (deny is the default, see below).
+    process = ServeProcess(str(path), "--port", "0", "--token", "t0ken", "--confirm", "elicit")
     yield Served(kernel=None, url=process.wait_for_url(), token="t0ken")
     process.stop()
 
@@ -359,7 +360,7 @@ async def test_the_confirmations_notebook_serves_headless():
                 0
             ].text == "9"
             refused = await client.call_tool("drop_rows", {"table": "orders", "status": "open"})
-            assert refused.is_error and "%mcp confirm none" in refused.content[0].text
+            assert refused.is_error and "--confirm elicit" in refused.content[0].text
             assert (await client.call_tool("count_rows", {"table": "orders"})).content[
                 0
             ].text == "9"

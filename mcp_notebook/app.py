@@ -82,7 +82,7 @@ class NotebookMCP(Registrations):
     # -- serving -----------------------------------------------------------------------
     @property
     def name(self) -> str:
-        """The server's name: given with ``--name``, else the notebook's file name."""
+        """The server's name (``--name``, else the notebook's file name), shown to clients."""
         if self._name:
             return self._name
         if self.notebook_path:
@@ -95,14 +95,17 @@ class NotebookMCP(Registrations):
 
     @property
     def running(self) -> bool:
+        """Whether the notebook is serving."""
         return self._transport is not None
 
     @property
     def url(self) -> str | None:
+        """The endpoint clients connect to, while serving (else None)."""
         return self._transport.url if self._transport else None
 
     @property
     def token(self) -> str | None:
+        """The bearer token clients must send, while serving; never printed into a cell."""
         return self._token if self._transport else None
 
     def start(
@@ -162,7 +165,7 @@ class NotebookMCP(Registrations):
 
     @property
     def headless(self) -> bool:
-        """Whether ``mcp-notebook serve`` runs this kernel: no person at the notebook."""
+        """True when ``mcp-notebook serve`` runs this kernel (nobody sits at the notebook)."""
         return self._pinned is not None
 
     def serve_headless(self, **options: Any) -> None:
@@ -284,6 +287,7 @@ class NotebookMCP(Registrations):
         raise AssertionError("unreachable")
 
     def stop(self) -> None:
+        """Stop serving and close the port; what is registered stays."""
         with self._lock:
             self._stop_locked()
 
@@ -297,6 +301,7 @@ class NotebookMCP(Registrations):
             transport.stop()
 
     def status(self) -> dict[str, Any]:
+        """The server's state (URL, authentication, sessions) and what is registered."""
         transport = self._transport
         return {
             "running": transport is not None,
@@ -313,8 +318,12 @@ class NotebookMCP(Registrations):
     # -- the notebook UI: confirmations and the monitor --------------------------------
     @property
     def confirm_policy(self) -> Policy:
-        """Which tools ask first: "marked" (confirm=True ones), "all", "none", "destructive"
-        (destructiveHint true, and marked ones) or a tuple of tool names (and marked ones)."""
+        """Which tools ask the person at the notebook before they run.
+
+        "marked" (the ``confirm=True`` ones), "all", "none", "destructive" (those whose
+        ``destructiveHint`` is true, and the marked ones) or a tuple of tool names (and the
+        marked ones); ``%mcp confirm`` sets it.
+        """
         return self._confirm_policy
 
     @confirm_policy.setter
@@ -322,6 +331,7 @@ class NotebookMCP(Registrations):
         self._confirm_policy = parse_policy(value)
 
     def needs_confirmation(self, tool: Tool | str) -> bool:
+        """Whether a call of ``tool`` (a Tool or its name) waits for Approve / Deny."""
         if isinstance(tool, str):
             tool = self.registry.tools[tool]
         return needs_confirmation(self._confirm_policy, tool)

@@ -14,11 +14,19 @@ import shlex
 import sys
 
 
-def split(line: str, *, windows: bool | None = None) -> list[str]:
-    """The words of ``line``; ``ValueError`` for an unclosed quote (POSIX rules only)."""
+def split(line: str, *, windows: bool | None = None, comments: bool = False) -> list[str]:
+    """The words of ``line``; ``ValueError`` for an unclosed quote (POSIX rules only).
+    ``comments``: a word that starts with an unquoted ``#`` ends the line, as in a shell
+    (on Windows, any word that starts with ``#``)."""
     if windows is None:
         windows = sys.platform == "win32"
-    return split_windows(line) if windows else shlex.split(line)
+    if not windows:
+        return shlex.split(line, comments=comments)
+    words = split_windows(line)
+    if comments:
+        cut = next((i for i, word in enumerate(words) if word.startswith("#")), len(words))
+        words = words[:cut]
+    return words
 
 
 def split_windows(line: str) -> list[str]:

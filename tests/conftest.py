@@ -101,6 +101,8 @@ TIER_OF_PATH = {
     "tests/test_serve_debugger.py": "e2e",
     "tests/fuzz/test_stdio_content_length.py": "e2e",
     "tests/fuzz/test_stdio_ndjson.py": "e2e",
+    "tests/docs/test_site.py": "e2e",
+    "tests/docs/test_run_blocks.py": "kernel",
     "tests/kernel/": "kernel",
     "tests/stress/": "kernel",
     "tests/fuzz/test_bridge.py": "kernel",

@@ -189,9 +189,10 @@ def test_each_app_tool_returns_text_and_a_per_call_view_its_rendering():
     assert result["content"] == [{"type": "text", "text": "7"}]
     view = result["_meta"]["mcp-notebook/view"]
     assert "<td>7</td>" in view["html"]
-    # The resource now shows the latest result too (a host may read it after the call).
+    # Read outside any session's call, the resource shows the view's default: which
+    # session sees which call is tests/test_apps_hostile.py's.
     page = mcp.registry.resources["ui://notebook/add"].read()["contents"][0]["text"]
-    assert "<td>7</td>" in page
+    assert "waiting for a result" in page and "<td>7</td>" not in page
     table = mcp.registry.tools["sales_table"]
     shown = table.result(table.invoke({}, {}))
     assert "| north |" in shown["content"][0]["text"]  # the model reads the table as text
@@ -234,8 +235,9 @@ def test_a_view_that_loads_from_elsewhere_declares_exactly_those_origins():
         "connectDomains": ["https://api.example.com"],
     }
     apps_valid(contents["_meta"]["ui"], "McpUiResourceMeta")
+    # The listing says the same: the author's markup is known when the view is registered.
     listed = mcp.registry.resources["ui://notebook/embed"].definition
-    assert listed["_meta"]["ui"]["csp"] == {"connectDomains": ["https://api.example.com"]}
+    assert listed["_meta"]["ui"]["csp"] == csp
 
 
 def test_a_function_view_of_the_tools_own_arguments():

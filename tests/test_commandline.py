@@ -89,3 +89,16 @@ def test_a_replay_file_runs_a_windows_replay_command_as_written(python, tmp_path
     monkeypatch.setattr(sys, "platform", "win32")
     server = module.server()
     assert [server.command, *server.args] == [python, "-m", "calc_mcp"]
+
+
+@pytest.mark.parametrize("windows", [False, True])
+def test_a_trailing_comment_ends_a_magic_line_when_asked(windows):
+    line = "start --port 0  # serve on any free port"
+    assert commandline.split(line, windows=windows, comments=True) == ["start", "--port", "0"]
+    assert "#" in " ".join(commandline.split(line, windows=windows))  # not asked: kept
+    if not windows:  # a quoted # is a value, not a comment
+        assert commandline.split("start --token '#abc'", comments=True) == [
+            "start",
+            "--token",
+            "#abc",
+        ]

@@ -72,3 +72,65 @@ def test_a_client_s_uri_cannot_write_code_into_the_replay_file(tmp_path, uri):
         ast.unparse(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)
     }
     assert ascii(uri[len("notes://x") :])[1:-1] in notes  # still readable, escaped
+
+
+async def _hostile_calls() -> NotebookMCP:
+    app = NotebookMCP()
+
+    @app.tool
+    def options(**given) -> dict:
+        """Any keys: the client names them."""
+        return given
+
+    def fails(text: str) -> str:
+        raise RuntimeError("always")
+
+    from mcp_notebook.registry import Tool
+
+    hostile_name = 'fails\nimport os; os.system("touch PWNED")\u2028#'
+    app.registry.add_tool(Tool(fails, hostile_name))  # a name @mcp.tool would refuse
+    server = Server(app.registry, name="t", version="1", calls=app.calls)
+    session = server.open_session(Session())
+    session.outbound = lambda message, related: True
+    client = {"name": 'x\nimport os; os.system("touch PWNED")', "version": "1"}
+    params = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": client}
+    await server.handle(
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}, session
+    )
+    keys = {
+        '"""\nimport os; os.system("touch PWNED")\n"""': 1,
+        "x')\nimport os; os.system('touch PWNED')#": "\u2028\\'\"",
+    }
+    for number, (name, arguments) in enumerate(
+        [("options", keys), (hostile_name, {"text": '"""; os.system("touch PWNED")'})], 1
+    ):
+        message = {"jsonrpc": "2.0", "id": number, "method": "tools/call"}
+        message["params"] = {"name": name, "arguments": arguments}
+        await server.handle(message, session)
+    return app
+
+
+def test_names_keys_and_values_a_client_chose_stay_data_in_the_replay_file(tmp_path):
+    app = asyncio.run(_hostile_calls())
+    path = tmp_path / "test_replay.py"
+    skipped = app.calls.to_pytest(path)
+    assert len(skipped) == 1  # the failed call, listed in a comment
+    source = path.read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    assert "os.system" not in {
+        ast.unparse(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)
+    }
+    notes = source[source.index("# Not replayed:") : source.index("CALLS = ")]
+    assert all(line.startswith("#") for line in notes.splitlines())
+    # What the file replays is exactly what the client sent: data, read back from JSON.
+    calls = next(
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "CALLS"
+    )
+    replayed = eval(compile(ast.Expression(calls), "CALLS", "eval"), {"json": __import__("json")})
+    (call,) = replayed
+    assert call["target"] == "options" and set(call["arguments"]) == {
+        '"""\nimport os; os.system("touch PWNED")\n"""',
+        "x')\nimport os; os.system('touch PWNED')#",
+    }

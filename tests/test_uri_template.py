@@ -1,6 +1,6 @@
 """Resource templates never hand a function a value that steps out of its folder (issue 12.2).
 
-What reaches the function is documented in README ("Resource templates") and
+What reaches the function is documented in docs/reference/components.md ("Resource templates") and
 docs/security.md; these tests are that table.
 """
 

@@ -15,6 +15,8 @@ import datetime
 import decimal
 import inspect
 import json
+import keyword
+import unicodedata
 import uuid
 from pathlib import PurePath
 from typing import Any
@@ -22,6 +24,7 @@ from typing import Any
 from IPython import get_ipython
 
 from ..protocol.calls import CallRecord
+from ..protocol.replays import one_line
 
 # What a cell needs imported for the sources written here; the names they are bound to.
 _IMPORTS = {
@@ -67,17 +70,32 @@ def cell_code(app: Any, record: CallRecord) -> str:
                 f"mcp.registry.tools[{record.target!r}].signature.convert("
                 f"{{{name!r}: {_json(sent[name])}}})[{name!r}]"
             )
-        keywords.append(f"    {name}={source},")
+        if _keyword_name(name):
+            keywords.append(f"    {name}={source},")
+        else:  # a key only **kwargs takes: written as data, never as code
+            keywords.append(f"    **{{{name!r}: {source}}},")
     function = _function_name(tool, namespace)
     skipped = [name for name in tool.injected if name not in sent]
     call = f"{function}(\n" + "\n".join(keywords) + "\n)" if keywords else f"{function}()"
     if inspect.iscoroutinefunction(tool.fn):
         call = "await " + call
-    head = [f"# {record.client}'s call #{record.id} of {record.target}, as the tool received it"]
+    # The client names itself: on one line of printable text, so it stays in the comment.
+    client, target = one_line(record.client, 200), one_line(record.target, 200)
+    head = [f"# {client}'s call #{record.id} of {target}, as the tool received it"]
     if skipped:
         head.append(f"# ({', '.join(skipped)}: a Context exists only in a served call: None here)")
     lines = [*head, *sorted(_IMPORTS[name] for name in imports), call]
     return "\n".join(lines) + "\n"
+
+
+def _keyword_name(name: str) -> bool:
+    """Whether ``name=`` passes exactly the key ``name`` (Python reads identifiers
+    NFKC-normalized: "ﬁ=" would pass "fi")."""
+    return (
+        name.isidentifier()
+        and not keyword.iskeyword(name)
+        and unicodedata.normalize("NFKC", name) == name
+    )
 
 
 def _function_name(tool: Any, namespace: dict[str, Any]) -> str:

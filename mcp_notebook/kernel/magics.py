@@ -21,6 +21,7 @@ from ..clients import (
     stdio_command,
     through_jupyter_snippet,
 )
+from ..errors import McpNotebookError
 from ..exposure import ALLOW_FLAG, UnsafeBind, who_can_reach
 from ..protocol.calls import mib
 from ..protocol.confirmation import POLICIES, describe
@@ -33,7 +34,7 @@ from .magicwords import summary as _summary
 from .magicwords import words as _words
 
 
-class _HelpShown(Exception):
+class _HelpShown(McpNotebookError):
     """``-h`` printed the help: the magic ends there, with nothing more to say."""
 
 

@@ -47,6 +47,6 @@ def summary(description: str | None) -> str:
 
 def words(line: str) -> list[str]:
     try:
-        return commandline.split(line)  # on Windows, backslashes in paths stay
+        return commandline.split(line, comments=True)  # on Windows, backslashes in paths stay
     except ValueError as exc:  # an unclosed quote
         raise UsageError(f"%mcp: {exc}") from None

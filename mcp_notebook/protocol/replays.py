@@ -96,7 +96,7 @@ def pytest_source(
     """The text of the pytest file replaying ``calls`` (from :func:`replays`)."""
     # A reason quotes what a client sent (a resource URI may hold a line break): escaped,
     # it stays inside its comment instead of becoming code of the generated file.
-    notes = "".join(f"#   {_comment(reason)}\n" for reason in skipped) or "#   none\n"
+    notes = "".join(f"#   {one_line(reason)}\n" for reason in skipped) or "#   none\n"
     return f'''"""Regression tests: {len(calls)} recorded calls replayed, by mcp-notebook {version}.
 
 The server: $MCP_REPLAY_COMMAND (e.g. "python -m my_export"), else
@@ -152,9 +152,15 @@ def test_a_recorded_call_gives_the_same_result(call):
 '''
 
 
-def _comment(text: str) -> str:
-    """``text`` on one line of ASCII: line breaks and anything else unprintable escaped."""
-    return text.encode("unicode_escape").decode("ascii")
+def one_line(text: str, limit: int | None = None) -> str:
+    """``text`` as one line of printable characters, for a comment of generated code:
+    line breaks (also those only ``str.splitlines`` and IPython's line transforms see:
+    ``\x0c``, ``\x1c``, U+2028...), controls and bidi marks escaped; at most ``limit``."""
+    if limit is not None and len(text) > limit:
+        text = text[: limit - 1] + "…"
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
 
 
 def dumped(result: Any, expected: dict[str, Any]) -> dict[str, Any]:

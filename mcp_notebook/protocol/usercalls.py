@@ -226,8 +226,11 @@ class UserCalls:
                 request.reply(self._response(request, outcome[0]))
             return _recorded(record, outcome)
 
+        convert = tool.result
+        if tool.view_uri is not None:  # its view's rendering of this call is the caller's
+            convert = partial(views.for_viewer, views.viewer_of(request.session), tool.result)
         user_code = self.executor.prepare(
-            lambda: _then(tool.invoke(arguments, injected), tool.result), record
+            lambda: _then(tool.invoke(arguments, injected), convert), record
         )
         work = finishing(user_code, finish)
         if as_task:
@@ -319,9 +322,13 @@ class UserCalls:
             CallRecord("resources/read", uri, values or {}, request.session.client_label)
         )
 
+        viewer = views.viewer_of(request.session)
+
         def work() -> Any:  # the result, or an awaitable of it (an async reader)
             if isinstance(component, ResourceTemplate):
                 return component.read(uri, values or {})
+            if uri.startswith(views.SCHEME):  # a view shows the caller's own latest call
+                return views.for_viewer(viewer, component.read)
             return component.read()
 
         what = "reading resource " + uri

@@ -11,9 +11,12 @@ app-only tools, no ``ui://`` resources in lists.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import contextvars
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 EXTENSION = "io.modelcontextprotocol/ui"
 MIME_TYPE = "text/html;profile=mcp-app"
@@ -23,6 +26,25 @@ VISIBILITIES = ("model", "app")
 # result's ``_meta`` (the view document swaps it in; ``_meta`` stays out of model context).
 RESULT_VIEW_KEY = "mcp-notebook/view"
 CSP_KEYS = ("connectDomains", "resourceDomains", "frameDomains", "baseUriDomains")
+# Who the per-call rendering of a view is for while a tools/call or a resources/read of a
+# view runs (set by the protocol, read by apps/view.py): a handshake session's id. None
+# for a 2026-07-28 request (stateless: nothing says two requests come from one caller;
+# its call's rendering travels in the call's result alone) and outside a request.
+VIEWER: contextvars.ContextVar[str | None] = contextvars.ContextVar("viewer", default=None)
+
+
+def viewer_of(session: Any) -> str | None:
+    """The key a session's per-call renderings are kept under (see VIEWER)."""
+    return session.id if getattr(session, "era", None) == "handshake" else None
+
+
+def for_viewer(viewer: str | None, work: Callable[..., T], *args: Any) -> T:
+    """``work(*args)`` with VIEWER set to ``viewer`` (on the thread that runs it)."""
+    token = VIEWER.set(viewer)
+    try:
+        return work(*args)
+    finally:
+        VIEWER.reset(token)
 
 
 def check_visibility(visibility: Iterable[str] | None) -> tuple[str, ...] | None:

@@ -72,7 +72,7 @@ def row(record: CallRecord) -> str:
     _, _, words = look(record)
     when = time.strftime("%H:%M:%S", time.localtime(record.started))
     arguments = cut(compact(shown(record.arguments, LABEL_BYTES)), 60)
-    target = ("view: " if record.view else "") + record.target
+    target = ("view:" if record.view else "") + record.target
     return (
         f"#{record.id} {when} {record.method} {target} {arguments} ({record.client}) \u2014 {words}"
     )

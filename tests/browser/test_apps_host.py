@@ -4,9 +4,9 @@ The host page (tests/browser/apps_host/host.js) is built on the official pieces:
 TypeScript SDK client connects to the notebook's HTTP endpoint (relayed by the page's own
 server, which holds the token, as a host's backend would) and ext-apps' AppBridge drives
 the view through a sandbox proxy on a second loopback origin. The host calls the app
-tool, renders the view, and the test moves the slider inside it: the view calls the
-app-only ``squares.set`` through the host, the kernel runs the widget's observer, and the
-view shows the new value the kernel computed.
+tool, renders the view (a Styler's shows a hostile result as text), and the test moves
+the slider inside it: the view calls the app-only ``squares.set`` through the host, the
+kernel runs the widget's observer, and the view shows the new value the kernel computed.
 """
 
 from __future__ import annotations
@@ -50,6 +50,13 @@ def power(base: int = 2, exponent: int = 10):
     return HTML(f"<p id='power'>{base}^{exponent} = {base ** exponent}</p>")
 
 mcp.app("power", power)
+
+import pandas as pd
+
+@mcp.tool(app=lambda note: pd.DataFrame({"note": [note]}).style)
+def echo(note: str) -> str:
+    '''A note, shown in a styled table (the README's pattern).'''
+    return note
 
 import anywidget
 import traitlets
@@ -266,6 +273,23 @@ async def test_a_per_call_view_shows_the_result_the_host_sends_it(
         await expect(view.get_by_text("waiting for a result")).to_have_count(0)
         log = await page.locator("#log").text_content()
         assert "read ui://notebook/power" in (log or "")
+
+
+async def test_a_styler_view_shows_a_hostile_result_as_text(
+    served: Served, host: Host, chromium: str
+):
+    ARTIFACTS.mkdir(exist_ok=True)
+    hostile = "<img id='pwned' src=x onerror=\"document.body.dataset.pwned='yes'\">"
+    async with hosted_view(served, host, chromium, "echo", {"note": hostile}, height=400) as hosted:
+        page, view = hosted.page, hosted.view
+        root = view.locator("html")
+        await expect(root).to_have_attribute("data-mcp-notebook-results", "1", timeout=WAIT_MS)
+        cell = view.locator("td", has_text="onerror")
+        await expect(cell).to_have_text(hostile, timeout=WAIT_MS)  # the client's text, as text
+        await expect(view.locator("#pwned")).to_have_count(0)
+        assert await view.locator("body").get_attribute("data-pwned") is None
+        await page.screenshot(path=str(ARTIFACTS / "apps-host-styler-hostile.png"))
+        assert not hosted.errors, hosted.errors
 
 
 async def test_a_widget_view_in_a_real_host_calls_the_kernel_and_shows_its_answer(

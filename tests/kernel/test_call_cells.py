@@ -4,9 +4,11 @@ recorded result: the arguments are the ones the tool received, not the client's 
 
 from __future__ import annotations
 
+import ast
 import html
 
 import pytest
+from mcp.types import Implementation
 
 from ..conftest import connect, start_server
 
@@ -40,6 +42,21 @@ def norm(p: Point) -> int:
 async def hidden_name(n: int) -> int:
     """An async tool whose function is not its name."""
     return n + 1
+
+pwned = []  # what a generated cell that ran a client's text as code would append to
+
+@mcp.tool
+def options(**given) -> dict:
+    """Takes any keys: the client chooses their names."""
+    return given
+
+from mcp_notebook.registry import Tool
+
+def _read(uri: str) -> str:
+    return uri
+
+# A name the @mcp.tool check would refuse, registered past it.
+mcp.registry.add_tool(Tool(_read, "read\\npwned.append('tool name')"))
 '''
 
 
@@ -129,3 +146,42 @@ async def test_the_monitors_detail_shows_the_cell_code_to_copy(served):
         assert "mcp-cell-code" not in kernel.eval("render.detail(mcp.calls[-1])")
     finally:
         kernel.run("mcp.registry.add_tool(_gone)")
+
+
+# Everything that ends a line for Python, for str.splitlines or for IPython's transforms.
+BREAKS = ["\n", "\r", "\r\n", "\u2028", "\u2029", "\x0b", "\x0c", "\x1c", "\x1e", "\x85"]
+
+
+async def test_cells_of_hostile_names_keys_and_uris_run_no_client_text(served):
+    """A client's name, a tool's name, argument keys and URIs are written as data (repr)
+    or on one line of a comment: running each generated cell runs only the call."""
+    kernel = served.kernel
+    calls = [
+        (f"agent{sep}pwned.append({i})  #", "options", {"a": 1})  # clientInfo.name
+        for i, sep in enumerate(BREAKS)
+    ]
+    calls.append(("agent\u202e!touch PWNED", "options", {"b": 2}))  # bidi, shell escape
+    keys = [
+        "x=1)\npwned.append('key')\nf(y",
+        "class",  # a keyword: no keyword argument can say it
+        "a b",
+        "\ufb01",  # "ﬁ": as a keyword argument Python would read it as "fi"
+        "k\u2028pwned.append('key2')",
+    ]
+    calls.append(("agent", "options", {key: key for key in keys}))
+    uri = "notes://x\npwned.append('uri')\u2028#"
+    calls.append(("agent", "read\npwned.append('tool name')", {"uri": uri}))
+    for name, tool, arguments in calls:
+        async with connect(
+            served, "legacy", client_info=Implementation(name=name, version="1")
+        ) as agent:
+            result = await agent.call_tool(tool, arguments)
+        assert not result.is_error, result
+        code = next_input(kernel.run("mcp.calls[-1].to_cell()")[0])
+        kernel.run(code)
+        assert kernel.eval("pwned") == [], code
+        # One statement (the call): everything else is a comment.
+        statements = ast.parse(code).body
+        assert len(statements) == 1 and isinstance(statements[0], ast.Expr), code
+        expected = arguments if tool == "options" else uri
+        assert kernel.eval("_") == expected  # the cell makes the call, with the client's data

@@ -123,3 +123,9 @@ def test_status_and_list_read_as_sentences(loaded):
     summary = next(line for line in lines if line.startswith("  summarise - "))
     assert summary.endswith("\u2026") and len(summary) <= len("  summarise - ") + 76
     loaded.run("mcp.remove('summarise'); mcp.remove('greet')")
+
+
+def test_a_comment_after_a_magic_line_is_a_comment(loaded):
+    # IPython hands everything after a line magic to the magic, comments included.
+    _, status = loaded.run("%mcp status  # what is served?")
+    assert "Registered:" in status

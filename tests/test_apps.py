@@ -20,6 +20,7 @@ from referencing import Registry, Resource
 
 from mcp_notebook import NotebookMCP
 from mcp_notebook.protocol import Server, Session, modern
+from mcp_notebook.protocol.jsonrpc import RpcError
 
 from .schema import validate, validate_reply
 
@@ -315,9 +316,9 @@ def test_widget_views_embed_their_state_and_set_only_their_own_traits():
     assert state[doubled.model_id]["state"]["value"] == "10"
     assert "n: 5" in result["content"][0]["text"]
     other = widgets.IntSlider()
-    with pytest.raises(ValueError, match="no widget"):
+    with pytest.raises(RpcError, match="no widget"):
         tool.invoke({"model_id": other.model_id, "state": {"value": 1}}, {})
-    with pytest.raises(ValueError, match="no settable trait"):
+    with pytest.raises(RpcError, match=r"IntSlider\._view_module: not settable"):
         tool.invoke({"model_id": slider.model_id, "state": {"_view_module": "evil"}}, {})
 
 

@@ -64,6 +64,7 @@ def test_static_holds_the_bundle_and_only_files_it_loads():
         assert digest in entry, f"{chunk} is stale"
     bundle = "".join(p.read_text() for p in static.glob("*.js"))
     assert "mcp-notebook:cells" in bundle  # the plugin
+    assert "mcp-notebook:trusted-answers" in bundle  # and the one guarding confirmations
     for target in (frontends.HELLO, frontends.TARGET):
         assert json.dumps(target) in bundle or f"'{target}'" in bundle
     assert sum(p.stat().st_size for p in static.iterdir()) < 20_000  # shared modules not bundled
@@ -90,3 +91,12 @@ def test_the_wheel_installs_it_where_jupyterlab_looks():
     # JupyterLab finds a prebuilt extension in share/jupyter/labextensions/<its name>.
     name = built_package()["name"]
     assert f'"labextension" = "share/jupyter/labextensions/{name}"' in section
+
+
+def test_the_extension_guards_the_card_the_kernel_draws():
+    source = (SOURCE / "src" / "trusted.ts").read_text()
+    (card,) = re.findall(r"export const CARD = '([^']+)';", source)
+    panel = (CHECKOUT / "mcp_notebook" / "ui" / "confirm.py").read_text()
+    assert f'self.add_class("{card}")' in panel
+    for event in ("click", "keydown", "input"):
+        assert f"'{event}'" in source

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds mcp_notebook's JupyterLab 4 extension (src/index.ts: the call monitor's "Insert
-# as cell") into labextension/ at the repository's root, which the wheel installs as
+# as cell"; src/trusted.ts: a confirmation card answers only trusted events) into
+# labextension/ at the repository's root, which the wheel installs as
 # share/jupyter/labextensions/mcp-notebook/ (pyproject.toml, shared-data):
 #   package.json, static/   the prebuilt federated extension (`jupyter labextension build`)
 #   install.json            tells `jupyter labextension list` the Python package ships it
@@ -14,7 +15,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="$here/../../labextension"
 python="${PYTHON:-python}"
-inputs=(package.json package-lock.json tsconfig.json install.json src/index.ts)
+inputs=(package.json package-lock.json tsconfig.json install.json src/index.ts src/trusted.ts)
 # Built at one fixed path: webpack's module ids hash the absolute path of the source, and
 # the bundle must not depend on where the repository is checked out.
 work="/tmp/mcp-notebook-labextension-build"

@@ -18,8 +18,12 @@ import re
 from collections import deque
 from typing import Any
 
+from traitlets import TraitError
+
+from ..protocol.jsonrpc import invalid_params
 from ..registry import Tool
 from ..registry.views import RESULT_VIEW_KEY
+from . import controls
 
 _TAGS = re.compile(r"<style.*?</style>|<[^>]+>", re.DOTALL | re.IGNORECASE)
 STATE_MIME = "application/vnd.jupyter.widget-state+json"
@@ -38,13 +42,18 @@ def _embedded(widget: Any) -> dict[str, Any]:
     them; a model of another module than ipywidgets' own (an anywidget: its ``_esm`` and
     every trait of the Python class) knows none, so those models keep their whole state.
     """
-    from ipywidgets.embed import embed_data
+    from ipywidgets.embed import dependency_state, embed_data
 
-    data: dict[str, Any] = embed_data(views=[widget])
+    # Only the tree's own models: embed_data's default state is every widget of the kernel
+    # (another view's, a confirmation card's arguments...), which this view must not carry.
+    data: dict[str, Any] = embed_data(views=[widget], state=dependency_state(widget))
     models = data["manager_state"]["state"]
     custom = [k for k, m in models.items() if not m["model_module"].startswith("@jupyter-widgets/")]
     if custom:
-        whole = embed_data(views=[widget], drop_defaults=False)["manager_state"]["state"]
+        full = dependency_state(widget, drop_defaults=False)
+        whole = embed_data(views=[widget], drop_defaults=False, state=full)["manager_state"][
+            "state"
+        ]
         for key in custom:
             models[key] = whole[key]
     return data
@@ -132,20 +141,19 @@ def set_tool(view: Any) -> Tool:
             state: the changed traits and their new values
             message: a custom message from the widget's view, e.g. {"event": "click"}
         """
-        widgets = _widgets_by_id(root)
-        widget = widgets.get(model_id)
+        widget = _widgets_by_id(root).get(model_id)
         if widget is None:
-            raise ValueError(f"no widget {model_id!r} in the view {view.uri}")
-        settable = {
-            key
-            for key in widget.keys
-            if not key.startswith("_") and not widget.trait_metadata(key, "read_only")
-        }
-        unknown = sorted(set(state or {}) - settable)
-        if unknown:
-            raise ValueError(f"{type(widget).__name__} has no settable trait {', '.join(unknown)}")
-        if state:
-            widget.set_state(state)  # as a front end's update: observers run here, now
+            raise invalid_params(
+                f"no widget {model_id!r} in the view {view.uri}", {"model_id": model_id}
+            )
+        if state is not None and not isinstance(state, dict):
+            raise invalid_params("state must be an object of traits")
+        controls.check(widget, state or {}, message, model_id in controls.hidden(root))
+        try:
+            if state:
+                widget.set_state(state)  # as a front end's update: observers run here, now
+        except TraitError as exc:  # a value the trait itself refuses (a colour, a type)
+            raise controls.refuse(widget, str(exc)) from None
         if message is not None:
             widget._handle_custom_msg(message, [])  # e.g. Button.on_click callbacks
         return describe(root)
@@ -160,4 +168,5 @@ def set_tool(view: Any) -> Tool:
         visibility=("app",),
         view_uri=view.uri,
         view_meta=result_meta,
+        shows_view=False,  # the view's own helper, not an app to open
     )

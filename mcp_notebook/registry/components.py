@@ -48,6 +48,10 @@ class Tool:
     view_uri: str | None = None
     visibility: Sequence[str] | None = None
     view_meta: Callable[[Any], dict[str, Any] | None] | None = field(default=None, repr=False)
+    # False for a tool a view calls for itself (``<name>.set``): its results are not shown
+    # in a view of their own, so its listing names none (hosts list tools that name a
+    # ``resourceUri`` as apps to open); it still belongs to ``view_uri``.
+    shows_view: bool = True
     signature: SignatureModel | None = field(default=None, repr=False)
     definition: dict[str, Any] = field(default_factory=dict, repr=False)
 
@@ -57,7 +61,8 @@ class Tool:
                 f"task={self.task!r}: use one of {', '.join(repr(m) for m in TASK_MODES)}"
             )
         self.visibility = check_visibility(self.visibility)
-        self.meta = tool_meta(self.meta, self.view_uri, self.visibility)
+        shown = self.view_uri if self.shows_view else None
+        self.meta = tool_meta(self.meta, shown, self.visibility)
         self.injected = injected_parameters(self.fn)
         if self.input_schema is not None:
             check_schema(self.input_schema)  # the user's own: a clear error at registration

@@ -165,8 +165,14 @@ def _serve(tmp_path_factory, app: str) -> Iterator[Lab]:
     }
     for folder in folders.values():
         folder.mkdir()
+    # This checkout's build of the JupyterLab extension, not the environment's copy (maybe
+    # another checkout's): JUPYTER_PATH comes first in JupyterLab's search path.
+    extensions = base / "jupyter-path" / "labextensions"
+    extensions.mkdir(parents=True)
+    (extensions / "mcp-notebook").symlink_to(ROOT / "labextension", target_is_directory=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("JUPYTER", "MCP_NOTEBOOK"))}
     env.update({k: str(v) for k, v in folders.items()})
+    env["JUPYTER_PATH"] = str(base / "jupyter-path")
     port, token = _free_port(), "browser-test-token"
     log = base / "server.log"
     process = subprocess.Popen(

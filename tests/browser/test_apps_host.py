@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from mcp.shared.exceptions import MCPError
 from playwright.async_api import async_playwright, expect
 from tornado import httpclient, httputil, web
 from tornado.httpserver import HTTPServer
@@ -26,6 +27,7 @@ from tornado.ioloop import IOLoop
 from tornado.netutil import bind_sockets
 
 from ..conftest import Served, start_server
+from ..kernel.test_apps_notebook import model_id, ui_host
 from .apps_host.build import HERE, host_bundle
 from .conftest import ARTIFACTS, CHROMIUM_ARGS
 
@@ -41,7 +43,8 @@ def show_square(change):
     square.value = f"<b id='square'>{change['new'] ** 2}</b>"
 
 slider.observe(show_square, "value")
-mcp.app("squares", widgets.VBox([slider, square]), title="Squares")
+note = widgets.Text(description="note")
+mcp.app("squares", widgets.VBox([slider, square, note]), title="Squares")
 
 from IPython.display import HTML
 
@@ -368,6 +371,36 @@ async def test_an_anywidget_view_runs_its_esm_and_its_clicks_reach_the_kernel(
     messages = [a["message"] for a, _, _ in calls if a.get("message")]
     assert messages == [{"kind": "reset"}]
     assert {(status, origin) for _, status, origin in calls} == {("done", "ui://notebook/counter")}
+
+
+async def test_a_clients_markup_is_refused_on_html_and_stays_text_in_a_text_box(
+    served: Served, host: Host, chromium: str
+):
+    hostile = '<img src=x onerror="window.pwned = 1">'
+    async with ui_host(served) as client:
+        (contents,) = (await client.read_resource("ui://notebook/squares")).contents
+        square = model_id(contents.text, "HTMLModel")
+        note = model_id(contents.text, "TextModel", description="note")
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool("squares.set", {"model_id": square, "state": {"value": hostile}})
+        assert refused.value.code == -32602
+        assert str(refused.value).startswith("HTML.value: not settable")
+        answer = await client.call_tool(
+            "squares.set", {"model_id": note, "state": {"value": hostile}}
+        )
+        assert not answer.is_error, answer.content
+    async with hosted_view(served, host, chromium, "squares", {}, height=700) as hosted:
+        view = hosted.view
+        root = view.locator("html")
+        await expect(root).to_have_attribute(
+            "data-mcp-notebook-widgets", "rendered", timeout=WAIT_MS
+        )
+        await expect(view.locator(".widget-text input")).to_have_value(hostile, timeout=WAIT_MS)
+        assert await view.locator("img[src='x']").count() == 0  # no element made of it
+        assert await root.evaluate("el => el.ownerDocument.defaultView.pwned === undefined")
+        await expect(view.locator("#square")).to_be_visible()
+        await hosted.page.screenshot(path=str(ARTIFACTS / "apps-host-hostile-text.png"))
+        assert not hosted.errors, hosted.errors
 
 
 def test_a_client_without_the_extension_never_sees_the_widgets_tool(served: Served):

@@ -2,7 +2,8 @@
 @modelcontextprotocol/inspector 2.12, installed with npm into the test cache and run on
 Node 22 from the same cache). Its Apps tab renders the notebook's dashboard view; moving a
 slider in it runs the widget's observer in the kernel, and the view shows the total the
-kernel computed. Screenshot: test-artifacts/inspector-apps.png."""
+kernel computed; the views' app-only setters are not listed as apps. Screenshots:
+test-artifacts/inspector-apps.png, inspector-apps-list.png."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from playwright.async_api import async_playwright
+from playwright.async_api import async_playwright, expect
 
 from .. import portable
 from ..conformance.node import _npm_install, cache_dir, node22
@@ -109,6 +110,11 @@ async def test_the_inspectors_apps_tab_renders_the_dashboard_and_its_slider_runs
             await page.get_by_text("Connected", exact=True).wait_for(timeout=WAIT_MS)
             await page.get_by_text("Apps", exact=True).first.click()
             await page.get_by_text("Order dashboard", exact=True).first.click()
+            # The views' own setters (app-only "<name>.set") are no apps of their own.
+            listed = page.get_by_text(re.compile(r"^MCP Apps \(\d+\)$"))
+            await expect(listed).to_have_text("MCP Apps (4)", timeout=WAIT_MS)
+            assert await page.get_by_text(re.compile("set a control")).count() == 0
+            await page.screenshot(path=str(ARTIFACTS / "inspector-apps-list.png"))
             # The Inspector's sandbox proxy, then the view's own frame inside it.
             view = page.frame_locator("iframe").first.frame_locator("iframe").first
             await view.get_by_text("Total: 25.00").wait_for(timeout=WAIT_MS)

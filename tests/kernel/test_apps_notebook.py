@@ -17,6 +17,7 @@ import pytest
 from mcp.client import Client
 from mcp.client.extension import advertise
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from ..conftest import Served, connect
 from ..test_apps import apps_valid
@@ -80,7 +81,8 @@ async def test_the_notebooks_three_views_are_listed_with_their_app_only_tools(se
             assert ui == {"resourceUri": f"ui://notebook/{name}"}
             apps_valid(ui, "McpUiToolMeta")
         for name in ("explorer.set", "dashboard.set"):
-            assert tools[name].meta["ui"]["visibility"] == ["app"]
+            # The view's helper: app-only, and no view of its own for hosts to offer.
+            assert tools[name].meta["ui"] == {"visibility": ["app"]}
         listed = {r.uri for r in (await client.list_resources()).resources}
         assert {"ui://notebook/sales_plot", "ui://notebook/explorer"} <= listed
         page = await read_view(client, "ui://notebook/dashboard")
@@ -129,10 +131,17 @@ async def test_the_dashboards_button_runs_its_on_click_in_the_kernel(served):
             "dashboard.set", {"model_id": button, "message": {"event": "click"}}
         )
         assert "quantity: 10" in clicked.content[0].text
-        refused = await client.call_tool(
-            "dashboard.set", {"model_id": quantity, "state": {"_model_name": "x"}}
-        )
-        assert refused.is_error and "no settable trait _model_name" in refused.content[0].text
+        with pytest.raises(MCPError) as refused:
+            await client.call_tool(
+                "dashboard.set", {"model_id": quantity, "state": {"_model_name": "x"}}
+            )
+        assert refused.value.code == -32602
+        assert str(refused.value).startswith("IntSlider._model_name: not settable")
+        total = model_id(page, "HTMLModel")
+        with pytest.raises(MCPError, match=r"HTML\.value: not settable"):
+            await client.call_tool(
+                "dashboard.set", {"model_id": total, "state": {"value": "<img src=x>"}}
+            )
     assert served.kernel.eval("quantity.value") == 10
 
 

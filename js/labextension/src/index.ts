@@ -12,10 +12,13 @@
  * a new code cell below the active cell of that connection's notebook (it does not run it)
  * and answers `{"request": n, "inserted": true, "index": i}` or `{"request": n, "inserted":
  * false, "error": "..."}`. The kernel side: mcp_notebook/ui/frontends.py.
+ * The second plugin (trusted.ts) lets only a person answer a confirmation card.
  */
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
+
+import { trustedAnswers } from './trusted';
 
 /** The comm the kernel opens to ask who runs this plugin (frontends.py: HELLO). */
 export const HELLO = 'mcp_notebook.cells';
@@ -160,4 +163,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default plugin;
+export default [plugin, trustedAnswers];

@@ -7,6 +7,7 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx2
 import pytest
@@ -148,6 +149,22 @@ def tier_of(item: pytest.Item) -> str:
         if fixture in getattr(item, "fixturenames", ()):
             return tier
     return TIER_OF_TEST.get(item.nodeid.split("[", 1)[0], "unit")
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """``-m unit`` does not import the other tiers' modules: what they need (Ray, Playwright,
+    JupyterHub, JupyterLab) is not in the ``test-unit`` extra, and importing it is slow."""
+    if config.getoption("markexpr", "") != "unit":
+        return None
+    try:
+        path = collection_path.relative_to(config.rootpath).as_posix()
+    except ValueError:
+        return None
+    path += "/" if collection_path.is_dir() else ""
+    for prefix, tier in TIER_OF_PATH.items():
+        if path.startswith(prefix) and tier != "unit":
+            return True
+    return None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -79,15 +79,16 @@ def row(record: CallRecord) -> str:
 
 
 def era(session: Any) -> str:
-    if getattr(session, "era", "handshake") == "modern":
-        if getattr(session, "subscription_id", None) is not None:
-            return "2026-07-28 listen stream"
-        return "2026-07-28 stateless (_meta)"
     version = session.protocol_version
+    if getattr(session, "era", "handshake") == "modern":
+        modern = version if version in MODERN_VERSIONS else MODERN_VERSIONS[-1]
+        if getattr(session, "subscription_id", None) is not None:
+            return f"{modern} listen stream"
+        return f"{modern} stateless (_meta)"
     if version in HANDSHAKE_VERSIONS:
         return "handshake (initialize)"
     if version in MODERN_VERSIONS:
-        return "2026-07-28"
+        return version
     return "not initialized yet" if version is None else "unknown"
 
 

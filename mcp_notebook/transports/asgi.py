@@ -255,6 +255,8 @@ class McpAsgiApp:
         if post.way == "refused":
             error = post.error
             assert error is not None  # classify gives every refusal its error
+            if post.message is None:
+                request_id = jsonrpc.refused_id(error)
             return await exchange.fail(
                 post.status, error.message, error.code, request_id, error.data
             )

@@ -14,6 +14,7 @@ from ..protocol import CallRecord
 from ..protocol.abbreviate import abbreviate, estimate, is_cut
 from ..protocol.calls import MAX_CALL_BYTES, mib
 from ..protocol.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
+from ..wire.jsontext import sendable
 
 NBSP = "\u00a0"  # a <select> collapses ordinary spaces; these keep the columns aligned
 ROW_BYTES = 4096  # of a call's arguments, for the row that shows 34 characters of them
@@ -90,7 +91,7 @@ def row(record: CallRecord) -> str:
     )
     padded = [cut(c, w).ljust(w) for c, (_, w) in zip(cells, COLUMNS, strict=True)]
     line = " ".join([*padded, took(record).rjust(7), status(record)])
-    return line.replace(" ", NBSP)
+    return sendable(line).replace(" ", NBSP)
 
 
 def header_row() -> str:
@@ -310,13 +311,18 @@ def _image(mime: str, data: str) -> str:
 def _pre(text: str) -> str:
     if len(text) > MAX_INLINE:
         text = text[:MAX_INLINE] + f"\n[... {len(text) - MAX_INLINE} more characters]"
-    return f"<pre class='mcp-mono'>{html.escape(text)}</pre>"
+    return f"<pre class='mcp-mono'>{_escape(text)}</pre>"
+
+
+def _escape(text: str) -> str:
+    """HTML for ``text`` that a widget can send (a tool's result may hold a lone surrogate:
+    no comm message could carry it, and the monitor would stop updating)."""
+    return html.escape(sendable(text))
 
 
 def trace(entries: list[tuple[float, str, str, str]]) -> str:
     lines = [
-        f"{time.strftime('%H:%M:%S', time.localtime(t))} {arrow} {html.escape(who)} "
-        f"{html.escape(text)}"
+        f"{time.strftime('%H:%M:%S', time.localtime(t))} {arrow} {html.escape(who)} {_escape(text)}"
         for t, arrow, who, text in entries
     ]
     body = "\n".join(lines) or "(no traffic yet)"

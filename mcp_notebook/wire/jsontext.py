@@ -159,9 +159,18 @@ def dumps(value: Any) -> bytes:
     try:
         return text.encode()
     except UnicodeEncodeError:  # rare: the fast path above costs nothing extra
-        return _replace_lone_surrogates(text).encode()
+        return _replaced(text).encode()
 
 
-def _replace_lone_surrogates(text: str) -> str:
+def sendable(text: str) -> str:
+    """``text`` as UTF-8 can carry it (to a widget, say): each lone surrogate U+FFFD."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return _replaced(text)
+    return text
+
+
+def _replaced(text: str) -> str:
     """Join surrogate pairs into their character, and make each lone one U+FFFD."""
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")

@@ -92,7 +92,7 @@ def loads(data: bytes | bytearray | str) -> Any:
 
 
 def _refuse_lone_surrogates(value: Any) -> None:
-    """Raise :class:`LoneSurrogate` naming where the first one is (keys count too)."""
+    """Raise :class:`LoneSurrogate` naming where one is (in a string or a key)."""
     pending: list[tuple[Any, str]] = [(value, "$")]
     while pending:
         item, where = pending.pop()

@@ -85,8 +85,10 @@ def loads(data: bytes | bytearray | str) -> Any:
     # Depth is at most the number of opening brackets: most messages need no walk.
     if text.count("[") + text.count("{") > MAX_DEPTH and _too_deep(value):
         raise JsonTextError(_TOO_DEEP)
-    # One backslash is a memchr away; the regex runs only on a text that has one.
-    if "\\" in text and _SURROGATE_ESCAPE.search(text):
+    # The first backslash is a memchr away; the regex reads on from there (about 0.5 ns a
+    # character), so a text without one costs nothing more.
+    first = text.find("\\")
+    if first >= 0 and _SURROGATE_ESCAPE.search(text, first):
         _refuse_lone_surrogates(value)
     return value
 

@@ -92,6 +92,7 @@ TIER_OF_PATH = {
     "tests/test_serve.py": "e2e",
     "tests/test_stdio_serve.py": "e2e",
     "tests/test_stdio_start.py": "e2e",
+    "tests/test_lone_surrogates_stdio.py": "e2e",
     "tests/test_serve_watch.py": "e2e",
     "tests/test_stdio_tasks.py": "e2e",
     "tests/test_serve_dispatcher.py": "e2e",

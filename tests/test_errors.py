@@ -13,7 +13,6 @@ from mcp_notebook.exposure import UnsafeBind
 from mcp_notebook.registry import ArgumentError
 from mcp_notebook.wire.jsontext import JsonTextError
 
-
 # What optional extras bring: the `test-unit` extra (the fast tier) installs no Ray.
 OPTIONAL = {"ray"}
 

@@ -170,7 +170,7 @@ def test_sessions_that_are_used_count_against_the_allowance(
             client.close()
 
 
-def test_a_full_session_table_answers_503_and_keeps_its_sessions(
+def test_a_full_session_table_ends_its_least_recently_used_session_which_answers_404(
     serve: Callable[..., HttpTransport],
 ) -> None:
     transport = serve(limits=Limits(max_sessions=3))
@@ -178,14 +178,70 @@ def test_a_full_session_table_answers_503_and_keeps_its_sessions(
     try:
         for client in clients[:3]:
             assert client.initialize()[0] == 200
-        status, headers, body = clients[3].initialize()
-        assert status == 503, body
-        assert int(headers["Retry-After"]) >= 1
-        assert body["error"]["code"] == SERVER_ERROR and body["id"] is not None
-        for client in clients[:3]:
+        for client in clients[1:3]:
+            assert client.call("ping")["result"] == {}  # clients[0] is the idlest now
+        assert clients[3].initialize()[0] == 200  # a newcomer finds room
+        status, _, body = clients[0].post({"jsonrpc": "2.0", "id": 9, "method": "ping"})
+        assert status == 404 and body["id"] == 9  # ended: its client initializes again
+        assert clients[0].initialize()[0] == 200
+        for client in clients[2:]:
             assert client.call("ping")["result"] == {}
     finally:
         for client in clients:
+            client.close()
+
+
+# -- one process, many loopback addresses --------------------------------------------------
+LOOPBACK_RANGE = [f"127.0.0.{n}" for n in range(2, 11)]
+
+
+def flood_from_loopback_range(port: int, per_address: int) -> list[Client]:
+    """Sessions opened (and used) from 127.0.0.2..10, ``per_address`` from each."""
+    flooders = []
+    for source in LOOPBACK_RANGE:
+        for _ in range(per_address):
+            flooder = Client(port, source=source)
+            flooders.append(flooder)
+            assert flooder.initialize()[0] == 200
+    return flooders
+
+
+def test_one_process_filling_the_table_from_many_loopback_addresses_leaves_room(
+    serve: Callable[..., HttpTransport],
+) -> None:
+    # 27 sessions for a table of 20, all used and none idle for long: on their own
+    # allowances per address, they used to fill it, and every newcomer got 503.
+    transport = serve(limits=Limits(max_sessions=20, session_burst=30, session_rate=0.001))
+    flooders = flood_from_loopback_range(transport.port, per_address=3)
+    newcomer = Client(transport.port)
+    try:
+        status, _, body = newcomer.initialize()
+        assert status == 200, body
+        assert newcomer.call("tools/list")["result"]["tools"][0]["name"] == "hold"
+        assert len(transport.admission.last_used) == 20
+        gone = [
+            f for f in flooders if f.post({"jsonrpc": "2.0", "id": 1, "method": "ping"})[0] == 404
+        ]
+        assert len(gone) == 27 + 1 - 20  # the least recently used made room, and said so
+        assert gone == flooders[: len(gone)]
+    finally:
+        for client in (*flooders, newcomer):
+            client.close()
+
+
+def test_the_loopback_range_shares_one_allowance_of_new_sessions(
+    serve: Callable[..., HttpTransport],
+) -> None:
+    transport = serve(limits=Limits(session_burst=9, session_rate=0.001))
+    flooders = flood_from_loopback_range(transport.port, per_address=1)  # the allowance
+    more = Client(transport.port, source="127.0.0.11")
+    try:
+        status, headers, body = more.initialize()  # another address, the same origin
+        assert status == 429, body
+        assert int(headers["Retry-After"]) >= 1
+        assert len(transport.admission.last_used) == 9
+    finally:
+        for client in (*flooders, more):
             client.close()
 
 
@@ -199,8 +255,8 @@ def test_session_admission_refills_and_expires_only_unused_sessions() -> None:
     assert refusal is not None and refusal.status == 429 and refusal.retry_after == 1
     assert admission.refusal("b", now=0) is None  # another client has its own allowance
     assert admission.refusal("a", now=1.5) is None  # refilled
-    admission.last_used.update({"s1": 0.0, "s2": 30.0})
-    refusal = admission.refusal("b", now=50)
+    admission.last_used.update({"s1": 0.0, "s2": 30.0})  # full; both streaming
+    refusal = admission.refusal("b", now=50, busy=lambda sid: True)
     assert refusal is not None and refusal.status == 503 and refusal.retry_after == 10
     assert admission.expirable(now=50) is None
     assert admission.expirable(now=61) == "s1"
@@ -214,6 +270,28 @@ def test_session_admission_refills_and_expires_only_unused_sessions() -> None:
     assert admission.oldest_unused("a") == "u3"
     admission.forget("u3")
     assert admission.oldest_unused("a") is None
+
+
+def test_every_loopback_address_is_one_origin_and_others_their_own() -> None:
+    from mcp_notebook.transports.admission import origin_of
+
+    loopback = ("127.0.0.1", "127.5.6.7", "::1", "::ffff:127.0.0.2", "fe80::1%eth0")
+    assert {origin_of(address) for address in loopback[:4]} == {"loopback"}
+    assert origin_of("::ffff:10.0.0.1") == origin_of("10.0.0.1") == "10.0.0.1"
+    assert origin_of("10.0.0.2") != origin_of("10.0.0.1")
+    assert origin_of(loopback[4]) == "fe80::1" and origin_of("") == ""
+
+
+def test_a_full_table_ends_the_idlest_session_of_the_origin_holding_most() -> None:
+    admission = SessionAdmission(Limits(max_sessions=4))
+    for session_id, client in [("a1", "10.0.0.1"), ("b1", "127.0.0.2"), ("b2", "127.0.0.3")]:
+        admission.add(session_id, client)
+    admission.add("b3", "::1")
+    admission.touch("b1")  # b2 is loopback's least recently used, a1 older but alone
+    assert admission.room() == "b2"
+    assert admission.room(busy=lambda sid: sid != "a1") == "a1"  # streams are kept
+    assert admission.room(busy=lambda sid: True) is None
+    assert admission.refusal("10.0.0.9", busy=lambda sid: True).status == 503
 
 
 def test_limits_refuse_what_would_switch_a_bound_off() -> None:

@@ -44,6 +44,12 @@ UPSTREAM: dict[str, tuple[int, str, bytes]] = {
     "200-not-an-object": (200, "application/json", b"[1, 2]"),
     "200-not-json": (200, "application/json", b"{not json"),
     "200-nan": (200, "application/json", b'{"jsonrpc":"2.0","id":1,"result":{"x":NaN}}'),
+    # An older notebook's reply, to the request's own id (<id>), with a lone surrogate.
+    "200-lone-surrogate": (
+        200,
+        "application/json",
+        b'{"jsonrpc":"2.0","id":<id>,"result":{"x":"\\udfff"}}',
+    ),
 }
 
 
@@ -51,7 +57,8 @@ def answer(seen: Seen) -> tuple[Any, ...]:
     body = seen.body if isinstance(seen.body, dict) else {}
     how = (body.get("params") or {}).get("how")
     if how in UPSTREAM:
-        return UPSTREAM[how]
+        status, kind, data = UPSTREAM[how]
+        return status, kind, data.replace(b"<id>", json.dumps(body.get("id")).encode())
     if "id" not in body:
         return 202, "application/json", b""
     return 200, "application/json", json_body({"jsonrpc": "2.0", "id": body["id"], "result": {}})

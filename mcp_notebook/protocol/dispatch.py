@@ -110,7 +110,7 @@ class Dispatcher(Generic[C, H]):
         try:
             message = jsonrpc.parse(data)
         except RpcError as error:
-            return self.error(None, error)
+            return self.error(jsonrpc.refused_id(error), error)
         return await self.dispatch(message, context)
 
     async def dispatch(self, message: Any, context: C) -> Message | None:

@@ -50,6 +50,7 @@ __all__ = [
     "UNSUPPORTED_VERSION",
     "ErrorObject",
     "Message",
+    "RefusedText",
     "RpcError",
     "dumps",
     "encode_reply",
@@ -59,6 +60,8 @@ __all__ = [
     "notification",
     "parse",
     "readable_id",
+    "refused_id",
+    "request_id_in",
     "response",
     "valid_id",
 ]
@@ -78,6 +81,20 @@ class RpcError(McpNotebookError):
         if self.data is not None:
             error["data"] = self.data
         return error
+
+
+class RefusedText(RpcError):
+    """``-32600`` for a JSON text our policy refuses past its grammar (a lone surrogate in
+    a string, wire/jsontext.py): ``request_id`` is its id when a reply can carry it."""
+
+    def __init__(self, message: str, request_id: Any = None) -> None:
+        super().__init__(INVALID_REQUEST, message)
+        self.request_id = request_id
+
+
+def refused_id(error: RpcError) -> Any:
+    """The id the reply to a payload :func:`parse` refused may name (None for most)."""
+    return error.request_id if isinstance(error, RefusedText) else None
 
 
 def invalid_params(message: str, data: Any = None) -> RpcError:
@@ -109,9 +126,12 @@ def notification(method: str, params: dict[str, Any] | None = None) -> Message:
 
 
 def parse(data: bytes | str) -> Any:
-    """Decode a JSON payload; raise ``-32700`` when it is not JSON."""
+    """Decode a JSON payload; raise ``-32700`` when it is not JSON, :class:`RefusedText`
+    (``-32600``) when it is JSON no reply could echo (a lone surrogate)."""
     try:
         return jsontext.loads(data)
+    except jsontext.LoneSurrogate as exc:
+        raise RefusedText(f"Invalid Request: {exc}", exc.request_id) from None
     except jsontext.JsonTextError as exc:
         raise RpcError(PARSE_ERROR, f"Parse error: {exc}") from None
 
@@ -153,6 +173,14 @@ def kind(message: Any) -> str:
 def valid_id(value: Any) -> bool:
     """A request id MCP allows: a string or an integer (not null, not a boolean)."""
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def request_id_in(data: bytes | str) -> Any:
+    """The id a reply to the payload ``data`` may name, whether it parses or not."""
+    try:
+        return readable_id(parse(data))
+    except RpcError as error:
+        return refused_id(error)
 
 
 def readable_id(message: Any) -> Any:

@@ -65,13 +65,9 @@ def routes(base_url: str) -> list[tuple[str, type[web.RequestHandler]]]:
 
 
 def _request_id(body: bytes) -> Any:
-    """The id of the JSON-RPC request in ``body``, when it has a readable one."""
-    try:
-        message = json.loads(body) if body else None
-    except ValueError:  # not JSON (or not UTF-8): the kernel would say so; we cannot
-        return None
-    request_id = message.get("id") if isinstance(message, dict) else None
-    return request_id if isinstance(request_id, (str, int)) else None
+    """The id of the JSON-RPC request in ``body``, when it has one a reply may name (read
+    by the package's one JSON policy: never an id the reply could not encode)."""
+    return jsonrpc.request_id_in(body) if body else None
 
 
 # Remembered discovery lookups (records.py): Jupyter Server's, on its loop.

@@ -255,6 +255,8 @@ class McpAsgiApp:
         if post.way == "refused":
             error = post.error
             assert error is not None  # classify gives every refusal its error
+            if post.message is None:
+                request_id = jsonrpc.refused_id(error)
             return await exchange.fail(
                 post.status, error.message, error.code, request_id, error.data
             )
@@ -290,7 +292,7 @@ class McpAsgiApp:
 
     async def _post_initialize(self, exchange: Exchange, post: posts.Post) -> None:
         client = (exchange.scope.get("client") or ("", 0))[0] or ""
-        refusal = self.admission.refusal(client)
+        refusal = self.admission.admit(client, self._end, busy=self._streaming)
         if refusal is not None:
             exchange.header("Retry-After", str(refusal.retry_after))
             return await exchange.fail(
@@ -394,11 +396,14 @@ class McpAsgiApp:
         self.sessions[session.id] = session
         self._queues[session.id] = {}
         while len(self.admission.last_used) >= self.admission.limits.max_sessions:
-            expired = self.admission.expirable(busy=lambda sid: _GET in self._queues.get(sid, {}))
-            if expired is None:
+            ended = self.admission.room(busy=self._streaming)  # admission.py: which
+            if ended is None:
                 break
-            self._end(expired)
+            self._end(ended)
         self.admission.add(session.id, client)
+
+    def _streaming(self, session_id: str) -> bool:
+        return _GET in self._queues.get(session_id, {})
 
     def _route(self, session: Session, message: Message, related: Any) -> bool:
         queues = self._queues.get(session.id, {})

@@ -216,13 +216,7 @@ class HttpTransport:
     # -- sessions ----------------------------------------------------------------------
     def refuse_session(self, client: str) -> Refusal | None:
         """Why ``client`` may not open a session now (429 or 503), or None."""
-        refusal = self.admission.refusal(client, busy=self._streaming)
-        if refusal is not None and refusal.status == 429:
-            unused = self.admission.oldest_unused(client)
-            if unused is not None:  # its allowance went on sessions nobody used
-                self.end_session(unused)  # ... so one makes room: the table is not full
-                refusal = None
-        return refusal
+        return self.admission.admit(client, self.end_session, busy=self._streaming)
 
     def new_session(self, session: Session, client: str = "") -> None:
         """Serve ``session``, opened by the client at address ``client``."""
@@ -230,12 +224,12 @@ class HttpTransport:
         session.close_stream = lambda related, retry: self._close_early(session, related, retry)
         self.server.open_session(session)
         self.streams[session.id] = {}
-        # Make room by ending sessions unused for longer than allowed; never a live one.
+        # Make room (admission.py): never by ending a session with an open GET stream.
         while len(self.admission.last_used) >= self.limits.max_sessions:
-            expired = self.admission.expirable(busy=self._streaming)
-            if expired is None:
+            ended = self.admission.room(busy=self._streaming)
+            if ended is None:
                 break
-            self.end_session(expired)
+            self.end_session(ended)
         self.admission.add(session.id, client)
 
     def _streaming(self, session_id: str) -> bool:

@@ -23,14 +23,17 @@ with idle sockets, and a flood of ``initialize`` could push live sessions out.
   a body must arrive within ``body_timeout``.
 - **Accepting** survives running out of file descriptors (``EMFILE``): it sheds an
   untrusted connection, or pauses a moment, instead of spinning on a readable socket.
-- **Sessions**: each client address may open ``session_burst`` sessions at once and
-  ``session_rate`` per second after that. Past that allowance, a new session ends the
-  oldest session of the same address that was never used after its ``initialize``; if
-  there is none, the answer is 429. So a flooder that never uses its sessions recycles
-  them, and other clients behind the same address (every local agent, on loopback) still
-  get in. The table holds ``max_sessions``, and only sessions unused for
-  ``session_idle_timeout`` seconds give way to new ones (503 otherwise). Both refusals
-  carry ``Retry-After``.
+- **Sessions**: each client origin (its address; every loopback address is one origin,
+  as one process may bind any of them: admission.py) may open ``session_burst`` sessions
+  at once and ``session_rate`` per second after that. Past that allowance, a new session
+  ends the oldest session of the same origin that was never used after its
+  ``initialize``; if there is none, the answer is 429. So a flooder that never uses its
+  sessions recycles them, and other clients behind the same address (every local agent,
+  on loopback) still get in. The table holds ``max_sessions``; when it is full a new
+  session ends one idle past ``session_idle_timeout``, else one of the origin holding
+  the most (its least recently used); that session answers 404 and
+  its client initializes again. Only when every session has an open GET stream is the
+  answer 503. Both refusals carry ``Retry-After``.
 """
 
 from __future__ import annotations

@@ -72,8 +72,10 @@ class ReplyingHandler(tornado.web.RequestHandler):
         """The id of the request this body holds, if it has one a reply may echo."""
         message = self._message
         if message is None and self.request.method == "POST":
-            with contextlib.suppress(RpcError):
+            try:
                 message = jsonrpc.parse(self._body())
+            except RpcError as error:
+                return jsonrpc.refused_id(error)
         return jsonrpc.readable_id(message)
 
     def prepare(self) -> None:

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..protocol import CallRecord
+from ..wire.jsontext import sendable
 from . import render
 from .statuses import FAILED, LOOKS, look
 
@@ -140,7 +141,8 @@ def table(found: Iterable[Row], selected: int | None, more: bool) -> str:
         else f"<div class='mcp-table-note'>The newest {SHOWN} rows are shown: filter or "
         "search to find older calls (all are in <code>mcp.calls</code>).</div>"
     )
-    return f"{STYLE}<table class='mcp-table'><tr>{head}</tr>{body}</table>{note}"
+    # A lone surrogate in a client's text cannot cross the widget's comm: U+FFFD instead.
+    return sendable(f"{STYLE}<table class='mcp-table'><tr>{head}</tr>{body}</table>{note}")
 
 
 def _row(row: Row, selected: int | None) -> str:

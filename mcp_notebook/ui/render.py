@@ -14,6 +14,7 @@ from ..protocol import CallRecord
 from ..protocol.abbreviate import abbreviate, estimate, is_cut
 from ..protocol.calls import MAX_CALL_BYTES, mib
 from ..protocol.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
+from ..wire.jsontext import sendable
 from .statuses import look
 
 LABEL_BYTES = 1024  # of a call's arguments, for its one-line label
@@ -73,7 +74,7 @@ def row(record: CallRecord) -> str:
     when = time.strftime("%H:%M:%S", time.localtime(record.started))
     arguments = cut(compact(shown(record.arguments, LABEL_BYTES)), 60)
     target = ("view:" if record.view else "") + record.target
-    return (
+    return sendable(
         f"#{record.id} {when} {record.method} {target} {arguments} ({record.client}) \u2014 {words}"
     )
 
@@ -291,13 +292,18 @@ def _image(mime: str, data: str) -> str:
 def _pre(text: str) -> str:
     if len(text) > MAX_INLINE:
         text = text[:MAX_INLINE] + f"\n[... {len(text) - MAX_INLINE} more characters]"
-    return f"<pre class='mcp-mono'>{html.escape(text)}</pre>"
+    return f"<pre class='mcp-mono'>{_escape(text)}</pre>"
+
+
+def _escape(text: str) -> str:
+    """HTML for ``text`` that a widget can send (a tool's result may hold a lone surrogate:
+    no comm message could carry it, and the monitor would stop updating)."""
+    return html.escape(sendable(text))
 
 
 def trace(entries: list[tuple[float, str, str, str]]) -> str:
     lines = [
-        f"{time.strftime('%H:%M:%S', time.localtime(t))} {arrow} {html.escape(who)} "
-        f"{html.escape(text)}"
+        f"{time.strftime('%H:%M:%S', time.localtime(t))} {arrow} {html.escape(who)} {_escape(text)}"
         for t, arrow, who, text in entries
     ]
     body = "\n".join(lines) or "(no traffic yet)"

@@ -17,7 +17,8 @@ Errors::
     FramingError          the stream broke the framing rules (log it; nothing to answer)
      ├── JsonError        a frame arrived whole but is not UTF-8 JSON (answer -32700)
      └── FrameRefused     a frame refused unread: too large, or not UTF-8 (answer -32600,
-                          with ``request_id`` read from the frame's start; see ``sniff``)
+                          with ``request_id`` read from the frame's start; see ``sniff``);
+                          or read, but holding a lone surrogate (``jsontext``)
 
 Limits: a frame over ``max_body`` bytes is refused as soon as that is known (an NDJSON
 line once ``max_body`` bytes arrived without its newline; a Content-Length frame at its
@@ -92,6 +93,8 @@ dumps = jsontext.dumps
 def _decode(body: bytes) -> Any:
     try:
         return jsontext.loads(body)
+    except jsontext.LoneSurrogate as exc:  # JSON, but no reply could echo it
+        return FrameRefused(f"Message refused: {exc}", exc.request_id)
     except jsontext.JsonTextError as exc:
         return JsonError(f"Message body is not valid JSON: {exc}")
 

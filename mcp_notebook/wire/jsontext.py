@@ -3,9 +3,15 @@
 - Strict in: UTF-8 only, no ``NaN`` / ``Infinity`` / ``-Infinity`` tokens (they are not
   JSON, RFC 8259 §6), and a value nested deeper than :data:`MAX_DEPTH` is a parse error,
   not a ``RecursionError`` that escapes a transport or breaks validation, ``repr`` or
-  encoding later on (RFC 8259 §9 lets a parser limit nesting).
+  encoding later on (RFC 8259 §9 lets a parser limit nesting). A string holding a lone
+  surrogate (``"\\udfff"``: valid JSON grammar, but no Unicode text, RFC 8259 §8.2 and
+  I-JSON, RFC 7493 §2.1) is refused too (:class:`LoneSurrogate`): UTF-8 cannot carry it,
+  so every reply echoing it would fail to encode, far from where it came in.
 - Strict out: compact, not ASCII-escaped, and a non-finite float is refused
-  (``ValueError``) rather than written as a token strict clients cannot read.
+  (``ValueError``) rather than written as a token strict clients cannot read. A lone
+  surrogate some code put in a value (a tool's result, a file name decoded with
+  ``surrogateescape``) is written as U+FFFD, the replacement character: the message still
+  goes out, as valid UTF-8, and only that character is lost.
 
 Every transport, framer and stream encodes through :func:`dumps` / :func:`dumps_text` and
 decodes through :func:`loads`, so one policy holds everywhere.
@@ -15,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 from ..errors import McpNotebookError
@@ -29,6 +36,18 @@ class JsonTextError(McpNotebookError, ValueError):
     """The bytes are not strict UTF-8 JSON; the message says why (for a -32700 reply)."""
 
 
+class LoneSurrogate(JsonTextError):
+    """The text is JSON but a string in it holds a lone surrogate (answer -32600).
+
+    ``request_id`` is the message's id when that id is one a reply can carry (a string
+    without a lone surrogate, or an integer), else None: the reply then has no id.
+    """
+
+    def __init__(self, reason: str, request_id: Any = None) -> None:
+        super().__init__(reason)
+        self.request_id = request_id
+
+
 def _refuse_constant(name: str) -> Any:
     raise JsonTextError(f"{name} is not a JSON value")
 
@@ -39,6 +58,11 @@ def _finite_float(text: str) -> float:
         raise JsonTextError(f"number {text[:40]} is out of range")
     return value
 
+
+# Decoded text holds a surrogate only from a \uD800-\uDFFF escape (strict UTF-8 has none), so
+# only a text with such an escape is walked; a pair of them decodes to one character.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 # Built once: json.loads with a hook would build a decoder per call.
 _DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_float=_finite_float)
@@ -61,7 +85,51 @@ def loads(data: bytes | bytearray | str) -> Any:
     # Depth is at most the number of opening brackets: most messages need no walk.
     if text.count("[") + text.count("{") > MAX_DEPTH and _too_deep(value):
         raise JsonTextError(_TOO_DEEP)
+    # The first backslash is a memchr away; the regex reads on from there (about 0.5 ns a
+    # character), so a text without one costs nothing more.
+    first = text.find("\\")
+    if first >= 0 and _SURROGATE_ESCAPE.search(text, first):
+        _refuse_lone_surrogates(value)
     return value
+
+
+def _refuse_lone_surrogates(value: Any) -> None:
+    """Raise :class:`LoneSurrogate` naming where one is (in a string or a key)."""
+    pending: list[tuple[Any, str]] = [(value, "$")]
+    while pending:
+        item, where = pending.pop()
+        what = "a string"
+        if type(item) is str:
+            found = _SURROGATE.search(item)
+        elif type(item) is dict:
+            found, what = next(filter(None, map(_SURROGATE.search, item)), None), "a key"
+            pending.extend((child, f"{where}.{key}") for key, child in item.items())
+        elif type(item) is list:
+            pending.extend((child, f"{where}[{i}]") for i, child in enumerate(item))
+            continue
+        else:
+            continue
+        if found is not None:
+            reason = (
+                f"{what} at {_printable(where)} holds a lone surrogate "
+                f"(U+{ord(found.group()):04X}), which is not Unicode text and cannot be sent back"
+            )
+            raise LoneSurrogate(reason, _reply_id(value))
+
+
+def _printable(text: str) -> str:
+    """``text`` with its surrogates escaped, so the reason itself can be encoded."""
+    shown = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return shown if len(shown) <= 80 else shown[:77] + "..."
+
+
+def _reply_id(message: Any) -> Any:
+    """The id a reply to ``message`` may echo (as ``protocol.jsonrpc.readable_id``, and
+    never one holding a surrogate)."""
+    request_id = message.get("id") if type(message) is dict else None
+    if type(request_id) is str:
+        return None if _SURROGATE.search(request_id) else request_id
+    return request_id if type(request_id) is int else None
 
 
 def _too_deep(value: Any) -> bool:
@@ -89,4 +157,23 @@ def dumps_text(value: Any) -> str:
 
 
 def dumps(value: Any) -> bytes:
-    return dumps_text(value).encode()
+    """UTF-8 JSON; a lone surrogate in a string is written as U+FFFD (see above)."""
+    text = dumps_text(value)
+    try:
+        return text.encode()
+    except UnicodeEncodeError:  # rare: the fast path above costs nothing extra
+        return _replaced(text).encode()
+
+
+def sendable(text: str) -> str:
+    """``text`` as UTF-8 can carry it (to a widget, say): each lone surrogate U+FFFD."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return _replaced(text)
+    return text
+
+
+def _replaced(text: str) -> str:
+    """Join surrogate pairs into their character, and make each lone one U+FFFD."""
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")

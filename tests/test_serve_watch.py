@@ -300,6 +300,23 @@ async def test_http_a_save_that_fixes_a_cell_that_never_ends_interrupts_it(http_
     assert served.process.poll() is None  # still serving
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes at a path are POSIX's")
+async def test_http_a_named_pipe_in_place_of_the_notebook_does_not_end_the_watch(http_notebook):
+    path, served, endpoint = http_notebook
+    async with connect(endpoint, "legacy") as client:
+        pipe = path.with_name(path.name + ".pipe~")
+        os.mkfifo(pipe)
+        os.replace(pipe, path)  # the notebook's name names a named pipe now, with no writer
+        await until(lambda: stderr_lines(served, "is not a regular file") >= 1, "the pipe seen")
+        assert await text_of(client, "greet", {"name": "you"}) == "hello you"  # still served
+        after = "@mcp.tool\ndef after_pipe() -> str:\n    return 'read again'"
+        save(path, ipynb(STREAMS, greet("hello ", "Greets."), EXTRA, after, START))
+        await eventually(lambda: has_tool(client, "after_pipe"), "the next good save served")
+        assert await text_of(client, "after_pipe", {}) == "read again"
+        assert await text_of(client, "extra", {}) == "extra"
+    assert served.process.poll() is None
+
+
 # -- the watch's interrupt lands late: a kernel served in this process, a Watcher driven by
 # hand, so that the signal can be held back until the cell it meant has ended.
 

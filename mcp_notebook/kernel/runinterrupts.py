@@ -69,7 +69,7 @@ class RunInterrupts:
         shell.events.register("pre_run_cell", self.cell_starts)
         shell.events.register("post_run_cell", self.cell_ends)
         shell.ast_transformers.append(StopAtStart(self))
-        kernel = getattr(shell, "kernel", None)
+        kernel: Any = getattr(shell, "kernel", None)
         installs = getattr(kernel, "pre_handler_hook", None)
         if callable(installs):  # ipykernel's: saves the handler, puts the default one
 

@@ -354,9 +354,9 @@ class McpMagics(Magics):
             print(f"The next call of {tool}{which} stops at its first line in the debugger.")
             return
         print(
-            f"No debugger is listening to this kernel: the next call of {tool}{which} stops "
-            "at its first line once one is (open JupyterLab's Debugger panel, or attach VS "
-            "Code); until then, calls run on and the break stays."
+            "No debugger is listening to this kernel: open JupyterLab's Debugger panel (or "
+            f"attach VS Code), and the next call of {tool}{which} stops at its first line; "
+            "until then, calls run on and the break stays."
         )
 
     def _unbreak(self, args: argparse.Namespace) -> None:

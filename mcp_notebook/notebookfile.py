@@ -7,6 +7,8 @@ file is read with ``jupytext`` (the ``jupytext`` extra), imported only for such 
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,9 @@ from typing import Any
 from .errors import McpNotebookError
 
 PERCENT_SUFFIXES = (".py",)
+# Past this, the file is refused unread: a notebook this big is no save in progress.
+MAX_NOTEBOOK_BYTES = 256 * 1024 * 1024
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 
 
 class UnreadableNotebook(McpNotebookError, ValueError):
@@ -28,10 +33,11 @@ class CodeCell:
 
 def code_cells(path: Path) -> list[CodeCell]:
     """The code cells that have code, in order. ``FileNotFoundError`` if it is gone."""
+    data = read_notebook(path)
     try:
         # utf-8-sig: Windows tools (Notepad before 2019, PowerShell 5, Visual Studio) start
         # UTF-8 files with a byte order mark, which JSON and Python code refuse.
-        text = path.read_text(encoding="utf-8-sig")  # cut inside a character: half a save
+        text = data.decode("utf-8-sig")  # cut inside a character: half a save
         if path.suffix.lower() in PERCENT_SUFFIXES:
             cells = [(c.cell_type, c.source) for c in _read_percent(text).cells]
         else:
@@ -44,6 +50,27 @@ def code_cells(path: Path) -> list[CodeCell]:
         for index, (kind, source) in enumerate(cells)
         if kind == "code" and source.strip()
     ]
+
+
+def read_notebook(path: Path) -> bytes:
+    """The file's bytes, read without ever blocking: opened non-blocking, and refused
+    (:class:`UnreadableNotebook`) unless it is a regular file of at most
+    :data:`MAX_NOTEBOOK_BYTES` (a named pipe put in its place would block a plain read
+    until some writer came, and a device such as /dev/zero never ends).
+    ``FileNotFoundError`` if it is gone, other ``OSError`` as ``open`` raises them."""
+    descriptor = os.open(path, _READ_FLAGS)
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            raise UnreadableNotebook(f"{path.name} is not a regular file; it is left unread")
+        with os.fdopen(descriptor, "rb", closefd=False) as file:
+            data = file.read(MAX_NOTEBOOK_BYTES + 1)
+    finally:
+        os.close(descriptor)
+    if len(data) > MAX_NOTEBOOK_BYTES:
+        limit = MAX_NOTEBOOK_BYTES // (1024 * 1024)
+        raise UnreadableNotebook(f"{path.name} is larger than {limit} MiB; it is left unread")
+    return data
 
 
 def _read_ipynb(text: str) -> list[tuple[str, str]]:

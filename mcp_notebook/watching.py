@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .headless import NotebookError, NotebookKernel
-from .notebookfile import CodeCell, UnreadableNotebook, code_cells, first_change
+from .notebookfile import CodeCell, UnreadableNotebook, code_cells, first_change, read_notebook
 from .threads import untraced
 
 logger = logging.getLogger(__name__)
@@ -139,6 +139,8 @@ class Watcher:
             text = self._patiently(lambda: _read_text(self.path))
         except OSError:
             text = None
+        except UnreadableNotebook as exc:  # a named pipe, a device: nothing to run
+            return self._unreadable(exc)
         if text is None or not text.strip():
             # Gone for a moment (a replace in progress) or empty (an in-place save between
             # truncating and writing): the rest of the save brings another event.
@@ -149,9 +151,7 @@ class Watcher:
             cells = self._patiently(lambda: code_cells(self.path))
         except (UnreadableNotebook, OSError) as exc:
             # Half a save, or a typo in the JSON: the next save brings another try.
-            _say(f"{self.path.name} changed but cannot be read; still serving: {exc}")
-            self._tell_clients("warning", str(exc))
-            return False
+            return self._unreadable(exc)
         self._text = text
         changed = [i for i in (first_change(self.cells, cells), self._failed_from) if i is not None]
         if not changed:
@@ -183,6 +183,11 @@ class Watcher:
         told = reply["content"]["user_expressions"]["announced"]["data"]["text/plain"]
         _say(f"{self.path.name} reloaded; clients told: {told}")
         return True
+
+    def _unreadable(self, problem: Exception) -> bool:
+        _say(f"{self.path.name} changed but cannot be read; still serving: {problem}")
+        self._tell_clients("warning", str(problem))
+        return False
 
     def _stale_run(self) -> None:
         """A save while a reload runs a cell (the watch's thread): if it changed that cell
@@ -260,9 +265,10 @@ def _folded(name: str) -> str:
 
 
 def _read_text(path: Path) -> str | None:
-    """The file's text; None if it is gone (an editor's replace in progress)."""
+    """The file's text; None if it is gone (an editor's replace in progress). Never
+    blocks: a named pipe or a device in its place is ``UnreadableNotebook``."""
     try:
-        return path.read_text(encoding="utf-8-sig", errors="replace")
+        return read_notebook(path).decode("utf-8-sig", errors="replace")
     except FileNotFoundError:
         return None
 

@@ -9,6 +9,7 @@ import uuid
 from pathlib import PurePosixPath
 
 import pandas as pd
+import pytest
 from pydantic import BaseModel
 
 from mcp_notebook.kernel.breaks import Breaks, first_body_line
@@ -65,3 +66,15 @@ def test_when_sees_defaults_and_globals_and_a_failing_expression_does_not_match(
     assert not breaks._matches("missing > 1", record, Tool)  # NameError: a warning, no stop
     breaks.add("scaled", "n > 1")
     assert breaks.remove("scaled") == ["scaled"] and breaks.remove("scaled") == []
+
+
+def test_a_when_in_quotes_is_the_expression_inside_them():
+    breaks = Breaks()
+    assert breaks.add("scaled", '"n > 10"') == "n > 10"  # as a shell wants it quoted
+    assert breaks.add("scaled", "'n > 10'") == "n > 10"
+    assert breaks.add("scaled", "\"'x' in name\"") == "'x' in name"
+    assert breaks.add("scaled", "name == 'ada'") == "name == 'ada'"  # a string inside stays
+    assert breaks.wanted == {"scaled": "name == 'ada'"}
+    for empty in ('""', "' '"):
+        with pytest.raises(SyntaxError):
+            breaks.add("scaled", empty)

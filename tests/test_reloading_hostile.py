@@ -4,10 +4,12 @@ still serving" (clients warned), never an exception out of the reload."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 
 import pytest
 
+from mcp_notebook import notebookfile
 from mcp_notebook.headless import NotebookError
 from mcp_notebook.notebookfile import UnreadableNotebook, code_cells
 from mcp_notebook.watching import Watcher
@@ -34,6 +36,28 @@ def test_an_odd_notebook_file_is_unreadable_not_an_exception(tmp_path, text):
     kernel = StandInKernel(path, ["a"])
     assert Watcher(kernel).reload() is False  # nothing ran; the last good cells stay served
     assert len(kernel.ran) == 1 and kernel.ran[0].startswith("app.log('warning'")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes at a path are POSIX's")
+def test_a_named_pipe_in_place_of_the_notebook_is_refused_without_blocking(tmp_path):
+    path = tmp_path / "n.ipynb"
+    os.mkfifo(path)  # no writer: a plain open would wait for one forever
+    with pytest.raises(UnreadableNotebook, match="not a regular file"):
+        code_cells(path)
+    kernel = StandInKernel(path, ["a"])
+    assert Watcher(kernel).reload() is False  # nothing ran; the clients are warned
+    assert len(kernel.ran) == 1 and "not a regular file" in kernel.ran[0]
+
+
+def test_a_device_or_a_huge_file_is_refused_unread(tmp_path, monkeypatch):
+    if os.path.exists(os.devnull) and os.name == "posix":
+        with pytest.raises(UnreadableNotebook, match="not a regular file"):
+            code_cells(type(tmp_path)(os.devnull))  # a character device (/dev/zero never ends)
+    path = tmp_path / "n.ipynb"
+    path.write_text(json.dumps({"nbformat": 4, "cells": []}) + " " * 100)
+    monkeypatch.setattr(notebookfile, "MAX_NOTEBOOK_BYTES", 64)
+    with pytest.raises(UnreadableNotebook, match="larger than"):
+        code_cells(path)
 
 
 class Interruptible(StandInKernel):

@@ -147,3 +147,93 @@ def test_a_deferred_request_is_dropped_if_its_cell_never_starts(request_file):
 def test_between_cells_a_persons_interrupt_is_not_the_watchers(request_file):
     interrupts = armed(request_file)
     assert interrupts.between_cells() is False
+
+
+# ipykernel handles each execute request under Python's default SIGINT handler; a
+# KeyboardInterrupt outside the cell's code escapes its handler ("KeyboardInterrupt caught
+# in kernel") and the request gets no reply. These stand in for its frames, by name.
+def do_execute(interrupts: RunInterrupts, inside_the_cells_code: bool = False) -> bool:
+    """Whether the SIGINT raised KeyboardInterrupt."""
+    try:
+        if inside_the_cells_code:
+            run_ast_nodes(interrupts)
+        else:  # reading (transforming, compiling) the cell, before its code runs
+            interrupts.on_sigint(signal.SIGINT, sys._getframe())
+    except KeyboardInterrupt:
+        return True
+    return False
+
+
+def run_ast_nodes(interrupts: RunInterrupts) -> None:
+    interrupts.on_sigint(signal.SIGINT, sys._getframe())
+
+
+def test_a_request_while_the_kernel_reads_the_cell_stops_it_as_its_code_starts(request_file):
+    interrupts = armed(request_file)
+    request_file.write_text("r1")
+    assert do_execute(interrupts) is False  # raised here, it would escape ipykernel
+    assert not request_file.exists()
+    interrupts.cell_starts()
+    assert interrupts.stops_at_start() is True
+
+
+def test_a_request_before_the_mark_of_its_run_stops_that_runs_cell(request_file):
+    interrupts = armed(request_file, "r1")
+    interrupts.cell_starts()
+    interrupts.cell_ends()
+    request_file.write_text("r2")  # decided as the watcher sent mark(i, "r2")
+    assert do_execute(interrupts) is False  # mark's own request, before its code
+    interrupts.cell_starts()  # mark's code: no reload cell
+    interrupts.arm("r2", str(request_file))
+    interrupts.cell_ends()
+    interrupts.cell_starts()
+    assert interrupts.stops_at_start() is True
+
+
+def test_between_requests_a_request_for_the_run_armed_next_is_kept(request_file):
+    interrupts = armed(request_file, "r1")
+    interrupts.cell_starts()
+    interrupts.cell_ends()
+    request_file.write_text("r2")
+    assert interrupts.between_cells() is True
+    interrupts.cell_starts()  # mark(i, "r2")
+    interrupts.arm("r2", str(request_file))
+    interrupts.cell_ends()
+    interrupts.cell_starts()
+    assert interrupts.stops_at_start() is True
+
+
+def test_inside_the_cells_code_a_request_still_stops_it_at_once(request_file):
+    interrupts = armed(request_file)
+    interrupts.cell_starts()
+    request_file.write_text("r1")
+    assert do_execute(interrupts, inside_the_cells_code=True) is True
+    assert interrupts.stops_at_start() is False
+
+
+def test_a_persons_interrupt_while_the_kernel_reads_a_cell_is_as_before(request_file):
+    interrupts = armed(request_file)
+    assert do_execute(interrupts) is True
+
+
+def test_our_handler_covers_the_whole_of_each_request(request_file):
+    class Kernel:
+        def pre_handler_hook(self) -> None:  # ipykernel's: the default handler
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    class Events:
+        def register(self, *_: object) -> None: ...
+
+    class Shell:
+        kernel = Kernel()
+        events = Events()
+        ast_transformers: list[ast.NodeTransformer] = []
+
+    interrupts = RunInterrupts()
+    before = signal.getsignal(signal.SIGINT)
+    try:
+        interrupts.hook(Shell())
+        Shell.kernel.pre_handler_hook()
+        assert signal.getsignal(signal.SIGINT) == interrupts.on_sigint
+    finally:
+        signal.signal(signal.SIGINT, before)

@@ -300,6 +300,78 @@ async def test_http_a_save_that_fixes_a_cell_that_never_ends_interrupts_it(http_
     assert served.process.poll() is None  # still serving
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="named pipes at a path are POSIX's")
+async def test_http_a_named_pipe_in_place_of_the_notebook_does_not_end_the_watch(http_notebook):
+    path, served, endpoint = http_notebook
+    async with connect(endpoint, "legacy") as client:
+        pipe = path.with_name(path.name + ".pipe~")
+        os.mkfifo(pipe)
+        os.replace(pipe, path)  # the notebook's name names a named pipe now, with no writer
+        await until(lambda: stderr_lines(served, "is not a regular file") >= 1, "the pipe seen")
+        assert await text_of(client, "greet", {"name": "you"}) == "hello you"  # still served
+        after = "@mcp.tool\ndef after_pipe() -> str:\n    return 'read again'"
+        save(path, ipynb(STREAMS, greet("hello ", "Greets."), EXTRA, after, START))
+        await eventually(lambda: has_tool(client, "after_pipe"), "the next good save served")
+        assert await text_of(client, "after_pipe", {}) == "read again"
+        assert await text_of(client, "extra", {}) == "extra"
+    assert served.process.poll() is None
+
+
+def _slow_to_read(flags: dict[str, Path]) -> str:
+    """A cell of the notebook's own: an input transformer that takes its time over a cell
+    marked "# slow to read", as IPython does over a very large cell, before its code runs
+    (the watch has armed its run, the cell's code has not started). It says where the
+    watch's interrupt request goes, notes a KeyboardInterrupt that reaches it, and goes on
+    once the test lets it."""
+    reading, released, hit = (str(flags[n]) for n in ("reading", "released", "hit"))
+    return (
+        "import os, time\n"
+        "from mcp_notebook.kernel.runinterrupts import interrupts as _watch\n\n"
+        "def _slow_to_read(lines):\n"
+        "    if '# slow to read\\n' in lines and not os.path.exists(" + repr(released) + "):\n"
+        "        with open(" + repr(reading) + ", 'w') as flag:\n"
+        "            flag.write(str(_watch.request))\n"
+        "        try:\n"
+        "            while not os.path.exists(" + repr(released) + "):\n"
+        "                time.sleep(0.01)\n"
+        "        except KeyboardInterrupt:\n"
+        "            open(" + repr(hit) + ", 'w').close()\n"
+        "            raise\n"
+        "    return lines\n\n"
+        "get_ipython().input_transformers_post.append(_slow_to_read)"
+    )
+
+
+async def test_http_an_interrupt_before_a_cells_code_runs_does_not_hang_the_watch(tmp_path):
+    """A save lands while the kernel is still reading the reload's cell: the cell stops
+    as its code starts, and the next good save is served; the old tools meanwhile."""
+    flags = {n: tmp_path / n for n in ("reading", "released", "hit")}
+    path = tmp_path / "watched.ipynb"
+    save(path, ipynb(STREAMS, _slow_to_read(flags), greet("hello ", "Greets."), START))
+    served = ServeProcess(str(path), "--port", "0", "--no-auth", "--watch")
+    try:
+        endpoint = Served(kernel=None, url=served.wait_for_url(), token=None)
+        async with connect(endpoint, "legacy") as client:
+            large = "# slow to read\n" + greet("hi ", "Greets, read slowly.")
+            save(path, ipynb(STREAMS, _slow_to_read(flags), large, START))
+            await until(flags["reading"].exists, "the reload reading its cell")
+            request = Path(flags["reading"].read_text())
+            assert await names(client) == ["open_streams", "greet"]  # still served
+            fixed = "@mcp.tool\ndef fixed() -> str:\n    return 'served'"
+            save(path, ipynb(STREAMS, _slow_to_read(flags), fixed, START))
+            await until(lambda: stderr_lines(served, "interrupting it") >= 1, "the interrupt")
+            # Taken by the kernel's handler (or, before the fix, raised in the transformer).
+            await until(lambda: not request.exists() or flags["hit"].exists(), "the SIGINT handled")
+            flags["released"].touch()
+            await eventually(lambda: has_tool(client, "fixed"), "the fixed save served")
+            assert await text_of(client, "fixed", {}) == "served"
+            assert await text_of(client, "open_streams", {}) == "1"
+            assert not flags["hit"].exists()  # IPython's reading was not cut short
+        assert served.process.poll() is None
+    finally:
+        served.stop()
+
+
 # -- the watch's interrupt lands late: a kernel served in this process, a Watcher driven by
 # hand, so that the signal can be held back until the cell it meant has ended.
 

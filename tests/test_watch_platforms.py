@@ -8,6 +8,7 @@ another program holds open for a moment (Windows' sharing violation).
 from __future__ import annotations
 
 import json
+import os
 import sys
 import unicodedata
 from pathlib import Path
@@ -61,6 +62,24 @@ def test_on_linux_names_are_compared_exactly():
     assert same_name("N.py", "n.py", "darwin") and same_name("N.PY", "n.py", "win32")
 
 
+def hold_open(monkeypatch, path: Path, locked: dict[str, int]) -> None:
+    """Windows' sharing violation: opening ``path`` fails while another program holds it
+    (for ``locked["reads"]`` more opens)."""
+    open_file = os.open
+
+    def held(file, *args, **kwargs):
+        if os.fspath(file) == str(path) and locked["reads"]:
+            locked["reads"] -= 1
+            raise PermissionError(
+                13,
+                "The process cannot access the file because it is being used by another process",
+                str(file),
+            )
+        return open_file(file, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", held)
+
+
 def test_a_save_locked_for_a_moment_is_run_once_it_is_let_go(tmp_path, monkeypatch):
     path = tmp_path / "n.py"
     path.write_text(percent("a", "b"))
@@ -68,19 +87,7 @@ def test_a_save_locked_for_a_moment_is_run_once_it_is_let_go(tmp_path, monkeypat
     watcher = Watcher(kernel)
     path.write_text(percent("a", "B"))
     locked = {"reads": 3}  # the editor (or a virus scanner) still holds it for 3 reads
-    read_text = Path.read_text
-
-    def held(self: Path, *args, **kwargs):
-        if self == path and locked["reads"]:
-            locked["reads"] -= 1
-            raise PermissionError(
-                13,
-                "The process cannot access the file because it is being used by another process",
-                str(self),
-            )
-        return read_text(self, *args, **kwargs)
-
-    monkeypatch.setattr(Path, "read_text", held)
+    hold_open(monkeypatch, path, locked)
     # No event comes when the other program lets go: this reload must run the save.
     assert watcher.reload() is True
     assert kernel.ran == ["begin(1)", "B", "commit();"] and locked["reads"] == 0
@@ -94,12 +101,5 @@ def test_a_save_still_held_open_does_not_end_the_watch(tmp_path, monkeypatch):
     path.write_text(percent("a", "b"))
     watcher = Watcher(StandInKernel(path, ["a", "b"]))
     watcher._running = (watcher.cells, 1, "run-1")
-    read_text = Path.read_text
-
-    def held(self: Path, *args, **kwargs):
-        if self == path:
-            raise PermissionError(13, "being used by another process", str(self))
-        return read_text(self, *args, **kwargs)
-
-    monkeypatch.setattr(Path, "read_text", held)
+    hold_open(monkeypatch, path, {"reads": sys.maxsize})
     watcher._stale_run()  # no exception: the watch goes on

@@ -7,16 +7,24 @@ thread, and takes it away when the call ends; the break is then used up. The bre
 suspends that thread only: the server's thread is never traced (mcp_notebook/threads.py).
 ``--when`` is a Python expression over the call's arguments (as the client sent them,
 with the defaults of those it left out) and the notebook's globals; an expression that
-raises does not match (a warning says why).
+raises does not match (a warning says why). It is decided here, in Python, before any
+breakpoint exists, with or without a debugger attached; quotes around the whole of it
+(``--when "a > 5"``, as a shell wants them) are taken off: a string is always true, and
+it would stop every call.
 
 While it is in the debugger the call's record is ``paused`` (the monitor shows "paused in
 the debugger", a client that gave a progress token hears "paused at a breakpoint in
-TOOL", a task says so in its status). Without a debugger attached the call runs as usual
-and keeps the break for the next call.
+TOOL", a task says so in its status). Without a debugger listening the call runs as usual
+(a warning in its output says why) and keeps the break for the next call; ``%mcp break``
+says so when it is set. Listening: a front end attached through the kernel's control
+channel (JupyterLab's Debugger panel; ipykernel's debugger knows, and after its
+``disconnect`` debugpy still reports a client), or a client attached to debugpy directly
+(VS Code on ``serve --debug-port``).
 """
 
 from __future__ import annotations
 
+import ast
 import dis
 import importlib
 import inspect
@@ -47,11 +55,13 @@ class Breaks:
         self.tools: Callable[[], dict[str, Any]] = dict  # name -> Tool (the app's registry)
         self.namespace: Callable[[], dict[str, Any]] = dict  # the notebook's globals
 
-    def add(self, tool: str, when: str | None = None) -> None:
+    def add(self, tool: str, when: str | None = None) -> str | None:
+        """Break on ``tool``'s next call where ``when`` holds; the condition as kept."""
         if when is not None:
-            compile(when, "<--when>", "eval")  # a SyntaxError is the caller's to report
+            when = condition(when)  # a SyntaxError is the caller's to report
         with self._lock:
             self.wanted[tool] = when
+        return when
 
     def remove(self, tool: str | None = None) -> list[str]:
         """Drop the break on ``tool`` (all breaks when None); the names dropped."""
@@ -76,8 +86,9 @@ class Breaks:
         if tool is None or debugger is None:
             if debugger is None:
                 logger.warning(
-                    "%%mcp break %s: no debugger is attached to the kernel (open "
-                    "JupyterLab's Debugger panel, or attach VS Code); the call runs on",
+                    "%%mcp break %s: no debugger is listening to the kernel (open "
+                    "JupyterLab's Debugger panel, or attach VS Code); the call runs on, "
+                    "and the break stays for the next one",
                     record.target,
                 )
             return None
@@ -141,10 +152,32 @@ class Breaks:
             return False
 
 
-def _attached_debugger() -> tuple[Any, Any] | None:
-    """debugpy's pydevd and its API, if a debugger client is attached to this process."""
+def condition(text: str) -> str:
+    """A ``--when`` expression as it is evaluated: quotes around all of it taken off."""
+    expression = text.strip()
+    tree = ast.parse(expression, "<--when>", "eval")
+    while isinstance(tree.body, ast.Constant) and isinstance(tree.body.value, str):
+        expression = tree.body.value.strip()  # "a > 5": the expression a > 5
+        tree = ast.parse(expression, "<--when>", "eval")
+    compile(tree, "<--when>", "eval")
+    return expression
+
+
+def debugger_listening() -> bool:
+    """Whether a debugger client would see a stop now (see the module's docstring)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    front_ends = getattr(getattr(shell, "kernel", None), "debugger", None)
+    if getattr(front_ends, "debugpy_initialized", False):
+        # debugpy started by ipykernel: its client is the kernel's, attached for a front end
+        return bool(getattr(front_ends, "is_started", False))
     debugpy = sys.modules.get("debugpy")
-    if debugpy is None or not debugpy.is_client_connected():
+    return debugpy is not None and bool(debugpy.is_client_connected())
+
+
+def _attached_debugger() -> tuple[Any, Any] | None:
+    """debugpy's pydevd and its API, if a debugger client is listening to this process."""
+    if not debugger_listening():
         return None
     pydevd = sys.modules.get("pydevd")
     py_db = pydevd.get_global_debugger() if pydevd is not None else None

@@ -112,7 +112,9 @@ def _parser() -> _Parser:
         "break", help="the tool's next call stops at its first line in the kernel's debugger"
     )
     stop_at.add_argument("tool", help="a tool's name, or * for whichever tool is called next")
-    stop_at.add_argument("--when", default=None, help="a Python expression over its arguments")
+    stop_at.add_argument(
+        "--when", default=None, help="a Python expression over its arguments (quotes optional)"
+    )
     unbreak = commands.add_parser("unbreak", help="drop %%mcp break on a tool (all: no TOOL)")
     unbreak.add_argument("tool", nargs="?", default=None)
     return parser
@@ -347,15 +349,19 @@ class McpMagics(Magics):
         if args.tool != breaks.ANY and args.tool not in self.app.registry.tools:
             raise UsageError(f"%mcp break: no tool {args.tool!r} is registered")
         try:
-            breaks.BREAKS.add(args.tool, args.when)
+            when = breaks.BREAKS.add(args.tool, args.when)
         except SyntaxError as exc:
             message = f"%mcp break: --when {args.when!r} is not an expression: {exc.msg}"
             raise UsageError(message) from None
-        which = f" where {args.when}" if args.when else ""
+        which = f" where {when}" if when else ""
         tool = "any tool" if args.tool == breaks.ANY else args.tool
+        if breaks.debugger_listening():
+            print(f"The next call of {tool}{which} stops at its first line in the debugger.")
+            return
         print(
-            f"The next call of {tool}{which} stops at its first line in the kernel's "
-            "debugger (open JupyterLab's Debugger panel, or attach VS Code)."
+            "No debugger is listening to this kernel: open JupyterLab's Debugger panel (or "
+            f"attach VS Code), and the next call of {tool}{which} stops at its first line; "
+            "until then, calls run on and the break stays."
         )
 
     def _unbreak(self, args: argparse.Namespace) -> None:

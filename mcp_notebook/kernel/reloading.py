@@ -62,6 +62,8 @@ class Reloads:
     def mark(self, index: int, run: str | None = None, request: str | None = None) -> None:
         if run is not None and request is not None:
             interrupts.arm(run, request, _shell())
+        else:  # the first run's marks: hooked before any reload can be interrupted
+            interrupts.hook(_shell())
         marks = self._staged if self._staged is not None else self.before
         del marks[index:]
         marks.append(self._snapshot())

@@ -17,7 +17,13 @@ kernel's folder), before it sends SIGINT. Whoever handles the SIGINT claims the 
   kept, and that cell stops as it starts (an AST transformer makes it
   ``raise KeyboardInterrupt``);
 - during our own code lines (``mark`` itself included, ``commit``, ``abort``), the same
-  handler as in a cell: a request for the run being armed stops it before its cell.
+  handler as in a cell: a request for the run being armed stops it before its cell;
+- while ipykernel handles a request but outside the cell's code (reading and compiling a
+  large cell before it runs, the history and the reply after), where a KeyboardInterrupt
+  would escape ipykernel's handler: "KeyboardInterrupt caught in kernel", and the request
+  gets no reply, so the watcher would wait for it for good. ipykernel puts Python's
+  default handler in place for each request; ours takes its place (``pre_handler_hook``),
+  and there a watcher's request is kept for the cell of its run, which stops as it starts.
 """
 
 from __future__ import annotations
@@ -52,16 +58,31 @@ class RunInterrupts:
         if claimed is not None and claimed != run:
             self._remove()  # left by a SIGINT that was ignored: it must not eat a later one
         self.pending = run
-        if shell is not None and not self._hooked:
-            shell.events.register("pre_run_cell", self.cell_starts)
-            shell.events.register("post_run_cell", self.cell_ends)
-            shell.ast_transformers.append(StopAtStart(self))
-            self._hooked = True
+        self.hook(shell)
         self.take_over()  # mark runs in a cell of its own: it is covered too
+
+    def hook(self, shell: Any) -> None:
+        """Once, in a watched kernel (every ``mark``, the first run's too): our callbacks
+        on the shell, and our handler for the whole of each request ipykernel handles."""
+        if shell is None or self._hooked:
+            return
+        shell.events.register("pre_run_cell", self.cell_starts)
+        shell.events.register("post_run_cell", self.cell_ends)
+        shell.ast_transformers.append(StopAtStart(self))
+        kernel: Any = getattr(shell, "kernel", None)
+        installs = getattr(kernel, "pre_handler_hook", None)
+        if callable(installs):  # ipykernel's: saves the handler, puts the default one
+
+            def pre_handler_hook() -> None:
+                installs()
+                self.take_over()
+
+            kernel.pre_handler_hook = pre_handler_hook
+        self._hooked = True
 
     def cell_starts(self, _info: Any = None) -> None:
         self.current, self.pending = self.pending, None
-        if self.deferred is not None and self.deferred != self.current:
+        if self.current is not None and self.deferred not in (None, self.current):
             self.deferred = None  # meant for a run that never started its cell
         if self.current is not None and self._read() == self.current:
             self.claim()  # its SIGINT is still on the way, or was ignored: stop it here
@@ -79,19 +100,22 @@ class RunInterrupts:
 
     # -- the SIGINT ----------------------------------------------------------------------
     def on_sigint(self, signum: int, frame: Any) -> None:
-        """During a cell: stop it, unless the watcher meant another run."""
+        """During a cell: stop it, unless the watcher meant another run. Outside the
+        cell's code, a watcher's request waits for its run's cell to start."""
         wanted = self.claim()
-        if wanted is NOBODY or wanted in (self.current, self.pending):
+        if wanted is not NOBODY and outside_cell_code(frame):
+            self.deferred = str(wanted)  # a run that has ended never starts: no match
+        elif wanted is NOBODY or wanted in (self.current, self.pending):
             signal.default_int_handler(signum, frame)  # raises KeyboardInterrupt
 
     def between_cells(self) -> bool:
         """For ``capture.py``'s handler: whether this SIGINT was the watcher's (and so
-        touches no call); one meant for the armed run is kept for its cell's start."""
+        touches no call); it is kept for the start of its run's cell (armed, or armed
+        next: its ``mark`` may not have run yet)."""
         wanted = self.claim()
         if wanted is NOBODY:
             return False
-        if wanted is not None and wanted == self.pending:
-            self.deferred = self.pending
+        self.deferred = str(wanted)
         return True
 
     def stops_at_start(self) -> bool:
@@ -128,6 +152,20 @@ class RunInterrupts:
         if self.request is not None:
             with contextlib.suppress(OSError):
                 self.request.unlink()
+
+
+def outside_cell_code(frame: Any) -> bool:
+    """Whether ``frame`` (where a signal landed) is ipykernel's handling of an execute
+    request outside the cell's code: IPython catches and reports a KeyboardInterrupt
+    raised inside ``run_ast_nodes`` (the cell's statements, compiled and run) only."""
+    while frame is not None:
+        name = frame.f_code.co_name
+        if name == "run_ast_nodes":
+            return False
+        if name == "do_execute":
+            return True
+        frame = frame.f_back
+    return False
 
 
 class StopAtStart(ast.NodeTransformer):

@@ -88,3 +88,77 @@ async def test_the_debugger_panel_stops_an_agents_call(lab: Lab, chromium: str):
         finally:
             await browser.close()
     assert (ARTIFACTS / "debugger.png").stat().st_size > 0
+
+
+LISTENING_BREAK = "%mcp break shout --when \"word == 'loud'\""
+
+
+async def break_cell_says(page, said: str) -> None:
+    """Run the notebook's last cell (the break) again; its output says ``said``."""
+    cell = page.locator(".jp-Notebook .jp-CodeCell").nth(3)
+    await cell.locator(".jp-InputArea-editor").click()
+    await page.keyboard.press("Shift+Enter")
+    await expect(cell.locator(".jp-OutputArea-output")).to_contain_text(said, timeout=WAIT_MS)
+
+
+async def test_the_break_says_whether_the_debugger_panel_listens(lab: Lab, chromium: str):
+    """Without the panel attached the break says so, and calls run on; attached, a call
+    whose quoted condition is false runs through and the matching one stops."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    cells = ["%load_ext mcp_notebook", TOOL, "%mcp start", LISTENING_BREAK]
+    name = lab.write_notebook("listening", cells)
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            page = await browser.new_page(viewport={"width": 1500, "height": 1000})
+            # A workspace of its own: the default one reopens the notebook of the test above.
+            where = f"{lab.url}/lab/workspaces/listening/tree/{name}"
+            await page.goto(f"{where}?reset&token={lab.token}")
+            await page.get_by_text(re.compile(r"\(ipykernel\) \| Idle")).wait_for(timeout=WAIT_MS)
+            await run_all_cells(page, lab)
+            served = await lab.discovered("listening")
+            break_cell = page.locator(".jp-Notebook .jp-CodeCell").nth(3)
+            output = break_cell.locator(".jp-OutputArea-output")
+            await expect(output).to_contain_text(
+                "No debugger is listening to this kernel", timeout=WAIT_MS
+            )
+            await break_cell.screenshot(path=str(ARTIFACTS / "break-no-debugger.png"))
+            async with connect(served, "legacy") as agent:
+                ran = await asyncio.wait_for(agent.call_tool("shout", {"word": "loud"}), 20)
+                assert ran.content[0].text == "LOUD!"  # nobody to stop for: it ran on
+
+                tab = page.locator('.jp-SideBar li[data-id="jp-debugger-sidebar"]')
+                if "lm-mod-current" not in (await tab.get_attribute("class") or ""):
+                    await tab.click()
+                sidebar = page.locator(".jp-DebuggerSidebar")
+                await sidebar.wait_for(timeout=WAIT_MS)
+                bug = page.locator(".jp-DebuggerBugButton").first
+                await expect(bug).to_be_enabled(timeout=WAIT_MS)
+                await bug.click()
+                await expect(bug).to_have_attribute("aria-pressed", "true", timeout=WAIT_MS)
+                await break_cell_says(page, "stops at its first line in the debugger")
+                await expect(output).not_to_contain_text("No debugger")
+                await break_cell.screenshot(path=str(ARTIFACTS / "break-listening.png"))
+
+                quiet = asyncio.ensure_future(agent.call_tool("shout", {"word": "quiet"}))
+                done, _ = await asyncio.wait([quiet], timeout=20)  # within the client's 30 s
+                if not done:
+                    await sidebar.locator('jp-button[title^="Continue"]').first.click()
+                    raise AssertionError("a call whose --when is false stopped")
+                assert quiet.result().content[0].text == "QUIET!"
+                loud = asyncio.ensure_future(agent.call_tool("shout", {"word": "loud"}))
+                frames = sidebar.locator(".jp-DebuggerCallstackFrame")
+                await expect(frames.first.locator(".jp-DebuggerCallstackFrame-name")).to_have_text(
+                    "shout", timeout=WAIT_MS
+                )
+                await sidebar.locator('jp-button[title^="Continue"]').first.click()
+                assert (await asyncio.wait_for(loud, 60)).content[0].text == "LOUD!"
+
+                # The panel detached: debugpy still has its client, but nobody listens.
+                await bug.click()
+                await expect(bug).to_have_attribute("aria-pressed", "false", timeout=WAIT_MS)
+                await break_cell_says(page, "No debugger is listening to this kernel")
+                again = await asyncio.wait_for(agent.call_tool("shout", {"word": "loud"}), 20)
+                assert again.content[0].text == "LOUD!"
+        finally:
+            await browser.close()

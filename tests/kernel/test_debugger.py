@@ -177,6 +177,23 @@ async def test_mcp_break_when_stops_only_the_matching_call(served, debugger, fro
     await frontend.until(lambda: frontend.labels(table)[1].endswith("done"))
 
 
+async def test_a_quoted_when_is_the_condition_it_quotes(served, debugger):
+    """`--when "n > 10"`, quoted as a shell wants it, is not the string (always true)."""
+    _, said = served.kernel.run('%mcp break scaled --when "n > 10"')
+    assert said.startswith("The next call of scaled where n > 10 stops")
+    async with connect(served, "legacy") as agent:
+        small = asyncio.ensure_future(agent.call_tool("scaled", {"n": 3}))
+        done, _ = await asyncio.wait([small], timeout=20)  # within the client's 30 s
+        if not done:  # stopped in the debugger: free the kernel for what follows
+            debugger.resume(await asyncio.to_thread(stopped_thread, debugger))
+            raise AssertionError("a call whose --when is false stopped in the debugger")
+        assert small.result().content[0].text == "6"  # ran through
+        assert served.kernel.run("print(6 * 7)")[1] == "42\n"  # the kernel answers cells
+        call = asyncio.ensure_future(agent.call_tool("scaled", {"n": 20}))
+        debugger.resume(await asyncio.to_thread(stopped_thread, debugger))
+        assert (await asyncio.wait_for(call, 60)).content[0].text == "40"
+
+
 def test_a_paused_call_is_a_task_for_a_task_capable_client(served, debugger):
     served.kernel.run("%mcp break scaled")
     tasks = Tasks(served.url, served.token)  # 2026-07-28, declaring the tasks extension

@@ -23,6 +23,7 @@ from .protocol.tasks import TaskStore
 from .protocol.unattended import parse_headless
 from .registration import Registrations
 from .registry import Kind, Registry, Tool
+from .skills import SkillRegistrations
 from .transports.binding import check_address
 from .transports.settings import DEFAULT_MAX_BODY, Limits
 
@@ -44,7 +45,7 @@ class ServerInfo:
     port: int | None = None
 
 
-class NotebookMCP(Registrations):
+class NotebookMCP(Registrations, SkillRegistrations):
     """Registers tools, resources and prompts, and serves them while the notebook runs."""
 
     def __init__(self, name: str | None = None, *, history: int = 1000) -> None:

@@ -14,7 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from .jsonrpc import invalid_params
-from .names import APPS_EXTENSION, META_SERVER_INFO, TASKS_EXTENSION, TASKS_VERSION
+from .names import (
+    APPS_EXTENSION,
+    META_SERVER_INFO,
+    SKILLS_EXTENSION,
+    TASKS_EXTENSION,
+    TASKS_VERSION,
+)
 from .versions import ALL_VERSIONS, negotiate
 
 
@@ -63,10 +69,14 @@ class Identity:
         offered = capabilities()
         result: dict[str, Any] = {
             "supportedVersions": list(ALL_VERSIONS),
-            # The Tasks extension (2026-07-28; protocol/taskcalls.py).
+            # The Tasks and Skills extensions (2026-07-28; protocol/taskcalls.py, skills.py).
             "capabilities": {
                 **offered,
-                "extensions": {**offered["extensions"], TASKS_EXTENSION: {}},
+                "extensions": {
+                    **offered["extensions"],
+                    TASKS_EXTENSION: {},
+                    SKILLS_EXTENSION: {"directoryRead": True},
+                },
             },
             "_meta": {META_SERVER_INFO: {"name": self.name, "version": self.version}},
         }

@@ -28,6 +28,8 @@ CACHEABLE = frozenset(
         "resources/list",
         "resources/templates/list",
         "resources/read",
+        "skills/list",
+        "skills/get",
     }
 )
 TTL_MS = 0

@@ -37,5 +37,7 @@ TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 # MCP Apps (registry/views.py says the same: the core below cannot import this module).
 APPS_EXTENSION = "io.modelcontextprotocol/ui"
 TASKS_VERSION = "2025-11-25"
+# Agent Skills over MCP (registry/skills.py says the same; protocol/skills.py serves it).
+SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 # What a request must carry to say who sent it (what the bridge copies into its own).
 REQUEST_META_KEYS = (META_VERSION, META_CAPABILITIES, META_CLIENT_INFO)

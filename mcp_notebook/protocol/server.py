@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from ..registry import Registry, views
-from . import dispatcher_tools, jsonrpc, lifecycle, modern
+from . import dispatcher_tools, jsonrpc, lifecycle, modern, skills
 from .calls import CallLog
 from .dispatch import NO_REPLY, Dispatcher, Request
 from .executor import Executor, InlineExecutor
@@ -123,6 +123,8 @@ class Server(TaskCalls, UserCalls):
                 "tasks/get": self._tasks_get,
                 "tasks/update": self._tasks_update,
                 "tasks/cancel": self._tasks_cancel,
+                # Agent Skills (protocol/skills.py); their files are resources in both eras.
+                **skills.handlers(self.registry, self.page_size),
             },
         }
 

@@ -121,6 +121,38 @@ class Registry:
         self._apply(change)
         return resource
 
+    def add_skill(self, path: str, files: list[Resource]) -> None:
+        """Serve a skill's files (registry/skills.py), replacing what was served under
+        ``skill://<path>/`` before, at the same place in the listing; every file whose
+        bytes a client may hold is announced as updated."""
+        root = f"skill://{path}/"
+
+        def change(r: Registry) -> list[Event]:
+            for uri, held in r.resources.items():
+                owner = getattr(held, "skill_path", None)
+                if (
+                    owner
+                    and owner != path
+                    and (uri.startswith(root) or root.startswith(f"skill://{owner}/"))
+                ):
+                    raise ValueError(
+                        f"Skill {path!r} would overlap the skill {owner!r}: register the "
+                        "enclosing folder instead (its nested skills come with it)"
+                    )
+            new = {f.uri: f for f in files}
+            old = [u for u in r.resources if u.startswith(root)]
+            items: dict[str, Resource] = {}
+            for uri, held in r.resources.items():
+                if uri in old:
+                    items.update(new)  # the first old file marks the skill's place
+                    continue
+                items[uri] = held
+            items.update(new)
+            r.resources = items
+            return [("resources", None), *(("updated", u) for u in old)]
+
+        self._apply(change)
+
     def add_template(self, template: ResourceTemplate) -> ResourceTemplate:
         def change(r: Registry) -> list[Event]:
             r.templates = {**r.templates, template.uri_template: template}
@@ -145,7 +177,18 @@ class Registry:
             if name in r.tools:
                 r.tools = {k: v for k, v in r.tools.items() if k != name}
                 removed.append(("tools", None))
-            resources = {k: v for k, v in r.resources.items() if name not in (k, v.name)}
+            # A skill's files go together, whichever of them (or its path) is named.
+            skills = {
+                getattr(v, "skill_path", None)
+                for k, v in r.resources.items()
+                if name in (k, v.name)
+            }
+            skills = (skills | {name}) - {None}
+            resources = {
+                k: v
+                for k, v in r.resources.items()
+                if name not in (k, v.name) and getattr(v, "skill_path", None) not in skills
+            }
             templates = {k: v for k, v in r.templates.items() if name not in (k, v.name)}
             if len(resources) != len(r.resources) or len(templates) != len(r.templates):
                 r.resources, r.templates = resources, templates

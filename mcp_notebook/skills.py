@@ -1,0 +1,196 @@
+"""``mcp.skill(...)``: the notebook's own words served as an Agent Skill.
+
+A mixin of :class:`~mcp_notebook.app.NotebookMCP`. A skill's text comes from ``text=``,
+from a folder on disk (``path=``), or from the notebook's markdown cells (``from_cells=``,
+the default when neither is given): all of them, those under a heading, or those with a
+cell tag. Cells are read from the *saved* notebook file, so the skill follows what was
+saved when the ``mcp.skill`` cell ran; run it again after editing to update it. A
+generated ``references/tools.md`` gives the tools the text names, with their input
+schemas and the arguments of a recent successful call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .registry.skills import (
+    Skill,
+    SkillError,
+    check_skill_path,
+    folder_resources,
+    read_folder,
+    render_skill_md,
+)
+
+if TYPE_CHECKING:
+    from .protocol.calls import CallLog
+    from .registry import Registry
+
+TOOLS_FILE = "references/tools.md"
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+
+
+class SkillRegistrations:
+    """``mcp.skill``."""
+
+    if TYPE_CHECKING:
+        registry: Registry
+        calls: CallLog
+        notebook_path: str | None
+
+    def skill(
+        self,
+        name: str | None = None,
+        *,
+        description: str | None = None,
+        text: str | None = None,
+        from_cells: bool | str | Mapping[str, str] | None = None,
+        path: str | Path | None = None,
+        files: Mapping[str, str | bytes] | None = None,
+        tools: Iterable[str] | bool = True,
+        frontmatter: Mapping[str, Any] | None = None,
+        notebook: str | Path | None = None,
+    ) -> Skill:
+        """Serve a skill; returns it (``.uri``, ``.entry`` with the manifest).
+
+        ``name`` may carry a prefix (``"team/sales-analysis"``). ``text=`` is the markdown
+        body of SKILL.md; ``path=`` a folder holding a SKILL.md (every file in it is
+        served, nested skills too); otherwise ``from_cells=`` picks the notebook's
+        markdown cells: ``True`` (all), ``{"heading": "How to use"}`` (the cells under
+        that heading, up to the next heading of its level) or ``{"tag": "skill"}``.
+        ``files={"references/x.md": "..."}`` adds supporting files; ``tools=`` names the
+        tools to describe in references/tools.md (default: those the text names,
+        ``False``: none); ``frontmatter=`` adds fields (license, metadata, ...).
+        """
+        if path is not None:
+            if text is not None or from_cells is not None or files:
+                raise SkillError("mcp.skill(path=...) serves a folder as it is: no text/files")
+            found = read_folder(Path(path), prefix=name)
+            self.registry.add_skill(found[0].path, list(folder_resources(found)))
+            return found[0]
+        if text is None:
+            title, text = _from_notebook(notebook or self.notebook_path, from_cells)
+            name = name or _slug(title)
+        if not name:
+            raise SkillError("mcp.skill() needs a name (or a notebook heading to take it from)")
+        check_skill_path(name)
+        body = text.strip()
+        if description is None:
+            description = _first_paragraph(body)
+        if not description:
+            raise SkillError(f"Skill {name!r} needs description= (what it is for, when to use it)")
+        extra = dict(files or {})
+        chosen = self._referenced_tools(body, tools)
+        if chosen and TOOLS_FILE not in extra:
+            extra[TOOLS_FILE] = self._tools_reference(chosen)
+            body += f"\n\nThe tools named here, with their arguments: [{TOOLS_FILE}]({TOOLS_FILE})"
+        skill_md = render_skill_md(name.rsplit("/", 1)[-1], description, body, frontmatter or {})
+        encoded = {k: v.encode("utf-8") if isinstance(v, str) else v for k, v in extra.items()}
+        made = Skill(name, skill_md, encoded)
+        self.registry.add_skill(made.path, list(made.resources()))
+        return made
+
+    def _referenced_tools(self, body: str, tools: Iterable[str] | bool) -> list[str]:
+        registered = self.registry.tools
+        if tools is False:
+            return []
+        if tools is True:
+            return [
+                n for n in registered if re.search(rf"(?<![\w.-]){re.escape(n)}(?![\w-])", body)
+            ]
+        chosen = list(tools)
+        unknown = [n for n in chosen if n not in registered]
+        if unknown:
+            raise SkillError(f"tools={unknown}: no such tool is registered (yet)")
+        return chosen
+
+    def _tools_reference(self, names: list[str]) -> str:
+        """references/tools.md: each tool's description, input schema and an example call."""
+        examples: dict[str, Any] = {}
+        for record in self.calls:
+            if record.method == "tools/call" and record.status == "done":
+                examples[record.target] = record.arguments  # the latest wins
+        parts = ["# Tools", ""]
+        for tool_name in names:
+            tool = self.registry.tools[tool_name]
+            parts += [f"## `{tool_name}`", "", tool.description or "", ""]
+            schema = json.dumps(tool.input_schema, indent=2, sort_keys=True)
+            parts += ["Arguments (JSON Schema):", "", "```json", schema, "```", ""]
+            if tool_name in examples:
+                call = {"name": tool_name, "arguments": examples[tool_name]}
+                shown = json.dumps(call, indent=2, sort_keys=True, default=str)
+                parts += [
+                    "A call that worked (`tools/call` params):",
+                    "",
+                    "```json",
+                    shown,
+                    "```",
+                    "",
+                ]
+        return "\n".join(parts)
+
+
+def _from_notebook(
+    notebook: str | Path | None, selection: bool | str | Mapping[str, str] | None
+) -> tuple[str, str]:
+    """(the first heading, the chosen markdown cells' text) of the saved notebook."""
+    if notebook is None:
+        raise SkillError(
+            "This kernel does not know its notebook file: pass text=..., path=..., or "
+            "notebook='file.ipynb' to take the skill from its markdown cells"
+        )
+    import nbformat  # only a skill made from cells reads a notebook
+
+    try:
+        document = nbformat.read(str(notebook), as_version=4)
+    except (OSError, ValueError) as error:
+        raise SkillError(f"Cannot read the notebook {notebook}: {error}") from None
+    cells = [c for c in document.cells if c.cell_type == "markdown"]
+    texts = [str(c.source) for c in cells]
+    title = next((m.group(2) for t in texts for m in map(_HEADING.match, t.splitlines()) if m), "")
+    if selection is None or selection is True:
+        chosen = texts
+    elif isinstance(selection, Mapping) and set(selection) == {"tag"}:
+        chosen = [str(c.source) for c in cells if selection["tag"] in c.metadata.get("tags", [])]
+    elif isinstance(selection, Mapping) and set(selection) == {"heading"}:
+        chosen = _under_heading(texts, selection["heading"])
+    else:
+        raise SkillError("from_cells= takes True, {'heading': 'text'} or {'tag': 'name'}")
+    if not chosen:
+        raise SkillError(f"No markdown cells in {notebook} match from_cells={selection!r}")
+    return title, "\n\n".join(t.strip() for t in chosen)
+
+
+def _under_heading(texts: list[str], heading: str) -> list[str]:
+    """The markdown lines under ``heading`` (its own line included), up to the next heading
+    of the same or a higher level, across cells."""
+    lines = [line for text in texts for line in [*text.splitlines(), ""]]
+    kept: list[str] = []
+    level = 0
+    for line in lines:
+        match = _HEADING.match(line)
+        if match and level and len(match.group(1)) <= level:
+            break
+        if match and not level and match.group(2).strip().lower() == heading.strip().lower():
+            level = len(match.group(1))
+        if level:
+            kept.append(line)
+    return ["\n".join(kept)] if kept else []
+
+
+def _slug(title: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:64].strip("-")
+
+
+def _first_paragraph(body: str) -> str:
+    """The first paragraph that is not a heading, on one line, as a description."""
+    for block in re.split(r"\n\s*\n", body):
+        lines = [line for line in block.splitlines() if not _HEADING.match(line)]
+        text = " ".join(line.strip() for line in lines).strip()
+        if text:
+            return text[:1024]
+    return ""

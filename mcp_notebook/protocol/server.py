@@ -154,6 +154,16 @@ class Server(TaskCalls, UserCalls):
             session.close()
         return session
 
+    def client_gone(self, session: Session, request_id: Any) -> bool:
+        """A handshake-era request's client hung up, and nothing can receive its reply:
+        its call is dropped if it has not started (a started one runs on, as the spec
+        allows). True if it was dropped."""
+        request = session.in_flight.get(request_id)
+        if request is None or not request.drop():
+            return False
+        logger.info("dropped queued request %r: its client hung up", request_id)
+        return True
+
     def broadcast(
         self,
         method: str,

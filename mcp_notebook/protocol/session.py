@@ -35,6 +35,8 @@ class Cancellable(Protocol):
 
     def cancel(self, by_client: bool = False) -> None: ...
 
+    def drop(self) -> bool: ...
+
 
 # An observer of the messages a server receives ("in") and sends ("out"): see Server.taps.
 Tap = Callable[[str, "Session", Message], None]

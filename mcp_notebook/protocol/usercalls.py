@@ -118,6 +118,7 @@ class UserCalls:
                 view=views.call_origin(tool.view_uri if tool.app_only else None, params),
             )
         )
+        request.record = record  # a call whose client hangs up may be dropped
         problem = tool.argument_error(arguments)
         if problem is not None:
             record.finish("error", error=ValueError(problem))
@@ -438,6 +439,8 @@ class UserCalls:
     ) -> Any:
         """Run a reader/renderer/completer; its failures are request errors. Given the
         ``request``, its reply may leave from the thread that ran the code."""
+        if request is not None:
+            request.record = record  # a call whose client hangs up may be dropped
         try:
             if callable(work):
                 prepared = self.executor.prepare(work, record)

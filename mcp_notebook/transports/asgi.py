@@ -363,7 +363,9 @@ class McpAsgiApp:
                     break
                 if cancel_on_close:  # 2026-07-28: closing the stream cancels the request
                     call.cancel()
-                return None  # the handshake era's call goes on; its reply has nowhere to go
+                else:  # a handshake-era call runs on if it started; its reply is lost
+                    self.server.client_gone(session, post.message["id"])  # no resuming here
+                return None
             reply = call.result()
             if exchange.streaming:
                 while not queue.empty():

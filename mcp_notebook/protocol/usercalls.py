@@ -26,7 +26,7 @@ from .kinds import Era, FinalStatus
 from .mrtr import SETTLE_SECONDS, Asker, Continuations, Suspended
 from .queueing import watch
 from .request import RequestContext
-from .session import Session
+from .session import Session, check_uri_length
 from .tasklink import TaskLink
 
 # confirm(tool, arguments, session, record, request_id, asker) -> the arguments to run
@@ -339,6 +339,7 @@ class UserCalls:
 
     async def _subscribe(self, request: RequestContext) -> dict[str, Any]:
         uri = _required_str(request.params, "uri")
+        check_uri_length(uri)  # before a template is matched against it
         self._find_resource(uri)
         request.session.subscribe(uri)
         return {}

@@ -73,6 +73,7 @@ class McpHandler(ModernRequests):
         post = posts.classify(self.request.headers, self._body())
         self._message = post.message
         await self._ways[post.way](self, post)
+        self._let_go()  # answered, or its connection lent to the call (no on_finish then)
 
     async def _post_refused(self, post: Post) -> None:
         error = post.error
@@ -203,6 +204,7 @@ class McpHandler(ModernRequests):
             stream.writer = None
         self._cancel_call()  # 2026-07-28: closing the response stream cancels the request
         self._call_unreachable()
+        self._let_go()
         if self.seed_closed is not None:
             self.seed_closed.set()
         if self._ended is not None:

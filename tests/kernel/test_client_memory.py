@@ -8,18 +8,39 @@ running its garbage collector or trimming its allocator: what a person would see
 from __future__ import annotations
 
 import json
+import socket
 
 import pytest
 
 from tests.conftest import start_server
 from tests.kernel.test_http_raw import LIMIT, Endpoint, initialize_message
 from tests.portable import rss
+from tests.waiting import wait_until
 
 SETUP = '''
 @mcp.tool
 def double(n: int) -> int:
     """Twice n."""
     return 2 * n
+
+@mcp.tool
+def blob(seed: str) -> str:
+    """A reply of about 3.9 MB (distinct each time: nothing is shared between calls)."""
+    blobs.append(seed)
+    return seed * (3_900_000 // len(seed))
+
+blobs = []
+
+def held_rss():
+    """Resident bytes that something holds: freed memory the allocator keeps goes back
+    first (glibc keeps freed large blocks in its arenas, up to ~200 MB here)."""
+    import ctypes, gc, psutil
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: the bound is generous anyway
+        pass
+    return psutil.Process().memory_info().rss
 
 @mcp.resource_template("notes://{day}", name="notes")
 def notes(day: str) -> str:
@@ -98,3 +119,58 @@ def test_an_initialize_with_huge_capabilities_opens_no_session(ep: Endpoint, pid
     ordinary = initialize_message(ep.next_id())
     ordinary["params"]["capabilities"] = {"experimental": {"x": "y" * 30_000}}
     assert ep.post(json.dumps(ordinary).encode()).headers["Mcp-Session-Id"]
+
+
+UNREAD = 40  # connections that never read their reply
+
+
+def test_replies_nobody_reads_are_let_go(ep: Endpoint, session: str) -> None:
+    """40 connections that never read a 3.9 MB reply held +172 MiB for over 75 s: the
+    server wrote with no timeout. Now a client that reads nothing of its reply for
+    ``write_timeout`` seconds is disconnected, and the reply freed (measured here as what
+    the kernel holds: after a garbage collection and glibc's ``malloc_trim``)."""
+    kernel = ep.kernel
+    kernel.run("%mcp history --max-mb 2")  # the history would keep 1 MiB of each reply
+    kernel.run("mcp.limits.write_timeout = 1")
+    before = kernel.eval("held_rss()")
+    unread: list[socket.socket] = []
+    try:
+        for n in range(UNREAD):
+            body = json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": n,
+                    "method": "tools/call",
+                    "params": {"name": "blob", "arguments": {"seed": f"{n:03}"}},
+                }
+            ).encode()
+            head = "".join(f"{k}: {v}\r\n" for k, v in ep.headers(session=session).items())
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect((ep.host, ep.port))
+            unread.append(sock)
+            sock.sendall(
+                f"POST {ep.path} HTTP/1.1\r\nHost: {ep.host}\r\n{head}"
+                f"Content-Length: {len(body)}\r\n\r\n".encode()
+                + body
+            )
+        wait_until(lambda: kernel.eval("len(blobs)") == UNREAD, "every call ran")
+        wait_until(
+            lambda: kernel.eval("held_rss()") - before < GROWTH,
+            "the kernel lets go of the unread replies",
+        )
+        for sock in unread:  # each was closed by the server, its reply cut short
+            sock.settimeout(30)
+            got = 0
+            try:
+                while chunk := sock.recv(1 << 20):
+                    got += len(chunk)
+            except ConnectionResetError:
+                pass
+            assert got < 3_900_000
+        assert ep.call_tool(session, "double", n=2)["content"][0]["text"] == "4"
+    finally:
+        for sock in unread:
+            sock.close()
+        kernel.run("mcp.limits.write_timeout = 30")
+        kernel.run("%mcp history --max-mb 64")

@@ -150,3 +150,16 @@ async def test_the_kernel_takes_a_bounded_number_of_calls_at_once(kernel_loop) -
     release.set()
     assert await asyncio.gather(*waiting[1:], fourth) == ["ran", "ran", "fourth"]
     assert executor.handed == 0
+
+
+def test_the_monitor_says_why_a_call_was_dropped() -> None:
+    from mcp_notebook.ui.render import detail, row
+
+    record = CallRecord("tools/call", "note", {"n": 1}, "raw 1")
+    assert record.drop() is True
+    assert record.status == DROPPED and record.drop() is False
+    assert row(record).replace("\xa0", " ").endswith(DROPPED)
+    assert "its client hung up, and nothing could receive the reply" in detail(record)
+    started = CallRecord("tools/call", "note", {"n": 2}, "raw 1")
+    assert started.set_status("running") is True
+    assert started.drop() is False and started.status == "running"  # it runs on

@@ -8,11 +8,13 @@ short ``data:`` lines cannot hold much more memory than the bound either.
 
 from __future__ import annotations
 
+from ..errors import McpNotebookError
+
 MAX_EVENT_BYTES = 64 * 1024 * 1024  # of one event's data, as received
 LINE_COST = 48  # a bytes object besides its content (33), and its place in a list
 
 
-class EventTooLarge(ValueError):
+class EventTooLarge(McpNotebookError, ValueError):
     """An SSE event (or one line of a body) passed the bridge's bound on one message."""
 
     def __init__(self, limit: int) -> None:

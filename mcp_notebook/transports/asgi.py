@@ -21,6 +21,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
+from ..errors import McpNotebookError
 from ..protocol import Server, Session, jsonrpc
 from ..protocol.codes import SERVER_ERROR
 from ..protocol.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND, Message, RpcError
@@ -41,7 +42,7 @@ _GET = "get"  # the key of a session's GET stream among its queues
 SEND_PIECE = 64 * 1024  # bytes of a response body handed to the ASGI server at a time
 
 
-class NotReading(ConnectionError):
+class NotReading(McpNotebookError, ConnectionError):
     """The client took nothing of a response for ``Limits.write_timeout``."""
 
 

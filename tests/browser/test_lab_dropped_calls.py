@@ -43,11 +43,11 @@ async def test_the_monitor_shows_calls_dropped_because_their_client_hung_up(
             session = ep.open_session()
             table = monitor.locator(".mcp-calls select")
             sockets = [post_and_keep_open(ep, session, 10 + n, n) for n in range(ABANDONED)]
-            queued = table.locator("option", has_text=re.compile(r"queued behind cell"))
+            queued = table.locator("option", has_text=re.compile(r"queued\sbehind\scell"))
             await expect(queued).to_have_count(ABANDONED, timeout=WAIT_MS)
             for sock in sockets:
                 sock.close()
-            dropped = table.locator("option", has_text=re.compile(r"dropped: client gone$"))
+            dropped = table.locator("option", has_text=re.compile(r"dropped:\sclient\sgone$"))
             await expect(dropped).to_have_count(ABANDONED, timeout=WAIT_MS)
             release.touch()  # the kernel is free: the table can be clicked
             await table.select_option(index=0)

@@ -40,7 +40,7 @@ def served(kernel, frontend):
 @pytest.fixture(scope="module")
 def table(served, frontend):
     """The call table of a monitor opened with %mcp monitor."""
-    return frontend.children(frontend.open_monitor(served.kernel))[3]
+    return frontend.children(frontend.open_monitor(served.kernel))[4]
 
 
 def post_and_keep_open(ep: Endpoint, session: str, request_id: int, n: int) -> socket.socket:

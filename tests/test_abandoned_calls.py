@@ -23,6 +23,7 @@ from mcp_notebook.protocol.jsonrpc import SERVER_ERROR, RpcError
 from mcp_notebook.transports.asgi import McpAsgiApp
 
 from .export.messages import INITIALIZE
+from .test_export_asgi_hostile import post_scope
 from .waiting import until
 
 TOKEN = "abandoned-test-token"
@@ -35,21 +36,8 @@ class Client:
 
     def __init__(self, app: McpAsgiApp, message: dict[str, Any], session: str | None) -> None:
         self.gone = asyncio.Event()
-        headers = [
-            (b"host", b"127.0.0.1"),
-            (b"authorization", f"Bearer {TOKEN}".encode()),
-            (b"content-type", b"application/json"),
-            (b"accept", b"application/json, text/event-stream"),
-        ]
-        if session:
-            headers.append((b"mcp-session-id", session.encode()))
-        scope = {
-            "type": "http",
-            "method": "POST",
-            "path": "/mcp",
-            "client": ("127.0.0.1", 50000),
-            "headers": headers,
-        }
+        extra = [(b"mcp-session-id", session.encode())] if session else []
+        scope = post_scope(extra, token=TOKEN)
         self.sent: list[dict[str, Any]] = []
         self._body = [json.dumps(message).encode()]
         self.done = asyncio.ensure_future(app(scope, self._receive, self._send))

@@ -15,6 +15,7 @@ import json
 import socket
 import threading
 import tracemalloc
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -41,23 +42,28 @@ def make_app(limits: Limits | None = None) -> McpAsgiApp:
     return McpAsgiApp(server_of(app, inline=True), token=TOKEN, limits=limits)
 
 
-async def exchange(
-    app: McpAsgiApp, headers: list[tuple[bytes, bytes]], chunks: list[bytes], more: bool = False
-) -> tuple[int, dict[str, Any]]:
-    """One POST through the app: its status and JSON body. ``more``: the body never ends."""
-    scope = {
+def post_scope(headers: Sequence[tuple[bytes, bytes]] = (), token: str = TOKEN) -> dict[str, Any]:
+    """The ASGI scope of one POST to /mcp from loopback, with ``token`` and MCP's headers."""
+    return {
         "type": "http",
         "method": "POST",
         "path": "/mcp",
         "client": ("127.0.0.1", 50000),
         "headers": [
             (b"host", b"127.0.0.1"),
-            (b"authorization", f"Bearer {TOKEN}".encode()),
+            (b"authorization", f"Bearer {token}".encode()),
             (b"content-type", b"application/json"),
             (b"accept", b"application/json, text/event-stream"),
             *headers,
         ],
     }
+
+
+async def exchange(
+    app: McpAsgiApp, headers: list[tuple[bytes, bytes]], chunks: list[bytes], more: bool = False
+) -> tuple[int, dict[str, Any]]:
+    """One POST through the app: its status and JSON body. ``more``: the body never ends."""
+    scope = post_scope(headers)
     waiting = list(chunks)
     sent: list[dict[str, Any]] = []
     forever = asyncio.Event()

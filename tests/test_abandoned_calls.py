@@ -117,6 +117,44 @@ async def test_export_calls_whose_clients_left_before_a_worker_was_free_never_ru
         assert held["result"]["content"][0]["text"] == "held"  # started calls ran on
 
 
+async def test_a_hang_up_drops_only_its_own_call_not_anothers_with_the_same_id() -> None:
+    """Two clients of one session may send the same id; the one that hangs up drops its own
+    call only (the id named the other's call too, which then got no reply: a lost reply)."""
+    app = exported_app("same_ids", {})
+    release = threading.Event()
+
+    @app.tool
+    def hold() -> str:
+        release.wait(30)
+        return "held"
+
+    @app.tool
+    def note(n: int) -> int:
+        return n
+
+    asgi = McpAsgiApp(server_of(app), token=TOKEN)
+    start, _ = await Client(asgi, INITIALIZE, None).reply()
+    session = dict(start["headers"])[b"mcp-session-id"].decode()
+    calls = app.calls
+    try:
+        holders = [Client(asgi, call("hold", 10 + n), session) for n in range(DEFAULT_WORKERS)]
+        await until(
+            lambda: sum(c.status == "running" for c in calls) == DEFAULT_WORKERS,
+            "every worker holds a call",
+        )
+        first = Client(asgi, call("note", 500, n=1), session)
+        second = Client(asgi, call("note", 500, n=2), session)
+        await until(lambda: sum(c.status == "queued" for c in calls) == 2, "both calls wait")
+        first.hang_up()
+        await until(first.done.done, "the first client's exchange ended")
+    finally:
+        release.set()
+    _, reply = await second.reply()
+    assert reply["id"] == 500 and reply["result"]["content"][0]["text"] == "2"
+    for holder in holders:
+        await holder.reply()
+
+
 async def test_the_kernel_takes_a_bounded_number_of_calls_at_once(kernel_loop) -> None:
     """Past ``max_waiting`` calls handed to the kernel's loop, a call is refused at once
     (-32000); a slot is free again as soon as a waiting call ends or is cancelled."""

@@ -154,11 +154,13 @@ class Server(TaskCalls, UserCalls):
             session.close()
         return session
 
-    def client_gone(self, session: Session, request_id: Any) -> None:
+    def client_gone(self, session: Session, request_id: Any, task: Any) -> None:
         """A handshake-era request's client hung up and nothing can receive its reply:
-        drop its call if it has not started (a started one runs on, as the spec allows)."""
+        drop its call if it has not started (a started one runs on, as the spec allows).
+        ``task`` serves the request that was cut off: another client of the session may
+        have a request in flight under the same id, and that one is not touched."""
         request = session.in_flight.get(request_id)
-        if request is not None and request.drop():
+        if request is not None and request.task is task and request.drop():
             logger.info("dropped queued request %r: its client hung up", request_id)
 
     def broadcast(

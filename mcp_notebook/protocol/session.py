@@ -34,6 +34,8 @@ Outbound = Callable[[Message, Any], bool]
 class Cancellable(Protocol):
     """A request in flight (``protocol.request.RequestContext``)."""
 
+    task: asyncio.Future[Any] | None  # the task serving it
+
     def cancel(self, by_client: bool = False) -> None: ...
 
     def drop(self) -> bool: ...

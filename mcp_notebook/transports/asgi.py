@@ -393,7 +393,7 @@ class McpAsgiApp:
                 if cancel_on_close:  # 2026-07-28: closing the stream cancels the request
                     call.cancel()
                 else:  # a handshake-era call runs on if it started; its reply is lost
-                    self.server.client_gone(session, post.message["id"])  # no resuming here
+                    self.server.client_gone(session, post.message["id"], call)  # no resuming
                 return None
             reply = call.result()
             if exchange.streaming:

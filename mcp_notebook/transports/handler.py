@@ -8,6 +8,7 @@ leave (JSON, SSE, early from the kernel thread) is replying.py's.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar
 
@@ -41,7 +42,8 @@ class McpHandler(ModernRequests):
 
     SUPPORTED_METHODS = ("GET", "POST", "DELETE", "OPTIONS")
     # The handshake-era call this POST waits for: dropped if the client hangs up first.
-    _handshake_call: tuple[Session, Any] | None = None
+    # The session, id and serving task of the handshake-era call this POST waits for.
+    _handshake_call: tuple[Session, Any, Any] | None = None
 
     def _session(self, message: object = None) -> Session | None:
         """The request's session, or None after answering 400/404."""
@@ -136,7 +138,7 @@ class McpHandler(ModernRequests):
             self._stream = stream
         early = post.wants_json and method in ANSWERED_EARLY
         direct = self._direct_reply(on_hang_up=self._call_unreachable) if early else None
-        self._handshake_call = (session, request_id)
+        self._handshake_call = (session, request_id, asyncio.current_task())
         try:
             reply = await self.transport.server.handle(message, session, direct)
         except BaseException:

@@ -120,11 +120,12 @@ class PanelFeed:
         """It was decided, wherever: the panels say by whom and after how long."""
         waited = decision.timeout - decision.remaining()
         with self._lock:
-            self.pending.pop(decision.id, None)
             where = self._by.pop(decision.id, "in the notebook's monitor")
             self._decided[decision.id] = _decided(decision, where, waited)
             while len(self._decided) > KEEP:
                 self._decided.popitem(last=False)
+            # Last: a batch that no longer lists it as waiting has its row say who decided.
+            self.pending.pop(decision.id, None)
         if self._panels:
             self.batcher.note("pending")
             self.batcher.note(decision.record)
@@ -143,6 +144,9 @@ class PanelFeed:
         changed = sorted((k for k in keys if isinstance(k, CallRecord)), key=_id)
         # The newest go now, the rest with the next message.
         records, left = changed[-MAX_ROWS:], set[Hashable](changed[:-MAX_ROWS])
+        # What waits is read before the rows are made: one no longer waiting has its row
+        # say who decided (settled() writes that first).
+        waiting = self._pending_now() if "pending" in keys else None
         message: dict[str, Any] = {"kind": "update", "calls": [self._row(r) for r in records]}
         if "state" in keys:
             state = self._server_state()
@@ -150,8 +154,8 @@ class PanelFeed:
                 message["state"] = self._last_state = state
         if "registrations" in keys:
             message["registrations"] = panelrows.registrations(self.app.registry)
-        if "pending" in keys:
-            message["pending"] = self._pending_now()
+        if waiting is not None:
+            message["pending"] = waiting
         if len(message) > 2 or message["calls"]:
             self._send_all(message)
         return left
@@ -161,19 +165,19 @@ class PanelFeed:
 
     def _pending_now(self) -> list[dict[str, Any]]:
         with self._lock:
-            waiting = [d for d in self.pending.values() if d.pending]
+            waiting = list(self.pending.values())  # until settled() has said who decided
         return [panelrows.pending(d) for d in waiting]
 
     def _snapshot(self, channel: Any) -> None:
-        records = list(self.app.calls)
-        rows = [self._row(r) for r in records]
+        waiting = self._pending_now()  # first, as in _flush
+        rows = [self._row(r) for r in self.app.calls]
         chunks = [rows[i : i + MAX_ROWS] for i in range(0, len(rows), MAX_ROWS)] or [[]]
         channel.send(
             {
                 "kind": "snapshot",
                 "state": self._server_state(),
                 "registrations": panelrows.registrations(self.app.registry),
-                "pending": self._pending_now(),
+                "pending": waiting,
                 "calls": chunks[0],
                 "more": len(chunks) - 1,
             }

@@ -28,6 +28,7 @@ from typing import Any
 
 import comm
 
+from ..errors import McpNotebookError
 from ..protocol import CallRecord
 from . import panelrows
 from .batching import Batcher, Schedule
@@ -45,7 +46,7 @@ WHERE = {"notification", "panel", "status bar"}
 OPS = {"decide", "detail", "pause", "snapshot"}
 
 
-class Refused(Exception):
+class Refused(McpNotebookError):
     """A request the feed cannot do; its message is the answer's error."""
 
 

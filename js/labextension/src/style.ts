@@ -23,7 +23,7 @@ export const CSS = `
 .mcp-panel .mcp-small { height: 18px; line-height: 16px; font-size: var(--jp-ui-font-size0); }
 .mcp-panel .mcp-client-table { border-collapse: collapse; width: 100%; }
 .mcp-panel .mcp-client-table th, .mcp-panel .mcp-client-table td { text-align: left; padding: 1px 8px 1px 0;
-  white-space: nowrap; overflow: hidden; text-overflow: ellipsis; max-width: 160px; }
+  overflow-wrap: anywhere; vertical-align: top; }
 .mcp-panel .mcp-client-table th { color: var(--jp-ui-font-color2); font-weight: normal; }
 .mcp-panel .mcp-registration { display: flex; gap: 6px; align-items: baseline; padding: 1px 0; }
 .mcp-panel .mcp-kind { font-size: var(--jp-ui-font-size0); color: var(--jp-ui-font-color2); min-width: 56px; }
@@ -45,13 +45,13 @@ export const CSS = `
 .mcp-panel .mcp-calls-scroll { position: relative; overflow-y: auto; height: 300px; flex: 1 1 auto;
   border: var(--jp-border-width) solid var(--jp-border-color2); }
 .mcp-panel .mcp-calls-spacer { position: relative; }
-.mcp-panel .mcp-call { display: grid; grid-template-columns: 18px 64px minmax(60px, 1fr) 72px minmax(80px, 1.4fr)
-  minmax(60px, 1.6fr) 52px minmax(80px, 1.2fr); gap: 4px; align-items: center; height: 24px;
+.mcp-panel .mcp-call { display: grid; grid-template-columns: 18px 64px minmax(0, 1fr) 72px minmax(0, 1.4fr)
+  minmax(0, 1.6fr) 52px minmax(0, 1.2fr); gap: 4px; align-items: center; height: 24px;
   padding: 0 4px; box-sizing: border-box; white-space: nowrap; }
 @container mcp-panel (max-width: 640px) {
   /* Narrow (the side area's usual width): time, target, duration and status; the client,
      method and arguments are in the search, the filters and the detail pane. */
-  .mcp-panel .mcp-call { grid-template-columns: 18px 64px minmax(60px, 1.3fr) 48px minmax(60px, 1fr); }
+  .mcp-panel .mcp-call { grid-template-columns: 16px 60px minmax(0, 1.3fr) 44px minmax(0, 1fr); gap: 3px; }
   .mcp-panel .mcp-call .mcp-c-client, .mcp-panel .mcp-call .mcp-c-method,
   .mcp-panel .mcp-call .mcp-c-args { display: none; }
 }

@@ -274,3 +274,17 @@ def test_open_panel_asks_only_the_front_end_that_ran_the_cell(world):
     assert tab_b.sent[-1] == {"kind": "open"} and tab_a.sent[-1]["kind"] == "snapshot"
     assert world.feed.open_panel("vscode") is False
     assert world.feed.open_panel(None) is False
+
+
+def test_open_panel_before_the_front_end_opened_its_feed_opens_it_when_it_does(world):
+    # Run All: %mcp monitor runs before the page's comm (opened on %load_ext's hello) arrives.
+    assert world.feed.open_panel("tab-a") is False
+    panel = world.open("tab-a")
+    assert [m["kind"] for m in panel.sent] == ["snapshot", "open"]
+    other = world.open("tab-b")
+    assert [m["kind"] for m in other.sent] == ["snapshot"]
+    again = world.open("tab-a")  # asked once only
+    assert [m["kind"] for m in again.sent] == ["snapshot"]
+    for n in range(MAX_PANELS * 3):
+        world.feed.open_panel(f"gone-{n}")  # bounded: tabs that never come
+    assert len(world.feed._wanted) == MAX_PANELS

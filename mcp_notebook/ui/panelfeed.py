@@ -42,6 +42,7 @@ MAX_PANELS = 64  # front ends fed at once (a reloaded page is a new one)
 MAX_REQUEST = 1024 * 1024  # characters of one request's JSON (edited arguments)
 KEEP = 20_000  # calls whose timing and decision the feed remembers
 TICK = 1.0  # seconds between looks at the server's state (clients come and go)
+OPEN_LATER = 30.0  # seconds a %mcp monitor waits for its front end's feed to open
 WHERE = {"notification", "panel", "status bar"}
 OPS = {"decide", "detail", "pause", "snapshot"}
 
@@ -68,6 +69,7 @@ class PanelFeed:
         self.app, self._state, self._schedule = app, state, schedule
         self._pauses, self._cell_code = pauses, cell_code
         self._panels: OrderedDict[str, Any] = OrderedDict()  # session -> its comm
+        self._wanted: OrderedDict[str, float] = OrderedDict()  # open_panel() came early
         self.pending: dict[int, Decision] = {}  # confirmations waiting, by call id
         self._decided: OrderedDict[int, str] = OrderedDict()  # call id -> who, where, when
         self._by: dict[int, str] = {}  # a decision this feed is making: where, by whom
@@ -195,9 +197,17 @@ class PanelFeed:
 
     def open_panel(self, session: str | None) -> bool:
         """Ask the front end ``session`` (the one that ran the cell) to show its panel;
-        False if it has no panel feed open."""
-        channel = self._panels.get(session) if session else None
+        False if it has no panel feed open yet. Then it is asked when its feed opens within
+        ``OPEN_LATER`` seconds: with Run All, the cell runs before the page has answered
+        the hello of ``%load_ext`` (its comm opens after the cells queued before it)."""
+        if not session:
+            return False
+        channel = self._panels.get(session)
         if channel is None:
+            self._wanted.pop(session, None)
+            self._wanted[session] = time.monotonic() + OPEN_LATER
+            while len(self._wanted) > MAX_PANELS:
+                self._wanted.popitem(last=False)
             return False
         channel.send({"kind": "open"})
         return True
@@ -224,6 +234,8 @@ class PanelFeed:
         channel.on_msg(lambda m: self._received(session, channel, m))
         channel.on_close(lambda _m: self._gone(session, channel))
         self._snapshot(channel)
+        if self._wanted.pop(session, 0.0) > time.monotonic():
+            channel.send({"kind": "open"})  # %mcp monitor ran there before it opened
         if not self._ticking:
             self._ticking = True
             self._schedule(TICK, self._tick)

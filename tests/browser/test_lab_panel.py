@@ -147,6 +147,20 @@ async def test_the_panel_shows_calls_live_and_notifications_decide(front_end: La
                 light = {s: await status_colour(page, s) for s in ("done", "error", "denied")}
                 assert len(set(light.values())) == 3, light
 
+                # With the panel open, a card too: a countdown, the arguments editable.
+                call = asyncio.ensure_future(client.call_tool("drop_rows", {"table": "logs"}))
+                card = panel.locator(".mcp-card", has_text="drop_rows")
+                await card.wait_for(timeout=WAIT_MS)
+                await expect(card.locator(".mcp-countdown")).to_have_text(
+                    re.compile(r"Denied in [0-2]:\d\d unless approved")
+                )
+                await card.locator("textarea").fill('{"table": "archive"}')
+                await card.get_by_role("button", name="Approve").click()
+                result = await asyncio.wait_for(call, 60)
+                assert result.content[0].text == "dropped archive"
+                await card.wait_for(state="detached", timeout=WAIT_MS)
+                await toast(page, "approved in the panel").wait_for(timeout=WAIT_MS)
+
                 # Forty steps of a slider in the app view (its host says where a call
                 # comes from, as the views' bridge does): one row, with its count.
                 view = {"mcp-notebook/view": {"from": "ui://notebook/levels"}}
@@ -163,9 +177,8 @@ async def test_the_panel_shows_calls_live_and_notifications_decide(front_end: La
                 await expect(rows).to_have_count(1)
                 await expect(rows.first).to_contain_text("divide")
                 await panel.locator("select.mcp-filter-status").select_option("")
-                await panel.locator("input.mcp-search").fill("orders")
-                await expect(rows).to_have_count(1)
-                await expect(rows.first).to_contain_text("approved in the notification")
+                await panel.locator("input.mcp-search").fill("notification")
+                await expect(rows).to_have_count(2)  # the approved call and the denied one
                 await panel.locator("input.mcp-search").fill("")
 
                 # The failed call's details: its arguments and the trimmed traceback.
@@ -246,5 +259,20 @@ async def test_ten_thousand_calls_make_a_table_of_a_few_rows_in_the_page(lab: La
             await expect(table.locator(".mcp-call", has_text='{"a":0,"b":1}')).to_have_count(1)
             await panel.locator("select.mcp-filter-status").select_option("error")
             await expect(count).to_have_text("1000 of 10000")
+        finally:
+            await browser.close()
+
+
+async def test_mcp_monitor_opens_the_panel_even_under_run_all(lab: Lab, chromium: str):
+    cells = ["%load_ext mcp_notebook", SETUP, "%mcp start", "%mcp monitor"]
+    path = lab.write_notebook("panel_monitor", cells)
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            page = await browser.new_page(viewport={"width": 1300, "height": 900})
+            await open_notebook(page, lab, path, workspace="monitor")
+            panel = page.locator("#mcp-notebook-panel")
+            await panel.wait_for(state="visible", timeout=WAIT_MS)
+            await expect(panel.locator(".mcp-server")).to_contain_text("serving")
         finally:
             await browser.close()

@@ -51,7 +51,7 @@ export class Notifier {
     const message =
       `${pending.client} asks to run ${pending.tool} (call #${pending.id}` +
       `${pending.hints.length ? ', ' + pending.hints.join(', ') : ''}). ` +
-      `Denied in ${left} s unless approved.`;
+      `Unanswered, it is denied after ${left} s.`;
     const decide = (approve: boolean) => (event: MouseEvent) => {
       event.preventDefault(); // the notification stays until the kernel says who decided
       void this.feed.decide(pending.id, approve, 'notification', this.who()).then(answer => {

@@ -285,18 +285,12 @@ export class McpPanel extends Widget {
     for (const row of this._feed?.rows.values() ?? []) {
       seen.set(row.client.split(' via ')[0], row.time);
     }
-    const table = el('table', 'mcp-client-table', '', box);
-    const head = el('tr', '', '', table);
-    for (const name of ['name', 'version', 'era', 'transport', 'last call']) {
-      el('th', '', name, head);
-    }
     for (const client of state.clients) {
-      const tr = el('tr', '', '', table);
+      const line = el('div', 'mcp-client', '', box);
+      el('b', '', `${client.name} ${client.version}`.trim(), line);
       const last = seen.get(`${client.name} ${client.version}`.trim()) ?? seen.get(client.name);
-      for (const text of [client.name, client.version, client.era, client.transport,
-        last ? new Date(last * 1000).toLocaleTimeString([], { hour12: false }) : '—']) {
-        el('td', '', text, tr);
-      }
+      const when = last ? new Date(last * 1000).toLocaleTimeString([], { hour12: false }) : 'none yet';
+      el('span', 'mcp-facts', ` ${client.era} · ${client.transport} · last call ${when}`, line);
     }
   }
 
@@ -348,9 +342,9 @@ export class McpPanel extends Widget {
         select.value = wanted.includes(current) ? current : '';
       }
     };
-    fill(this._status, 'any status', Object.keys(STATUSES), v => STATUSES[v].label);
-    fill(this._tool, 'any target', [...new Set(rows.map(r => r.target))].sort());
-    fill(this._client, 'any client', [...new Set(rows.map(r => r.client))].sort());
+    fill(this._status, 'status', Object.keys(STATUSES), v => STATUSES[v].label);
+    fill(this._tool, 'target', [...new Set(rows.map(r => r.target))].sort());
+    fill(this._client, 'client', [...new Set(rows.map(r => r.client))].sort());
   }
 
   private _renderCalls(): void {

@@ -21,10 +21,7 @@ export const CSS = `
 .mcp-panel code, .mcp-panel .mcp-mono { font-family: var(--jp-code-font-family); font-size: var(--jp-code-font-size); }
 .mcp-panel .mcp-button { height: 22px; line-height: 20px; padding: 0 8px; margin-right: 4px; }
 .mcp-panel .mcp-small { height: 18px; line-height: 16px; font-size: var(--jp-ui-font-size0); }
-.mcp-panel .mcp-client-table { border-collapse: collapse; width: 100%; }
-.mcp-panel .mcp-client-table th, .mcp-panel .mcp-client-table td { text-align: left; padding: 1px 8px 1px 0;
-  overflow-wrap: anywhere; vertical-align: top; }
-.mcp-panel .mcp-client-table th { color: var(--jp-ui-font-color2); font-weight: normal; }
+.mcp-panel .mcp-client { padding: 1px 0; overflow-wrap: break-word; }
 .mcp-panel .mcp-registration { display: flex; gap: 6px; align-items: baseline; padding: 1px 0; }
 .mcp-panel .mcp-kind { font-size: var(--jp-ui-font-size0); color: var(--jp-ui-font-color2); min-width: 56px; }
 .mcp-panel .mcp-reg-name { color: var(--jp-content-link-color); cursor: pointer; }

@@ -162,7 +162,7 @@ export class CallsTable {
     }
     cell(node, row.args, 'mcp-c-args');
     cell(node, took(row.duration), 'mcp-c-took');
-    const status = cell(node, row.decided && row.status !== 'awaiting' ? `${row.label} · ${row.decided}` : row.label, 'mcp-c-status');
+    const status = cell(node, row.label, 'mcp-c-status');
     status.title = row.decided ? `${row.label}: ${row.decided}` : known.label;
     node.addEventListener('click', () => this.select(line));
     return node;

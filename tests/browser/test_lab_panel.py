@@ -155,6 +155,7 @@ async def test_the_panel_shows_calls_live_and_notifications_decide(front_end: La
                     re.compile(r"Denied in [0-2]:\d\d unless approved")
                 )
                 await card.locator("textarea").fill('{"table": "archive"}')
+                await card.screenshot(path=str(ARTIFACTS / f"{prefix}-card.png"))
                 await card.get_by_role("button", name="Approve").click()
                 result = await asyncio.wait_for(call, 60)
                 assert result.content[0].text == "dropped archive"

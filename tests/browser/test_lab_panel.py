@@ -69,8 +69,24 @@ async def scroll_to_the_end(page: Page) -> None:
     await expect(page.get_by_text("%mcp start", exact=True)).not_to_be_in_viewport()
 
 
+async def scroll_to_the_top(page: Page) -> None:
+    """The server's cells in view again (the page the README shows)."""
+    await page.locator(".jp-Notebook .jp-Cell").first.click()
+    await page.keyboard.press("Escape")
+    await page.keyboard.press("Control+Home")
+    await expect(page.get_by_text("%mcp start", exact=True)).to_be_in_viewport(timeout=WAIT_MS)
+
+
 def toast(page: Page, text: str):
     return page.locator(".jp-toast-message", has_text=text).locator("xpath=..")
+
+
+async def dismiss_toasts(page: Page) -> None:
+    """Close the notifications of calls already decided, as a person would."""
+    close = page.locator('.jp-toastContainer [title="Hide notification"]')
+    await close.first.wait_for(timeout=WAIT_MS)
+    await close.evaluate_all("buttons => buttons.forEach(b => b.click())")
+    await expect(close).to_have_count(0, timeout=WAIT_MS)
 
 
 async def without_toasts(page: Page, shoot) -> None:
@@ -148,9 +164,14 @@ async def test_the_panel_shows_calls_live_and_notifications_decide(front_end: La
                 assert len(set(light.values())) == 3, light
 
                 # With the panel open, a card too: a countdown, the arguments editable.
+                await scroll_to_the_top(page)
+                await dismiss_toasts(page)
                 call = asyncio.ensure_future(client.call_tool("drop_rows", {"table": "logs"}))
                 card = panel.locator(".mcp-card", has_text="drop_rows")
                 await card.wait_for(timeout=WAIT_MS)
+                asking = toast(page, "asks to run drop_rows")
+                await expect(asking).to_be_in_viewport(ratio=1, timeout=WAIT_MS)
+                await page.screenshot(path=str(ARTIFACTS / f"{prefix}-page.png"))
                 await expect(card.locator(".mcp-countdown")).to_have_text(
                     re.compile(r"Denied in [0-2]:\d\d unless approved")
                 )

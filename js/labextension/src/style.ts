@@ -66,7 +66,7 @@ export const CSS = `
   background: var(--jp-layout-color3); color: var(--jp-ui-font-color1); font-size: var(--jp-ui-font-size0); }
 .mcp-s-done { --mcp-status: var(--jp-success-color1); }
 .mcp-s-error { --mcp-status: var(--jp-error-color1); }
-.mcp-s-denied { --mcp-status: var(--jp-error-color3); }
+.mcp-s-denied { --mcp-status: var(--jp-error-color2); }
 .mcp-s-interrupted { --mcp-status: var(--jp-warn-color0); }
 .mcp-s-cancelled { --mcp-status: var(--jp-ui-font-color3); }
 .mcp-s-dropped { --mcp-status: var(--jp-ui-font-color3); }

@@ -148,6 +148,7 @@ export class CallsTable {
     node.dataset.status = row.status;
     const icon = document.createElement('span');
     icon.className = 'mcp-call-icon';
+    icon.title = row.label; // the words, where the side area is too narrow for them
     known.icon.element({ container: icon, height: '14px', width: '14px' });
     node.appendChild(icon);
     cell(node, time(row.time), 'mcp-c-time');

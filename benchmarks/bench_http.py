@@ -247,6 +247,14 @@ def subprocess_server(kind: str):
 @contextlib.contextmanager
 def kernel_server():
     """Start a real ipykernel, load mcp_notebook in it and read back the endpoint URL."""
+    with kernel_session() as (url, _client):
+        yield url
+
+
+@contextlib.contextmanager
+def kernel_session():
+    """``kernel_server``'s endpoint URL, and the kernel's client (bench_panel.py opens a
+    comm with it, as a front end would)."""
     from jupyter_client.manager import start_new_kernel
 
     def hook(msg):  # keep kernel output off our stdout
@@ -265,7 +273,7 @@ def kernel_server():
         for what, c in (("kernel setup", content), ("mcp.url", expr)):
             if c.get("status") != "ok":
                 raise RuntimeError(f"{what} failed: {c.get('ename')}: {c.get('evalue')}")
-        yield str(ast.literal_eval(expr["data"]["text/plain"]))
+        yield str(ast.literal_eval(expr["data"]["text/plain"])), kc
     finally:
         with contextlib.suppress(Exception):
             kc.stop_channels()

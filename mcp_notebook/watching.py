@@ -177,7 +177,10 @@ class Watcher:
             self._failed(first, f"{exc}\nStill serving what was registered before this change.")
             return True
         # ";": the list it returns is read below, not printed as the cell's result
-        reply = self.kernel.run_own(f"{_KERNEL}.commit();", {"announced": f"{_KERNEL}.announced"})
+        # "; None": a code of ours kept out of the history has no trailing ";" IPython
+        # sees (it reads the last stored cell), so commit's list was shown on stderr.
+        commit = f"{_KERNEL}.commit(); None"
+        reply = self.kernel.run_own(commit, {"announced": f"{_KERNEL}.announced"})
         self.cells = self.kernel.cells = cells
         self._failed_from = None
         told = reply["content"]["user_expressions"]["announced"]["data"]["text/plain"]

@@ -9,9 +9,13 @@ uvicorn on loopback. Each bad request gets one precise HTTP status, never an exc
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import json
 import socket
 import threading
+import tracemalloc
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -38,23 +42,28 @@ def make_app(limits: Limits | None = None) -> McpAsgiApp:
     return McpAsgiApp(server_of(app, inline=True), token=TOKEN, limits=limits)
 
 
-async def exchange(
-    app: McpAsgiApp, headers: list[tuple[bytes, bytes]], chunks: list[bytes], more: bool = False
-) -> tuple[int, dict[str, Any]]:
-    """One POST through the app: its status and JSON body. ``more``: the body never ends."""
-    scope = {
+def post_scope(headers: Sequence[tuple[bytes, bytes]] = (), token: str = TOKEN) -> dict[str, Any]:
+    """The ASGI scope of one POST to /mcp from loopback, with ``token`` and MCP's headers."""
+    return {
         "type": "http",
         "method": "POST",
         "path": "/mcp",
         "client": ("127.0.0.1", 50000),
         "headers": [
             (b"host", b"127.0.0.1"),
-            (b"authorization", f"Bearer {TOKEN}".encode()),
+            (b"authorization", f"Bearer {token}".encode()),
             (b"content-type", b"application/json"),
             (b"accept", b"application/json, text/event-stream"),
             *headers,
         ],
     }
+
+
+async def exchange(
+    app: McpAsgiApp, headers: list[tuple[bytes, bytes]], chunks: list[bytes], more: bool = False
+) -> tuple[int, dict[str, Any]]:
+    """One POST through the app: its status and JSON body. ``more``: the body never ends."""
+    scope = post_scope(headers)
     waiting = list(chunks)
     sent: list[dict[str, Any]] = []
     forever = asyncio.Event()
@@ -156,3 +165,78 @@ async def test_requests_past_the_connection_cap_are_refused_at_once_with_503():
     assert app._serving == 0  # a request that ends, however it ends, frees its place
     code, body = await exchange(app, [], [INIT])
     assert code == 200 and body["id"] == 1
+
+
+UNREAD = 30  # clients that never read their reply
+REPLY = 3_900_000
+
+
+def test_replies_nobody_reads_through_uvicorn_are_let_go():
+    """30 clients that never read a 3.9 MB reply held +247 MiB under uvicorn, which keeps
+    what it is handed until the client reads it. The app hands a reply over in pieces,
+    each to be taken within ``write_timeout``; past that it gives up and the connection
+    closes. Memory is what tracemalloc sees this process hold."""
+    app = exported_app("unread", {})
+    app.calls.max_bytes = 2 * 1024 * 1024  # the history would keep 1 MiB of each reply
+    ran: list[str] = []
+
+    @app.tool
+    def blob(seed: str) -> str:
+        ran.append(seed)
+        return seed * (REPLY // len(seed))
+
+    asgi = McpAsgiApp(server_of(app, inline=True), token=TOKEN, limits=Limits(write_timeout=1))
+    config = uvicorn.Config(asgi, host="127.0.0.1", port=0, log_level="warning")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    unread: list[socket.socket] = []
+    tracemalloc.start()
+    try:
+        wait_until(lambda: server.started, "uvicorn listening")
+        port = server.servers[0].sockets[0].getsockname()[1]
+        head = (
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            f"Authorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\n"
+            "Accept: application/json, text/event-stream\r\n"
+        )
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as first:
+            first.sendall(f"{head}Content-Length: {len(INIT)}\r\n\r\n".encode() + INIT)
+            answer = b""
+            while b'"result"' not in answer:
+                answer += first.recv(65536)
+        session = answer.split(b"mcp-session-id: ")[1].split(b"\r\n")[0].decode()
+        gc.collect()
+        before, _ = tracemalloc.get_traced_memory()
+        for n in range(UNREAD):
+            call = {"jsonrpc": "2.0", "id": n, "method": "tools/call"}
+            call["params"] = {"name": "blob", "arguments": {"seed": f"{n:03}"}}
+            body = json.dumps(call).encode()
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.connect(("127.0.0.1", port))
+            unread.append(sock)
+            sock.sendall(
+                f"{head}Mcp-Session-Id: {session}\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+                + body
+            )
+        wait_until(lambda: len(ran) == UNREAD, "every call ran")
+
+        def held() -> int:
+            gc.collect()
+            return tracemalloc.get_traced_memory()[0] - before
+
+        wait_until(lambda: held() < 16 * 1024 * 1024, "the unread replies are let go")
+        for sock in unread:  # each was closed, its reply cut short
+            sock.settimeout(30)
+            got = 0
+            with contextlib.suppress(ConnectionResetError):
+                while chunk := sock.recv(1 << 20):
+                    got += len(chunk)
+            assert got < REPLY
+    finally:
+        tracemalloc.stop()
+        for sock in unread:
+            sock.close()
+        server.should_exit = True
+        thread.join(30)

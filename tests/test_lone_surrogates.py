@@ -26,7 +26,7 @@ from mcp_notebook.transports.asgi import McpAsgiApp
 
 from .export.messages import INITIALIZE
 from .stdio import FakeNotebook, FramedStdio, encode_frame, is_reply, strict_json
-from .test_export_asgi_hostile import TOKEN, exchange
+from .test_export_asgi_hostile import TOKEN, exchange, post_scope
 from .test_json_policy import LONE_SURROGATES
 from .test_stdio_replies import answer
 
@@ -133,16 +133,7 @@ def odd_app() -> McpAsgiApp:
 
 async def post(app: McpAsgiApp, body: bytes, session: str = "") -> tuple[int, dict, Any]:
     """One POST through the app: its status, headers and JSON body."""
-    headers = [
-        (b"host", b"127.0.0.1"),
-        (b"authorization", f"Bearer {TOKEN}".encode()),
-        (b"content-type", b"application/json"),
-        (b"accept", b"application/json, text/event-stream"),
-    ]
-    if session:
-        headers.append((b"mcp-session-id", session.encode()))
-    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
-    scope["client"] = ("127.0.0.1", 50000)
+    scope = post_scope([(b"mcp-session-id", session.encode())] if session else [])
     chunks = [{"type": "http.request", "body": body, "more_body": False}]
     sent: list[dict[str, Any]] = []
 

@@ -198,6 +198,9 @@ async def test_http_edits_reach_the_connected_client_without_a_reconnect(http_no
         "notifications/tools/list_changed"
     }
     assert served.process.poll() is None  # still serving
+    # What the reloads announced is said once, in the watch's log line, not also echoed
+    # as if the notebook had printed it.
+    assert not [line for line in served.stderr if "| ['tools']" in line]
 
 
 @pytest.fixture

@@ -15,7 +15,8 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="$here/../../labextension"
 python="${PYTHON:-python}"
-inputs=(package.json package-lock.json tsconfig.json install.json src/index.ts src/trusted.ts)
+inputs=(package.json package-lock.json tsconfig.json install.json src/index.ts src/cells.ts src/feed.ts
+  src/panel.ts src/panelplugin.ts src/status.ts src/style.ts src/table.ts src/trusted.ts)
 # Built at one fixed path: webpack's module ids hash the absolute path of the source, and
 # the bundle must not depend on where the repository is checked out.
 work="/tmp/mcp-notebook-labextension-build"

@@ -21,11 +21,12 @@ from urllib.parse import urlsplit
 from ..errors import McpNotebookError
 from ..protocol.names import SESSION_HEADER
 from ..wire import jsontext
-from .sse import SseReader
+from .sse import MAX_EVENT_BYTES, EventTooLarge, SseReader
 
 logger = logging.getLogger(__name__)
 
 CONNECT_TIMEOUT = 2.0
+LINE_PIECE = 1024 * 1024  # bytes of a body's line read at a time
 Message = dict[str, Any]
 
 
@@ -179,18 +180,34 @@ class Link:
 
 def _sse(response: http.client.HTTPResponse) -> Iterator[Message]:
     reader = SseReader()
-    while raw := response.readline():
-        event = reader.feed_line(raw.decode("utf-8").rstrip("\r\n"))
+    while raw := _line(response):
+        event = reader.feed_line(raw.rstrip(b"\r\n"))
         if event is not None and event[1].strip():
             yield jsontext.loads(event[1])
+
+
+def _line(response: http.client.HTTPResponse) -> bytes:
+    """The next line of a body, within the bound on one message: a line without end
+    would otherwise be read whole. Read in pieces, as a longer limit is a bigger buffer."""
+    pieces, size = [], 0
+    while piece := response.readline(LINE_PIECE):
+        pieces.append(piece)
+        size += len(piece)
+        if piece.endswith(b"\n"):
+            break
+        if size > MAX_EVENT_BYTES:
+            raise EventTooLarge(MAX_EVENT_BYTES)
+    return pieces[0] if len(pieces) == 1 else b"".join(pieces)
 
 
 def _json_lines(response: http.client.HTTPResponse, whole: bool = False) -> Iterator[Message]:
     """One JSON value per line; with ``whole``, lines add up until they parse (a document
     that a server pretty-printed over several lines is still one message)."""
     pending = b""
-    while raw := response.readline():
+    while raw := _line(response):
         pending += raw
+        if len(pending) > MAX_EVENT_BYTES:
+            raise EventTooLarge(MAX_EVENT_BYTES)
         if not pending.strip():
             pending = b""
             continue

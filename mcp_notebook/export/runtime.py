@@ -23,6 +23,7 @@ import sys
 import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from .. import exposure, stopping
@@ -62,10 +63,17 @@ class WorkerExecutor:
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="mcp-tool")
 
     async def run(self, work: Callable[[], Any], record: CallRecord | None = None) -> Any:
-        if record is not None:
-            record.set_status("running")
-        value = await asyncio.get_running_loop().run_in_executor(self._pool, work)
+        started = work if record is None else partial(_start, work, record)
+        value = await asyncio.get_running_loop().run_in_executor(self._pool, started)
         return await settle(value)  # a coroutine made on the thread is awaited here
+
+
+def _start(work: Callable[[], Any], record: CallRecord) -> Any:
+    """On a worker: the call runs now, unless it was dropped while it waited for one
+    (its client hung up; the server's side was cancelled and awaits nothing)."""
+    if not record.set_status("running"):
+        return None
+    return work()
 
 
 def exported_app(name: str, namespace: dict[str, Any]) -> NotebookMCP:

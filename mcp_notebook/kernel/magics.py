@@ -312,7 +312,11 @@ class McpMagics(Magics):
             if args.history < 1:
                 raise UsageError(f"%mcp monitor: --history must be at least 1, not {args.history}")
             self.app.calls.maxlen = args.history
-        display(self._ui("monitor").monitor())
+        ui = self._ui("monitor")
+        # The front end that ran the cell shows its MCP panel, if it has the extension.
+        kernel = getattr(self.shell, "kernel", None)
+        ui.open_panel(kernel.get_parent("shell") if kernel is not None else None)
+        display(ui.monitor())
 
     def _confirm(self, args: argparse.Namespace) -> None:
         if args.timeout is not None:

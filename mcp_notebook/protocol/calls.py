@@ -30,13 +30,14 @@ from typing import Any, ClassVar
 
 from ..errors import McpNotebookError
 from .abbreviate import abbreviate, estimate
-from .kinds import FINAL_STATUSES, CallStatus, FinalStatus
+from .kinds import DROPPED, FINAL_STATUSES, CallStatus, FinalStatus
 from .tracebacks import CodeName, user_traceback
 
 logger = logging.getLogger(__name__)
 _ids = itertools.count(1)
 
 # queued -> (awaiting confirmation) -> running -> done | error | denied | cancelled | interrupted
+# queued -> dropped: client gone (it never ran: see drop)
 FINAL = FINAL_STATUSES
 MIB = 1024 * 1024
 MAX_BYTES = 64 * MIB  # the whole history
@@ -114,19 +115,31 @@ class CallRecord:
             )
         return CallRecord.cell_maker(self)
 
-    def set_status(self, status: CallStatus) -> None:
+    def set_status(self, status: CallStatus) -> bool:
+        """Move on to ``status``; False (and no change) if the call ended already."""
         with _TRANSITION:
             if self.status in FINAL:
-                return  # a finished call stays finished (a late approval cannot revive it)
+                return False  # a finished call stays finished (a late approval cannot revive it)
             self.status = status
         self._changed()
+        return True
+
+    def drop(self) -> bool:
+        """End a call that is still queued without running it (its client hung up and
+        nothing can receive its reply); False if it started or ended meanwhile."""
+        return self.finish(DROPPED, only_from="queued")
 
     def finish(
-        self, status: FinalStatus, result: Any = None, error: BaseException | None = None
-    ) -> None:
+        self,
+        status: FinalStatus,
+        result: Any = None,
+        error: BaseException | None = None,
+        only_from: CallStatus | None = None,
+    ) -> bool:
+        """End the call (``only_from``: if it is in that status); False if it ended already."""
         with _TRANSITION:  # the kernel thread and the server's may both try
-            if self.status in FINAL:
-                return
+            if self.status in FINAL or (only_from is not None and self.status != only_from):
+                return False
             ran = self.status == "running"
             if isinstance(error, (Interrupted, KeyboardInterrupt)):
                 status = "interrupted"
@@ -138,6 +151,7 @@ class CallRecord:
         elif error is not None:
             self.traceback = user_traceback(error, CallRecord.code_name)
         self._changed()
+        return True
 
     def update_arguments(self, arguments: dict[str, Any]) -> None:
         """Keep ``arguments`` (e.g. edited at a confirmation) under the history's rules."""

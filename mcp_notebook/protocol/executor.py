@@ -19,9 +19,14 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from .calls import CallRecord
+from .jsonrpc import SERVER_ERROR, RpcError
 from .queueing import CellWatch
 
 Finish = Callable[[bool, Any], Any]
+# Calls handed to the kernel's loop at once, at most: a client that hangs up leaves its
+# handshake-era call queued (the spec lets it run), so without a bound a loop of
+# connect, call, hang up grows the queue (and the arguments it holds) while a cell runs.
+MAX_HANDED = 1000
 
 
 class Executor(Protocol):
@@ -101,8 +106,8 @@ class _Handoff:
         """On the kernel loop. Sync functions run right here: no task, no extra hop."""
         if self.cancelled:
             return  # cancelled while it waited for the kernel: never runs
-        if self.record is not None:
-            self.record.set_status("running")
+        if self.record is not None and not self.record.set_status("running"):
+            return  # dropped while it waited (its client hung up): never runs
         try:
             value = self.work()
             if inspect.isawaitable(value):
@@ -145,9 +150,16 @@ class LoopExecutor:
 
     prepare = staticmethod(unchanged)
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, cells: CellWatch | None = None) -> None:
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        cells: CellWatch | None = None,
+        max_waiting: int = MAX_HANDED,
+    ) -> None:
         self.loop = loop
         self.cells = cells  # in a kernel: the cell that holds its loop (kernel/cells.py)
+        self.max_waiting = max_waiting
+        self.handed = 0  # calls handed to the kernel loop and not settled (caller's loop)
 
     async def run(self, work: Callable[[], Any], record: CallRecord | None = None) -> Any:
         caller = asyncio.get_running_loop()
@@ -157,13 +169,29 @@ class LoopExecutor:
             return await settle(work())
         if self.loop.is_closed() or not self.loop.is_running():
             raise RuntimeError("the kernel's event loop is not running")
+        if self.handed >= self.max_waiting:
+            raise RpcError(SERVER_ERROR, too_many_waiting(self.handed))
         handoff = _Handoff(caller, work, record)
+        self.handed += 1
         self.loop.call_soon_threadsafe(handoff.start)
         try:
             return await handoff.outcome
         except asyncio.CancelledError:
             handoff.cancelled = True
+            handoff.work = _never  # what it holds (its arguments) goes now, not when dequeued
             task = handoff.task
             if task is not None:
                 self.loop.call_soon_threadsafe(task.cancel)
             raise
+        finally:
+            self.handed -= 1
+
+
+def too_many_waiting(count: int) -> str:
+    return (
+        f"Too many calls ({count}) wait for the kernel or run on it: try again when some have ended"
+    )
+
+
+def _never() -> None:
+    """The work of a call cancelled before it started (never run)."""

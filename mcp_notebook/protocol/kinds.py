@@ -14,8 +14,11 @@ from typing import Literal, get_args
 Era = Literal["handshake", "modern"]
 
 # A call's statuses: queued -> (awaiting confirmation) -> running -> a final one.
-FinalStatus = Literal["done", "error", "denied", "cancelled", "interrupted"]
+# DROPPED: it never started, as its client hung up and nothing could receive its reply.
+FinalStatus = Literal["done", "error", "denied", "cancelled", "interrupted", "dropped: client gone"]
 CallStatus = Literal["queued", "awaiting confirmation", "running", FinalStatus]
+
+DROPPED: FinalStatus = "dropped: client gone"
 
 ERAS: frozenset[str] = frozenset(get_args(Era))
 FINAL_STATUSES: frozenset[str] = frozenset(get_args(FinalStatus))

@@ -31,8 +31,9 @@ a ``finally`` around the wait, cancels it when the call ends, fails or is cancel
 ``notifications/cancelled``, by a 2026-07-28 client closing its response, by the end of
 its session); a timer that finds its call started (or its request over) sends nothing and
 is not renewed. A handshake-era client that drops its connection without cancelling
-leaves the call queued: its notices are kept for a resumption (bounded, transports/sse.py)
-until it starts.
+leaves the call queued if it can resume the call's stream (it got a notice, so an event
+id): the notices are kept for a resumption (bounded, transports/sse.py) until it starts.
+Without one, nothing can receive the reply and the call is dropped (Server.client_gone).
 """
 
 from __future__ import annotations

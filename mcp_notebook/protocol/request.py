@@ -20,13 +20,16 @@ import asyncio
 import contextlib
 import math
 import threading
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .jsonrpc import Message
 from .kinds import Era
 from .names import META_PROGRESS_SENT
 from .progress import ProgressLine
 from .session import Session
+
+if TYPE_CHECKING:
+    from .calls import CallRecord
 
 # The methods whose reply may leave from the kernel thread (when the function takes no
 # Context: nothing else is said on the request's stream); a transport need not offer a
@@ -67,6 +70,7 @@ class RequestContext:
         "id",
         "method",
         "params",
+        "record",
         "session",
         "task",
         "via",
@@ -81,6 +85,7 @@ class RequestContext:
         self.cancelled = False
         self.by_client = False  # cancelled by the client: no reply is due at all
         self.via: str | None = None  # the dispatcher tool that passed this call on
+        self.record: CallRecord | None = None  # the call it runs, once there is one
         self._channel = channel
         self._armed = False  # the reply leaves through the channel, from any thread
         self._over = False  # replied, or cancelled: nothing more may leave
@@ -164,6 +169,15 @@ class RequestContext:
             self.by_client = by_client
         if self.task is not None and not self.task.done():
             self.task.cancel()
+
+    def drop(self) -> bool:
+        """Its client hung up and nothing can receive its reply: if its call has not
+        started, it never will (its record says so). False if it started already (the
+        handshake-era spec lets such a call run on)."""
+        if self.record is None or not self.record.drop():
+            return False
+        self.cancel(by_client=True)  # no reply is due: nobody would read it
+        return True
 
     @property
     def over(self) -> bool:

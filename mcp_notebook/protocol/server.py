@@ -30,7 +30,7 @@ from .names import META_SUBSCRIPTION_ID as SUBSCRIPTION_ID
 from .names import TASKS_VERSION
 from .paging import page
 from .request import RUN_USER_CODE, ReplyChannel, RequestContext
-from .session import LOG_LEVELS, MAX_SUBSCRIPTIONS, Session, Tap, tell_taps
+from .session import LOG_LEVELS, Session, Tap, kept_description, kept_subscriptions, tell_taps
 from .taskcalls import TaskCalls, declares_tasks, missing_extension
 from .tasks import Task, TaskStore
 from .usercalls import Confirm, UserCalls
@@ -155,6 +155,15 @@ class Server(TaskCalls, UserCalls):
         if session is not None:
             session.close()
         return session
+
+    def client_gone(self, session: Session, request_id: Any, task: Any) -> None:
+        """A handshake-era request's client hung up and nothing can receive its reply:
+        drop its call if it has not started (a started one runs on, as the spec allows).
+        ``task`` serves the request that was cut off: another client of the session may
+        have a request in flight under the same id, and that one is not touched."""
+        request = session.in_flight.get(request_id)
+        if request is not None and request.task is task and request.drop():
+            logger.info("dropped queued request %r: its client hung up", request_id)
 
     def broadcast(
         self,
@@ -286,9 +295,8 @@ class Server(TaskCalls, UserCalls):
         }
         uris = wanted.get("resourceSubscriptions")
         if isinstance(uris, list) and uris:
-            # The first MAX_SUBSCRIPTIONS, once each: the acknowledgement says which.
-            kept = dict.fromkeys(u for u in uris if isinstance(u, str))
-            honored["resourceSubscriptions"] = list(kept)[:MAX_SUBSCRIPTIONS]
+            # The first ones within a session's bounds: the acknowledgement says which.
+            honored["resourceSubscriptions"] = kept_subscriptions(uris)
         task_ids = wanted.get("taskIds")
         if task_ids is not None:
             if not declares_tasks(request.client_capabilities):
@@ -408,10 +416,7 @@ class Server(TaskCalls, UserCalls):
         params, session = request.params, request.session
         result = self.identity.initialize_result(params)
         session.protocol_version = result["protocolVersion"]
-        info = params.get("clientInfo")
-        session.client_info = info if isinstance(info, dict) else {}
-        capabilities = params.get("capabilities")
-        session.client_capabilities = capabilities if isinstance(capabilities, dict) else {}
+        session.client_info, session.client_capabilities = kept_description(params)
         return result
 
     async def _ping(self, request: RequestContext) -> dict[str, Any]:

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeGuard
 
 from ..errors import McpNotebookError
-from .jsonrpc import INTERNAL_ERROR, SERVER_ERROR, Message, RpcError
+from .abbreviate import estimate
+from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, SERVER_ERROR, Message, RpcError
 from .kinds import Era
 from .names import META_SUBSCRIPTION_ID as SUBSCRIPTION_ID
 
@@ -33,7 +34,11 @@ Outbound = Callable[[Message, Any], bool]
 class Cancellable(Protocol):
     """A request in flight (``protocol.request.RequestContext``)."""
 
+    task: asyncio.Future[Any] | None  # the task serving it
+
     def cancel(self, by_client: bool = False) -> None: ...
+
+    def drop(self) -> bool: ...
 
 
 # An observer of the messages a server receives ("in") and sends ("out"): see Server.taps.
@@ -45,8 +50,14 @@ class ClientUnavailable(McpNotebookError, RuntimeError):
 
 
 # Resource subscriptions one session keeps, at most: a template matches endless URIs, and
-# every update is looked up among all of them.
+# every update is looked up among all of them. Their URIs are bounded in characters too,
+# each and together: a session lives for minutes, and a URI is as long as a body allows.
 MAX_SUBSCRIPTIONS = 1000
+MAX_URI_LENGTH = 8 * 1024
+MAX_SUBSCRIBED_CHARS = 256 * 1024
+# What a session keeps of its client's ``initialize`` (``clientInfo`` and ``capabilities``)
+# for its whole life, in estimated bytes of memory: real ones take a few hundred.
+MAX_CLIENT_DESCRIPTION = 64 * 1024
 
 
 @dataclass(eq=False)
@@ -112,12 +123,22 @@ class Session:
         return self.send(message, related)
 
     def subscribe(self, uri: str) -> None:
-        """``resources/subscribe``: -32000 past MAX_SUBSCRIPTIONS (one kept already is fine)."""
-        if uri not in self.subscriptions and len(self.subscriptions) >= MAX_SUBSCRIPTIONS:
+        """``resources/subscribe``: -32602 for a URI past MAX_URI_LENGTH, -32000 past
+        MAX_SUBSCRIPTIONS or MAX_SUBSCRIBED_CHARS (one kept already is fine)."""
+        check_uri_length(uri)
+        if uri in self.subscriptions:
+            return
+        if len(self.subscriptions) >= MAX_SUBSCRIPTIONS:
             raise RpcError(
                 SERVER_ERROR,
                 f"Too many resource subscriptions ({len(self.subscriptions)}) on this "
                 "session: unsubscribe from some first",
+            )
+        if sum(map(len, self.subscriptions)) + len(uri) > MAX_SUBSCRIBED_CHARS:
+            raise RpcError(
+                SERVER_ERROR,
+                f"The URIs this session subscribed to pass {MAX_SUBSCRIBED_CHARS} characters: "
+                "unsubscribe from some first",
             )
         self.subscriptions.add(uri)
 
@@ -173,6 +194,44 @@ class Session:
                 future.set_exception(ClientUnavailable("the client's session ended"))
         for request in list(self.in_flight.values()):
             request.cancel()
+
+
+def check_uri_length(uri: str) -> None:
+    """-32602 for a URI longer than any a session keeps (before it is matched at all)."""
+    if len(uri) > MAX_URI_LENGTH:
+        raise RpcError(
+            INVALID_PARAMS,
+            f"Invalid params: a URI of {len(uri)} characters is longer than {MAX_URI_LENGTH}",
+        )
+
+
+def kept_description(params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The ``clientInfo`` and ``capabilities`` of an ``initialize`` a session keeps;
+    -32602 if together they pass MAX_CLIENT_DESCRIPTION (no session is opened then)."""
+    info, capabilities = params.get("clientInfo"), params.get("capabilities")
+    info = info if isinstance(info, dict) else {}
+    capabilities = capabilities if isinstance(capabilities, dict) else {}
+    if estimate([info, capabilities], MAX_CLIENT_DESCRIPTION) > MAX_CLIENT_DESCRIPTION:
+        raise RpcError(
+            INVALID_PARAMS,
+            "Invalid params: clientInfo and capabilities are too large to keep for a "
+            f"session (more than {MAX_CLIENT_DESCRIPTION // 1024} KiB)",
+        )
+    return info, capabilities
+
+
+def kept_subscriptions(uris: list[Any]) -> list[str]:
+    """What a ``subscriptions/listen`` stream keeps of the URIs it asked for: the first
+    distinct strings within the bounds of a session's subscriptions (others are left
+    out; the acknowledgement lists what was kept)."""
+    kept: list[str] = []
+    chars = 0
+    for uri in dict.fromkeys(u for u in uris if isinstance(u, str) and len(u) <= MAX_URI_LENGTH):
+        if len(kept) >= MAX_SUBSCRIPTIONS or chars + len(uri) > MAX_SUBSCRIBED_CHARS:
+            break
+        kept.append(uri)
+        chars += len(uri)
+    return kept
 
 
 def _error_code(code: Any) -> TypeGuard[int]:

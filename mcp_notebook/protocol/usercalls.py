@@ -26,7 +26,7 @@ from .kinds import Era, FinalStatus
 from .mrtr import SETTLE_SECONDS, Asker, Continuations, Suspended
 from .queueing import watch
 from .request import RequestContext
-from .session import Session
+from .session import Session, check_uri_length
 from .tasklink import TaskLink
 
 # confirm(tool, arguments, session, record, request_id, asker) -> the arguments to run
@@ -118,6 +118,7 @@ class UserCalls:
                 view=views.call_origin(tool.view_uri if tool.app_only else None, params),
             )
         )
+        request.record = record  # a call whose client hangs up may be dropped
         problem = tool.argument_error(arguments)
         if problem is not None:
             record.finish("error", error=ValueError(problem))
@@ -345,6 +346,7 @@ class UserCalls:
 
     async def _subscribe(self, request: RequestContext) -> dict[str, Any]:
         uri = _required_str(request.params, "uri")
+        check_uri_length(uri)  # before a template is matched against it
         self._find_resource(uri)
         request.session.subscribe(uri)
         return {}
@@ -445,6 +447,8 @@ class UserCalls:
     ) -> Any:
         """Run a reader/renderer/completer; its failures are request errors. Given the
         ``request``, its reply may leave from the thread that ran the code."""
+        if request is not None:
+            request.record = record  # a call whose client hangs up may be dropped
         try:
             if callable(work):
                 prepared = self.executor.prepare(work, record)

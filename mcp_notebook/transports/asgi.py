@@ -21,6 +21,7 @@ import logging
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
+from ..errors import McpNotebookError
 from ..protocol import Server, Session, jsonrpc
 from ..protocol.codes import SERVER_ERROR
 from ..protocol.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND, Message, RpcError
@@ -38,6 +39,11 @@ Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 _GET = "get"  # the key of a session's GET stream among its queues
+SEND_PIECE = 64 * 1024  # bytes of a response body handed to the ASGI server at a time
+
+
+class NotReading(McpNotebookError, ConnectionError):
+    """The client took nothing of a response for ``Limits.write_timeout``."""
 
 
 class Headers(Mapping[str, str]):
@@ -61,8 +67,11 @@ class Headers(Mapping[str, str]):
 class Exchange:
     """One HTTP request and its response, in ASGI messages."""
 
-    def __init__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def __init__(
+        self, scope: Scope, receive: Receive, send: Send, write_timeout: float = 30.0
+    ) -> None:
         self.scope, self.receive, self._send = scope, receive, send
+        self.write_timeout = write_timeout
         self.headers = Headers(scope.get("headers", []))
         self.started = False
         self.streaming = False
@@ -77,7 +86,7 @@ class Exchange:
             headers.append((b"content-type", content_type.encode()))
         self.started = True
         await self._send({"type": "http.response.start", "status": status, "headers": headers})
-        await self._send({"type": "http.response.body", "body": body})
+        await self._body(body)
 
     async def fail(
         self,
@@ -104,11 +113,27 @@ class Exchange:
 
     async def event(self, message: Message) -> None:
         data = jsonrpc.encode_reply(message)
-        chunk = b"event: message\ndata: " + data + b"\n\n"
-        await self._send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await self._body(b"event: message\ndata: " + data + b"\n\n", more=True)
 
     async def end_events(self) -> None:
         await self._send({"type": "http.response.body", "body": b""})
+
+    async def _body(self, data: bytes, more: bool = False) -> None:
+        """Send ``data``; a large one in pieces, each of which the client must take within
+        ``write_timeout``. An ASGI server buffers what it is given until the client reads
+        it (uvicorn: for ever), so a whole reply handed over at once stays in memory as
+        long as a client that does not read keeps its connection."""
+        if len(data) <= SEND_PIECE:
+            return await self._send({"type": "http.response.body", "body": data, "more_body": more})
+        for start in range(0, len(data), SEND_PIECE):
+            piece = data[start : start + SEND_PIECE]
+            last = start + SEND_PIECE >= len(data)
+            message = {"type": "http.response.body", "body": piece, "more_body": more or not last}
+            try:
+                await asyncio.wait_for(self._send(message), self.write_timeout)
+            except asyncio.TimeoutError:
+                raise NotReading("the client did not read its reply: dropped") from None
+        return None
 
     async def body(self, limit: int) -> bytes | None:
         """The whole request body, or None when it passed ``limit`` bytes."""
@@ -187,7 +212,7 @@ class McpAsgiApp:
             return await _lifespan(receive, send)
         if scope["type"] != "http":
             return None
-        exchange = Exchange(scope, receive, send)
+        exchange = Exchange(scope, receive, send, self.admission.limits.write_timeout)
         cap = self.admission.limits.max_connections
         if self._serving >= cap:
             # An ASGI server caps nothing by default (uvicorn's --limit-concurrency is
@@ -201,6 +226,8 @@ class McpAsgiApp:
         self._serving += 1
         try:
             await self._serve(exchange)
+        except NotReading as gone:
+            logger.info("%s", gone)  # returning unfinished: the server closes the connection
         except ConnectionError:
             return None
         finally:
@@ -365,7 +392,9 @@ class McpAsgiApp:
                     break
                 if cancel_on_close:  # 2026-07-28: closing the stream cancels the request
                     call.cancel()
-                return None  # the handshake era's call goes on; its reply has nowhere to go
+                else:  # a handshake-era call runs on if it started; its reply is lost
+                    self.server.client_gone(session, post.message["id"], call)  # no resuming
+                return None
             reply = call.result()
             if exchange.streaming:
                 while not queue.empty():

@@ -8,8 +8,9 @@ leave (JSON, SSE, early from the kernel thread) is replying.py's.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import tornado.web
 
@@ -40,6 +41,9 @@ class McpHandler(ModernRequests):
     size within the limit (see bodies.py ``WholeBody``). Others go to StreamedMcpHandler."""
 
     SUPPORTED_METHODS = ("GET", "POST", "DELETE", "OPTIONS")
+    # The handshake-era call this POST waits for: dropped if the client hangs up first.
+    # The session, id and serving task of the handshake-era call this POST waits for.
+    _handshake_call: tuple[Session, Any, Any] | None = None
 
     def _session(self, message: object = None) -> Session | None:
         """The request's session, or None after answering 400/404."""
@@ -71,6 +75,7 @@ class McpHandler(ModernRequests):
         post = posts.classify(self.request.headers, self._body())
         self._message = post.message
         await self._ways[post.way](self, post)
+        self._let_go()  # answered, or its connection lent to the call (no on_finish then)
 
     async def _post_refused(self, post: Post) -> None:
         error = post.error
@@ -131,7 +136,9 @@ class McpHandler(ModernRequests):
             stream = self.transport.open_request_stream(session, request_id)
             stream.writer = self
             self._stream = stream
-        direct = self._direct_reply() if post.wants_json and method in ANSWERED_EARLY else None
+        early = post.wants_json and method in ANSWERED_EARLY
+        direct = self._direct_reply(on_hang_up=self._call_unreachable) if early else None
+        self._handshake_call = (session, request_id, asyncio.current_task())
         try:
             reply = await self.transport.server.handle(message, session, direct)
         except BaseException:
@@ -139,6 +146,7 @@ class McpHandler(ModernRequests):
                 direct.abandon()
             raise
         finally:
+            self._handshake_call = None
             if stream is not None:
                 self.transport.close_request_stream(session, request_id, stream)
         if direct is not None and direct.armed:
@@ -197,10 +205,21 @@ class McpHandler(ModernRequests):
         if stream is not None and stream.writer is self:
             stream.writer = None
         self._cancel_call()  # 2026-07-28: closing the response stream cancels the request
+        self._call_unreachable()
+        self._let_go()
         if self.seed_closed is not None:
             self.seed_closed.set()
         if self._ended is not None:
             self._ended.set()
+
+    def _call_unreachable(self) -> None:
+        """The client hung up while its handshake-era call waits. Unless the session may
+        resume the call's stream (the client has an event id of it), nothing can receive
+        the reply: a call that has not started is dropped (Server.client_gone)."""
+        call, stream = self._handshake_call, self._stream
+        if call is None or (stream is not None and stream.resumable):
+            return
+        self.transport.server.client_gone(*call)
 
     # -- DELETE: end the session -------------------------------------------------------
     async def delete(self) -> None:  # async: StreamedMcpHandler's awaits the body first

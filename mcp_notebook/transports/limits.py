@@ -20,7 +20,9 @@ with idle sockets, and a flood of ``initialize`` could push live sessions out.
   make the server hold a whole body per connection.
 - **Timeouts**: a new connection has ``header_timeout`` seconds to become trusted; a
   trusted keep-alive connection may wait ``idle_timeout`` seconds for its next request;
-  a body must arrive within ``body_timeout``.
+  a body must arrive within ``body_timeout``; a client with bytes to read must read on
+  (64 KiB, or what is left, every ``write_timeout`` seconds), or its connection closes
+  and the reply that waited is freed.
 - **Accepting** survives running out of file descriptors (``EMFILE``): it sheds an
   untrusted connection, or pauses a moment, instead of spinning on a readable socket.
 - **Sessions**: each client origin (its address; every loopback address is one origin,
@@ -67,6 +69,7 @@ ACCEPT_BATCH = 128  # connections accepted per readiness event, like tornado
 ACCEPT_PAUSE = 0.25  # seconds without accepting after EMFILE with nothing to shed
 PEEK_BYTES = 16 * 1024  # enough for the headers of a request that carries the token
 DRAIN_CHUNK = 64 * 1024  # bytes read at a time from a refused request, and dropped
+WRITE_PROGRESS = 64 * 1024  # bytes a client must read per write_timeout, when it has them
 _OUT_OF_FDS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
 
@@ -122,15 +125,61 @@ def open_file_count() -> int | None:
 
 
 class TrackedStream(tornado.iostream.IOStream):
-    """An IOStream that tells the limiter when it closes, however that happens."""
+    """An IOStream that tells the limiter when it closes, however that happens, and that
+    closes when what it writes is not read (``write_timeout``; see WriteWatch)."""
 
     on_closed: Callable[[TrackedStream], None] | None = None
+    write_timeout: float | None = None
+    _watch: WriteWatch | None = None
+
+    def write(self, data: bytes | memoryview) -> Any:
+        future = super().write(data)
+        # Only when the socket did not take it all: most replies leave at once, untimed.
+        if self._write_buffer and self._watch is None and self.write_timeout:
+            self._watch = WriteWatch(self, self.write_timeout)
+        return future
 
     def close(self, exc_info: Any = False) -> None:
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.stop()
         super().close(exc_info)
         callback, self.on_closed = self.on_closed, None
         if callback is not None:
             callback(self)
+
+    def _write_progress(self) -> tuple[int, int]:
+        """Bytes written to the socket so far, and bytes still waiting to be."""
+        return self._total_write_done_index, len(self._write_buffer or ())
+
+
+class WriteWatch:
+    """While a stream has bytes its client does not take, it must take ``WRITE_PROGRESS``
+    of them (or all, if fewer) every ``seconds``, or the connection closes and what
+    waited is freed: a client that never reads its replies held them for ever."""
+
+    __slots__ = ("_handle", "_mark", "_seconds", "_stream")
+
+    def __init__(self, stream: TrackedStream, seconds: float) -> None:
+        self._stream, self._seconds = stream, seconds
+        self._mark = stream._write_progress()[0]
+        self._handle = stream.io_loop.call_later(seconds, self._check)
+
+    def stop(self) -> None:
+        self._stream.io_loop.remove_timeout(self._handle)
+
+    def _check(self) -> None:
+        stream = self._stream
+        done, waiting = stream._write_progress()
+        if not waiting:
+            stream._watch = None  # all taken: the next buffered write starts a new watch
+            return
+        if done - self._mark < min(WRITE_PROGRESS, waiting):
+            logger.info("closed a connection whose client did not read its reply")
+            stream.close()
+            return
+        self._mark = done
+        self._handle = stream.io_loop.call_later(self._seconds, self._check)
 
 
 class Connection:
@@ -242,6 +291,7 @@ class ConnectionLimiter:
         except BaseException:
             connection.close()
             raise
+        stream.write_timeout = limits.write_timeout
         record = Connection(stream, client, self._batch)
         self.accepted += 1
         self.open[stream] = record

@@ -48,6 +48,17 @@ class ReplyingHandler(tornado.web.RequestHandler):
     def _body(self) -> bytes:
         return self.request.body
 
+    def _let_go(self) -> None:
+        """The request is served: its body and decoded message go now. The handler, its
+        request and its connection refer to each other, so they wait for the cyclic
+        garbage collector, which runs seldom: with them went up to 8 MiB per request
+        (the 4 MiB body and its parsed message), 100-200 MB after 100 refused calls."""
+        self._message = None
+        self.request.body = b""
+
+    def on_finish(self) -> None:
+        self._let_go()
+
     # -- gatekeeping -------------------------------------------------------------------
     def fail(
         self,

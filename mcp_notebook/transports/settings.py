@@ -23,6 +23,7 @@ class Limits:
     header_timeout: float = 10.0
     idle_timeout: float = 60.0
     body_timeout: float = 30.0
+    write_timeout: float = 30.0
     max_sessions: int = 1000
     session_idle_timeout: float = 600.0
     session_rate: float = 10.0

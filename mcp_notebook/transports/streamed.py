@@ -73,6 +73,10 @@ class StreamedMcpHandler(McpHandler):
     def _body(self) -> bytes:
         return b"".join(self._chunks)
 
+    def _let_go(self) -> None:
+        super()._let_go()
+        self._chunks = []
+
     def fail(
         self,
         status: int,
@@ -164,6 +168,7 @@ class StreamedMcpHandler(McpHandler):
 
     def on_finish(self) -> None:
         self._stop_timers()
+        super().on_finish()
 
 
 _lingering: set[asyncio.Future[None]] = set()  # refused connections being drained

@@ -42,6 +42,7 @@ STYLE = """<style>
 .mcp-st-denied { color: var(--jp-error-color2, #8e2424); }
 .mcp-st-interrupted { color: var(--jp-warn-color2, #b26a00); }
 .mcp-st-cancelled { color: var(--jp-ui-font-color2, #757575); }
+.mcp-st-dropped { color: var(--jp-ui-font-color2, #757575); text-decoration: line-through; }
 .mcp-st-paused { color: var(--jp-brand-color1, #1565c0); }
 .mcp-st-waiting { color: var(--jp-warn-color1, #e65100); }
 .mcp-st-queued { color: var(--jp-ui-font-color3, #9e9e9e); }

@@ -36,7 +36,9 @@ from . import frontends as fronts
 from . import render
 from .confirm import ConfirmPanel, PromptArea
 from .decision import Decision
+from .guard import session_of
 from .monitor import Monitor
+from .panelfeed import PanelFeed
 from .trace import Trace
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
@@ -89,6 +91,17 @@ class Hub:
         self._tasks = getattr(app, "tasks", None)  # the task store, if the app keeps one
         if self._tasks is not None:
             self._tasks.observe(self._task_changed)
+        # The MCP panel of front ends with the extension (ui/panelfeed.py); headless, none.
+        self.feed: PanelFeed | None = None
+        if not headless:
+            self.feed = PanelFeed(
+                app=app,
+                state=self.state,
+                schedule=self._schedule,
+                pauses=pauses,
+                cell_code=render.cell_code,
+            )
+            self.frontends().hello()  # front ends with the extension open their feed
 
     # -- wiring (app.start) ----------------------------------------------------------------
     @property
@@ -102,6 +115,8 @@ class Hub:
     def attach(self, server: Any) -> None:
         """A server was started: trace it, and put a prompt area under the starting cell."""
         self.trace.attach(server)
+        if self.feed is not None:
+            self.feed.state_changed()
         if not self.attached:
             return
         with self.widgets:  # a cell runs this: a timer thread may be rendering
@@ -124,6 +139,8 @@ class Hub:
 
     def close(self) -> None:
         self._unsubscribe()
+        if self.feed is not None:
+            self.feed.close()
         if self._tasks is not None:
             self._tasks.unobserve(self._task_changed)
         for monitor in list(self.monitors):
@@ -133,6 +150,8 @@ class Hub:
     def _observe(self, record: CallRecord) -> None:
         if "replay" not in record.__dict__:
             record.replay = partial(self._replay, self.app, record)  # type: ignore[attr-defined]
+        if self.feed is not None:
+            self.feed.call_changed(record)  # returns at once when no panel is open
         self._poke(record.id, held=record.paused)  # paused: the debugger holds the loop
 
     def _task_changed(self, task: Any) -> None:
@@ -220,12 +239,24 @@ class Hub:
             self.loop.call_later(TICK, self._tick)
         return monitor
 
+    def open_panel(self, parent: Any) -> bool:
+        """Show the MCP panel in the front end that sent ``parent`` (the running cell's
+        request); False where no panel feed is open (no extension there, or headless)."""
+        return self.feed is not None and self.feed.open_panel(session_of(parent))
+
     def frontends(self) -> fronts.Frontends:
         """The kernel's front ends with mcp_notebook's extension (ui/frontends.py)."""
         return fronts.shared(later=self._later)
 
     def _later(self, seconds: float, callback: Callable[[], None]) -> Any:
         return self.loop.call_later(seconds, callback)  # called on the kernel's loop
+
+    def _schedule(self, seconds: float, callback: Callable[[], None]) -> Any:
+        """``callback`` after ``seconds``, from any thread: on the kernel's loop, or on a
+        timer thread while a cell holds that loop (a waiting call must still be shown)."""
+        if self.cells is not None and self.cells.now is not None:
+            return start_timer(seconds, callback)
+        return self.loop.call_soon_threadsafe(self.loop.call_later, seconds, callback)
 
     def forget(self, monitor: Monitor) -> None:
         if monitor in self.monitors:
@@ -246,6 +277,8 @@ class Hub:
         )
         decision.listeners.append(self._on_settled)
         record.set_status("awaiting confirmation")
+        if self.feed is not None:
+            self.feed.show(decision)  # from here: a cell holding the kernel's loop cannot hide it
         self.loop.call_soon_threadsafe(self._show, decision)
         approved = await decision.outcome()
         if approved is not arguments:

@@ -13,6 +13,7 @@ from typing import Any
 from ..protocol import CallRecord
 from ..protocol.abbreviate import abbreviate, estimate, is_cut
 from ..protocol.calls import MAX_CALL_BYTES, mib
+from ..protocol.kinds import DROPPED
 from ..protocol.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from ..wire.jsontext import sendable
 from .statuses import look
@@ -171,6 +172,10 @@ def detail(record: CallRecord, code: str | None = None) -> str:
         parts.append(
             "<i class='mcp-error'>Interrupted from the notebook (Kernel &gt; Interrupt): the "
             "client got an error.</i>"
+        )
+    if record.status == DROPPED:
+        parts.append(
+            "<i>Dropped before it ran: its client hung up, and nothing could receive the reply.</i>"
         )
     if record.paused:
         parts.append(

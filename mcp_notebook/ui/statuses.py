@@ -12,6 +12,7 @@ LOOKS: dict[str, tuple[str, str, str]] = {
     "denied": ("\u2298", "denied", "denied"),
     "interrupted": ("\u25a0", "interrupted", "interrupted"),
     "cancelled": ("\u21b6", "cancelled", "cancelled"),
+    "dropped: client gone": ("\u2297", "dropped", "dropped: client gone"),
     "paused": ("\u2016", "paused", "paused in the debugger"),
     "awaiting confirmation": ("\u26a0", "waiting", "waiting for approval"),
     "queued behind": ("\u25f7", "queued", "queued behind a cell"),
@@ -19,7 +20,7 @@ LOOKS: dict[str, tuple[str, str, str]] = {
     "running": ("\u25b6", "running", "running"),
 }
 OTHER = ("\u2022", "other", "")
-FAILED = frozenset({"error", "denied", "interrupted", "cancelled"})
+FAILED = frozenset({"error", "denied", "interrupted", "cancelled", "dropped: client gone"})
 
 
 def look(record: CallRecord) -> tuple[str, str, str]:

@@ -165,6 +165,10 @@ def _serve(tmp_path_factory, app: str) -> Iterator[Lab]:
     }
     for folder in folders.values():
         folder.mkdir()
+    # Not asked whether to fetch Jupyter's news: a toast in every screenshot otherwise.
+    news = folders["JUPYTERLAB_SETTINGS_DIR"] / "@jupyterlab" / "apputils-extension"
+    news.mkdir(parents=True)
+    (news / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
     # This checkout's build of the JupyterLab extension, not the environment's copy (maybe
     # another checkout's): JUPYTER_PATH comes first in JupyterLab's search path.
     extensions = base / "jupyter-path" / "labextensions"

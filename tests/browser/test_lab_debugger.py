@@ -94,11 +94,24 @@ LISTENING_BREAK = "%mcp break shout --when \"word == 'loud'\""
 
 
 async def break_cell_says(page, said: str) -> None:
-    """Run the notebook's last cell (the break) again; its output says ``said``."""
+    """Run the notebook's last cell (the break) until its output says ``said``: the panel's
+    bug button shows pressed once the kernel answered ``initialize``, but the kernel's
+    debugger client may still be attaching when the cell first runs again. Each run is
+    waited for by its new execution count, so a stale output is never read as an answer."""
     cell = page.locator(".jp-Notebook .jp-CodeCell").nth(3)
-    await cell.locator(".jp-InputArea-editor").click()
-    await page.keyboard.press("Shift+Enter")
-    await expect(cell.locator(".jp-OutputArea-output")).to_contain_text(said, timeout=WAIT_MS)
+    prompt = cell.locator(".jp-InputPrompt")
+    output = cell.locator(".jp-OutputArea-output")
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + WAIT_MS / 1000
+    while True:
+        before = (await prompt.inner_text()).strip()
+        await cell.locator(".jp-InputArea-editor").click()
+        await page.keyboard.press("Shift+Enter")
+        await expect(prompt).not_to_have_text(before, timeout=WAIT_MS)
+        await expect(prompt).to_have_text(re.compile(r"\[\d+\]"), timeout=WAIT_MS)
+        if said in await output.inner_text() or loop.time() > deadline:
+            break
+    await expect(output).to_contain_text(said)
 
 
 async def test_the_break_says_whether_the_debugger_panel_listens(lab: Lab, chromium: str):

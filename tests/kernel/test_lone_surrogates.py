@@ -61,7 +61,7 @@ async def test_a_lone_surrogate_in_a_result_reaches_the_client_as_a_replacement(
 ):
     box = frontend.open_monitor(served.kernel)
     parts = frontend.children(box)
-    monitor = {"table": parts[3], "detail": parts[5], "output": parts[7]}
+    monitor = {"table": parts[4], "detail": parts[6], "output": parts[8]}
     async with connect(served, mode=mode) as client:
         result = await client.call_tool("odd", {"text": "x"})
         assert result.content[0].text == ODD_TEXT

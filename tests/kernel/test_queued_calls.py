@@ -75,7 +75,7 @@ def served(kernel, frontend):
 @pytest.fixture(scope="module")
 def table(served, frontend):
     """The call table of a monitor opened with %mcp monitor."""
-    return frontend.children(frontend.open_monitor(served.kernel))[3]
+    return frontend.children(frontend.open_monitor(served.kernel))[4]
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
 /**
- * mcp_notebook's JupyterLab and Notebook 7 front end: the call monitor's "Insert as cell".
+ * mcp_notebook's JupyterLab and Notebook 7 front end: the call monitor's "Insert as cell",
+ * and the MCP panel (panelplugin.ts).
  *
  * A widget click reaches the kernel as a comm message, and nothing a kernel sends in reply
  * makes the notebook insert a cell; so this plugin does it when the kernel asks. Several
@@ -17,6 +18,8 @@
 import { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { INotebookTracker, NotebookPanel } from '@jupyterlab/notebook';
 import { Kernel, KernelMessage } from '@jupyterlab/services';
+import { insertBelow } from './cells';
+import { FEEDS, panelPlugin } from './panelplugin';
 
 import { trustedAnswers } from './trusted';
 
@@ -68,20 +71,6 @@ function panelFor(tracker: INotebookTracker, kernel: Kernel.IKernelConnection): 
     }
   }
   return null;
-}
-
-/** A new code cell holding `code` below the active cell, made active; its index. */
-function insertBelow(panel: NotebookPanel, code: string): number {
-  const notebook = panel.content;
-  const model = notebook.model;
-  if (model === null) {
-    throw new Error('the notebook has no model');
-  }
-  const index = Math.min(notebook.activeCellIndex + 1, model.cells.length);
-  model.sharedModel.insertCell(index, { cell_type: 'code', source: code });
-  notebook.activeCellIndex = index;
-  notebook.deselectAll();
-  return index;
 }
 
 /** What the plugin answers a request with: `inserted`, and `index` or `error`. */
@@ -137,6 +126,7 @@ function onHello(
       comm.open({});
       announced.set(kernel, { token, comm });
     }
+    FEEDS.get(kernel).hello(); // mcp_notebook was loaded: the MCP panel's feed opens too
     hello.close();
   };
 }
@@ -163,4 +153,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [plugin, trustedAnswers];
+export default [plugin, trustedAnswers, panelPlugin];

@@ -23,6 +23,7 @@ from .registry.skills import (
     check_skill_path,
     folder_resources,
     read_folder,
+    read_name,
     render_skill_md,
 )
 
@@ -62,6 +63,7 @@ class SkillRegistrations:
         served, nested skills too); otherwise ``from_cells=`` picks the notebook's
         markdown cells: ``True`` (all), ``{"heading": "How to use"}`` (the cells under
         that heading, up to the next heading of its level) or ``{"tag": "skill"}``.
+        With ``path=``, ``name`` is optional: the frontmatter's name, or it with a prefix.
         ``files={"references/x.md": "..."}`` adds supporting files; ``tools=`` names the
         tools to describe in references/tools.md (default: those the text names,
         ``False``: none); ``frontmatter=`` adds fields (license, metadata, ...).
@@ -69,7 +71,7 @@ class SkillRegistrations:
         if path is not None:
             if text is not None or from_cells is not None or files:
                 raise SkillError("mcp.skill(path=...) serves a folder as it is: no text/files")
-            found = read_folder(Path(path), prefix=name)
+            found = read_folder(Path(path), prefix=_prefix(name, Path(path)))
             self.registry.add_skill(found[0].path, list(folder_resources(found)))
             return found[0]
         if text is None:
@@ -146,7 +148,7 @@ def _from_notebook(
     import nbformat  # only a skill made from cells reads a notebook
 
     try:
-        document = nbformat.read(str(notebook), as_version=4)
+        document = nbformat.read(str(notebook), as_version=4)  # type: ignore[no-untyped-call]
     except (OSError, ValueError) as error:
         raise SkillError(f"Cannot read the notebook {notebook}: {error}") from None
     cells = [c for c in document.cells if c.cell_type == "markdown"]
@@ -180,6 +182,23 @@ def _under_heading(texts: list[str], heading: str) -> list[str]:
         if level:
             kept.append(line)
     return ["\n".join(kept)] if kept else []
+
+
+def _prefix(name: str | None, folder: Path) -> str | None:
+    """The prefix ``mcp.skill(name, path=...)`` puts before the folder's skill name: the
+    name may repeat the frontmatter's (``"refunds"``) or add a prefix (``"team/refunds"``);
+    which of the two is checked when the folder's SKILL.md has been read."""
+    if name is None:
+        return None
+    check_skill_path(name)
+    prefix, _, last = name.rpartition("/")
+    wanted = read_name(folder)
+    if last != wanted:
+        raise SkillError(
+            f"mcp.skill({name!r}, path=...): the folder's SKILL.md names the skill "
+            f"{wanted!r}; the name's last segment must be that"
+        )
+    return prefix or None
 
 
 def _slug(title: str) -> str:

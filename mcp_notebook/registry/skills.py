@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -208,7 +210,7 @@ def parse_frontmatter(skill_md: bytes, where: str) -> dict[str, Any]:
     match = _FRONTMATTER.match(skill_md)
     if match is None:
         raise SkillError(f"{where} must begin with YAML frontmatter between '---' lines")
-    import yaml  # only registering a skill from a SKILL.md needs it
+    import yaml  # type: ignore[import-untyped]  # only a SKILL.md read from disk needs it
 
     try:
         loaded = yaml.safe_load((match.group(1) or b"").decode("utf-8"))
@@ -235,16 +237,25 @@ def render_skill_md(name: str, description: str, body: str, extra: Mapping[str, 
     unknown = sorted(set(extra) - set(FIELDS))
     if unknown:
         raise SkillError(f"Unknown frontmatter field(s) {unknown}: use {', '.join(FIELDS)}")
-    lines = ["---", f"name: {check_name(name)}", f"description: {json.dumps(description)}"]
+    lines = [
+        "---",
+        f"name: {check_name(name)}",
+        f"description: {_scalar(description)}",
+    ]
     for key, value in extra.items():
         if key in ("name", "description") or value is None:
             continue
         if isinstance(value, Mapping):
             lines.append(f"{key}:")
-            lines += [f"  {json.dumps(str(k))}: {json.dumps(str(v))}" for k, v in value.items()]
+            lines += [f"  {_scalar(k)}: {_scalar(v)}" for k, v in value.items()]
         else:
-            lines.append(f"{key}: {json.dumps(str(value))}")
+            lines.append(f"{key}: {_scalar(value)}")
     return ("\n".join([*lines, "---", "", body.strip(), ""])).encode("utf-8")
+
+
+def _scalar(value: Any) -> str:
+    """A YAML double-quoted string (JSON's syntax, which YAML reads the same)."""
+    return json.dumps(str(value), ensure_ascii=False)
 
 
 def folder_resources(skills: list[Skill]) -> list[SkillResource]:
@@ -261,30 +272,37 @@ def folder_resources(skills: list[Skill]) -> list[SkillResource]:
 def read_folder(folder: Path, prefix: str | None = None) -> list[Skill]:
     """The skill in ``folder`` (named by its SKILL.md) and the skills nested in it.
 
-    Every regular file under the folder is read now; a symlink that leads out of it, a
-    special file, or more than the limits allow is refused.
+    Every regular file under the folder is read now, and only then: a symlink that leads
+    out of the folder, a symlinked directory, a special file (a pipe, a device), or more
+    than the limits allow is refused, so nothing a client sends later touches the disk.
     """
     root = folder.resolve()
     if not (root / SKILL_FILE).is_file():
         raise SkillError(f"{folder} has no {SKILL_FILE}")
     files: dict[str, bytes] = {}
     total = 0
-    for entry in sorted(root.rglob("*")):
-        real = entry.resolve()
-        if real != root and root not in real.parents:
-            raise SkillError(f"{entry} leads out of the skill folder {folder}; not served")
-        if entry.is_dir():
-            continue
-        if not real.is_file():
-            raise SkillError(f"{entry} is not a regular file; not served")
-        relative = entry.relative_to(root).as_posix()
-        check_file_path(relative)
-        total += real.stat().st_size
-        if len(files) >= MAX_FILES or total > MAX_TOTAL_BYTES:
-            raise SkillError(
-                f"{folder} holds more than {MAX_FILES} files or {MAX_TOTAL_BYTES} bytes"
-            )
-        files[relative] = real.read_bytes()
+    for here, directories, names in os.walk(root):
+        directories.sort()
+        for name in directories:
+            if (Path(here) / name).is_symlink():
+                raise SkillError(f"{Path(here) / name} is a symlinked directory; not served")
+        for name in sorted(names):
+            entry = Path(here) / name
+            real = entry.resolve()
+            if root not in real.parents:
+                raise SkillError(f"{entry} leads out of the skill folder {folder}; not served")
+            if not stat.S_ISREG(real.stat().st_mode):
+                raise SkillError(f"{entry} is not a regular file; not served")
+            relative = entry.relative_to(root).as_posix()
+            check_file_path(relative)
+            if len(files) >= MAX_FILES:
+                raise SkillError(f"{folder} holds more than {MAX_FILES} files; not served")
+            with real.open("rb") as file:  # bounded: a file may grow while it is read
+                data = file.read(MAX_TOTAL_BYTES - total + 1)
+            total += len(data)
+            if total > MAX_TOTAL_BYTES:
+                raise SkillError(f"{folder} holds more than {MAX_TOTAL_BYTES} bytes; not served")
+            files[relative] = data
     name = parse_frontmatter(files[SKILL_FILE], str(root / SKILL_FILE))["name"]
     path = f"{prefix}/{name}" if prefix else name
     skill_md = files.pop(SKILL_FILE)
@@ -295,6 +313,16 @@ def read_folder(folder: Path, prefix: str | None = None) -> list[Skill]:
         if relative.endswith("/" + SKILL_FILE)
     ]
     return [outer, *nested]
+
+
+def read_name(folder: Path) -> str:
+    """The name in ``folder``'s SKILL.md frontmatter (a SkillError if it has none)."""
+    skill_md = folder / SKILL_FILE
+    if not skill_md.is_file():
+        raise SkillError(f"{folder} has no {SKILL_FILE}")
+    with skill_md.open("rb") as file:
+        data = file.read(MAX_TOTAL_BYTES + 1)
+    return str(parse_frontmatter(data, str(skill_md))["name"])
 
 
 def _under(files: Mapping[str, bytes], skill_md: str) -> dict[str, bytes]:

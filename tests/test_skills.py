@@ -150,10 +150,6 @@ async def test_skills_list_get_and_every_read_match_the_manifest_byte_for_byte()
         data = read_bytes(read["contents"][0])
         assert listed_file["digest"] == "sha256:" + hashlib.sha256(data).hexdigest()
         assert listed_file["size"] == len(data)
-    tools_md = await ask(
-        server, "resources/read", {"uri": uris[uris.index(uris[-1])]}
-    )  # any file; the generated one is checked below
-    assert "result" in tools_md
     reference = app.registry.resources["skill://team/sales-analysis/references/tools.md"]
     text = reference.reader()
     assert "load_sales" in text and '"region"' in text  # the tool and its schema
@@ -402,3 +398,15 @@ def test_every_generated_skill_passes_the_agent_skills_validator(tmp_path):
             value = app.registry.resources[listed["uri"]].reader()
             target.write_bytes(value.encode() if isinstance(value, str) else value)
         assert validator.validate(folder) == [], name
+
+
+async def test_the_tools_reference_shows_a_call_that_worked_from_the_call_history():
+    app = app_with_skill()
+    server = Server(app.registry, name="t", version="1", calls=app.calls)
+    called = await ask(
+        server, "tools/call", {"name": "load_sales", "arguments": {"region": "north"}}
+    )
+    assert called["result"]["isError"] is False
+    made = app.skill("team/sales-analysis", description="d", text=BODY)
+    reference = made.contents["references/tools.md"].data.decode()
+    assert '"region": "north"' in reference

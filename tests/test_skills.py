@@ -171,6 +171,13 @@ async def test_skills_get_of_an_unknown_or_non_skill_uri_is_invalid_params():
         error = (await ask(server, "skills/get", {"uri": uri}))["error"]
         assert error["code"] == -32602 and uri in error["message"]
     assert (await ask(server, "skills/get", {}))["error"]["code"] == -32602
+    for uri in (
+        "skill://team/sales-analysis/../../../etc/passwd",
+        "skill://team/sales-analysis/%2e%2e/secret",
+        "skill:///etc/passwd",
+    ):
+        for method in ("skills/get", "resources/read", "resources/directory/read"):
+            assert (await ask(server, method, {"uri": uri}))["error"]["code"] == -32602
 
 
 async def test_directory_read_lists_direct_children_and_refuses_files():
@@ -410,3 +417,11 @@ async def test_the_tools_reference_shows_a_call_that_worked_from_the_call_histor
     made = app.skill("team/sales-analysis", description="d", text=BODY)
     reference = made.contents["references/tools.md"].data.decode()
     assert '"region": "north"' in reference
+
+
+async def test_a_huge_or_missing_uri_is_a_short_invalid_params_error():
+    server = Server(app_with_skill().registry, name="t", version="1")
+    for method in ("skills/get", "resources/directory/read"):
+        for params in ({"uri": "skill://" + "a" * 1_000_000}, {"uri": 7}, {}):
+            error = (await ask(server, method, params))["error"]
+            assert error["code"] == -32602 and len(error["message"]) < 200

@@ -17,6 +17,7 @@ from ..registry.skills import SkillResource, directory
 from .jsonrpc import invalid_params
 from .paging import page
 from .request import RequestContext
+from .session import check_uri_length
 
 Handler = Callable[[RequestContext], Awaitable[dict[str, Any]]]
 
@@ -57,4 +58,5 @@ def _uri(params: dict[str, Any]) -> str:
     uri = params.get("uri")
     if not isinstance(uri, str) or not uri:
         raise invalid_params("The request needs params.uri, a string")
+    check_uri_length(uri)  # an error message echoes the URI: keep it short
     return uri

@@ -1,7 +1,8 @@
-"""Skills from a real notebook kernel, through the official SDK client over HTTP, in both
-eras: list, get, read every file and recompute its digest; a cell run again changes the
-digest and the client hears it. The SDK has no skills helper: skills/* go as raw requests
-through its session (which stamps 2026-07-28's _meta and headers)."""
+"""Skills from a real notebook kernel, through the official SDK client over HTTP (and over
+stdio through `mcp-notebook bridge`), in both eras: list, get, read every file and
+recompute its digest; a cell run again changes the digest and the client hears it. The
+SDK has no skills helper: skills/* go as raw requests through its session (which stamps
+2026-07-28's _meta and headers)."""
 
 from __future__ import annotations
 
@@ -12,10 +13,12 @@ import json
 from typing import Any
 
 import pytest
+from mcp.client import Client
 from mcp_types import Request
 from pydantic import TypeAdapter
 
 from ..conftest import MODES, connect, start_server
+from ..stdio import module_params
 from ..waiting import OPEN_GET_STREAMS, until
 
 SKILLS = "io.modelcontextprotocol/skills"
@@ -48,7 +51,7 @@ mcp.skill("acme/refunds", path=folder)
 
 @pytest.fixture(scope="module")
 def served(kernel):
-    return start_server(kernel, SETUP)
+    return start_server(kernel, SETUP, "%mcp start --port 0 --name skills")
 
 
 async def raw(client: Any, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -141,3 +144,22 @@ async def test_a_cell_run_again_changes_the_digest_and_the_client_hears_it(
         if mode == "auto":
             got = await raw(client, "skills/get", {"uri": SKILL_MD})
             assert got["skill"]["resources"][0]["digest"] == new_digest
+
+
+@MODES
+async def test_through_the_bridge_over_stdio_the_same_bytes_and_digests(served, mode):
+    async with Client(module_params("bridge", "skills"), mode=mode) as client:
+        if mode == "legacy":
+            listing = await client.list_resources()
+            assert SKILL_MD in [r.uri for r in listing.resources]
+            read = await client.read_resource(SKILL_MD)
+            assert read.contents[0].text.startswith("---\nname: sales-analysis\n")
+            return
+        assert client.protocol_version == "2026-07-28"
+        extensions = client.server_capabilities.model_dump(by_alias=True)["extensions"]
+        assert extensions[SKILLS] == {"directoryRead": True}
+        entries = (await raw(client, "skills/list"))["skills"]
+        assert {e["uri"] for e in entries} == {SKILL_MD, "skill://acme/refunds/SKILL.md"}
+        for entry in entries:
+            assert (await raw(client, "skills/get", {"uri": entry["uri"]}))["skill"] == entry
+            await check_manifest(client, entry)

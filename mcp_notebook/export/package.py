@@ -191,6 +191,28 @@ def _write(result: Export, notebook: Path) -> None:
     }
     for path, text in files.items():
         path.write_text(text, encoding="utf-8")
+    if "mcp.skill(" in result.extracted.code and notebook.suffix == ".ipynb":
+        _write_skill_cells(notebook, code_dir / SKILL_CELLS)
+
+
+# An export has no notebook file of its own: ``mcp.skill(from_cells=...)`` reads this one,
+# the notebook's markdown cells (and their tags) only: no code, no outputs.
+SKILL_CELLS = "notebook.ipynb"
+
+
+def _write_skill_cells(notebook: Path, target: Path) -> None:
+    import nbformat
+
+    source = nbformat.read(str(notebook), as_version=4)  # type: ignore[no-untyped-call]
+    kept = nbformat.v4.new_notebook()  # type: ignore[no-untyped-call]
+    kept.cells = [
+        nbformat.v4.new_markdown_cell(  # type: ignore[no-untyped-call]
+            cell.source, metadata={"tags": cell.metadata["tags"]} if "tags" in cell.metadata else {}
+        )
+        for cell in source.cells
+        if cell.cell_type == "markdown"
+    ]
+    nbformat.write(kept, str(target))  # type: ignore[no-untyped-call]
 
 
 def _module(result: Export, notebook: Path) -> str:

@@ -24,6 +24,7 @@ import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import exposure, stopping
@@ -89,6 +90,12 @@ def exported_app(name: str, namespace: dict[str, Any]) -> NotebookMCP:
     os.environ.setdefault("MPLBACKEND", "Agg")
     app = NotebookMCP(name)
     app.namespace = namespace
+    # The notebook's markdown cells, written beside the code (package.py) when a cell
+    # makes a skill: mcp.skill(from_cells=...) reads them as it would the notebook.
+    module_file = namespace.get("__file__")
+    cells = Path(module_file).with_name("notebook.ipynb") if module_file else None
+    if cells is not None and cells.is_file():
+        app.notebook_path = str(cells)
     return app
 
 

@@ -33,6 +33,20 @@ class CodeCell:
 
 def code_cells(path: Path) -> list[CodeCell]:
     """The code cells that have code, in order. ``FileNotFoundError`` if it is gone."""
+    return [
+        CodeCell(index + 1, source)
+        for index, (kind, source) in enumerate(_cells(path))
+        if kind == "code" and source.strip()
+    ]
+
+
+def markdown_cells(path: Path) -> list[str]:
+    """The markdown cells' sources, in order (what a skill made from cells reads)."""
+    return [source for kind, source in _cells(path) if kind == "markdown"]
+
+
+def _cells(path: Path) -> list[tuple[str, str]]:
+    """(cell type, source) of every cell of the notebook at ``path``."""
     data = read_notebook(path)
     try:
         # utf-8-sig: Windows tools (Notepad before 2019, PowerShell 5, Visual Studio) start
@@ -45,11 +59,7 @@ def code_cells(path: Path) -> list[CodeCell]:
     # Bad JSON or UTF-8, a cell's fields, JSON nested past the parser's recursion limit.
     except (ValueError, KeyError, TypeError, RecursionError) as exc:
         raise UnreadableNotebook(f"{path.name} is not a readable notebook: {exc}") from exc
-    return [
-        CodeCell(index + 1, source)
-        for index, (kind, source) in enumerate(cells)
-        if kind == "code" and source.strip()
-    ]
+    return cells
 
 
 def read_notebook(path: Path) -> bytes:

@@ -37,7 +37,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from .headless import NotebookError, NotebookKernel
-from .notebookfile import CodeCell, UnreadableNotebook, code_cells, first_change, read_notebook
+from .notebookfile import (
+    CodeCell,
+    UnreadableNotebook,
+    code_cells,
+    first_change,
+    markdown_cells,
+    read_notebook,
+)
 from .threads import untraced
 
 logger = logging.getLogger(__name__)
@@ -47,6 +54,7 @@ MAX_WAIT_MS = 2000  # ... unless they keep coming for this long
 ARMED_MS = 250  # the watch says it is armed (and looks at its stop event) this often
 _KERNEL = '__import__("mcp_notebook.kernel.reloading").kernel.reloading.reloads'
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_SKILL_CALL = re.compile(r"\bmcp\.skill\(")  # a cell that makes a skill (skills.py)
 LOCKED_S = 5.0  # how long a file another program holds open is waited for
 LOCKED_POLL = 0.1  # ... looking this often
 T = TypeVar("T")
@@ -60,6 +68,7 @@ class Watcher:
         self.path = kernel.path
         self.cells: list[CodeCell] = list(kernel.read())  # the last good run
         self._text: str | None = None  # the text last read (None: compare the cells)
+        self._markdown = _markdown_or_none(self.path)  # its markdown (skills read it)
         self._failed_from: int | None = None  # the first cell of a failed run, until one works
         # The cells of the reload in progress, the index of the one running now and its
         # run token (the kernel's SIGINT stops that run only: kernel/runinterrupts.py).
@@ -154,6 +163,7 @@ class Watcher:
             return self._unreadable(exc)
         self._text = text
         changed = [i for i in (first_change(self.cells, cells), self._failed_from) if i is not None]
+        changed += self._skills_to_remake(cells)
         if not changed:
             return False
         # After a failed run the namespace holds what its first cells did: run them again
@@ -186,6 +196,17 @@ class Watcher:
         told = reply["content"]["user_expressions"]["announced"]["data"]["text/plain"]
         _say(f"{self.path.name} reloaded; clients told: {told}")
         return True
+
+    def _skills_to_remake(self, cells: list[CodeCell]) -> list[int]:
+        """The markdown changed: a skill made from the markdown cells (``mcp.skill``)
+        follows it, so its cell and those after it run again, as if its code had changed."""
+        markdown = _markdown_or_none(self.path)
+        if markdown is None:
+            return []
+        before, self._markdown = self._markdown, markdown
+        if before is None or before == markdown:
+            return []  # the first look, or outputs and metadata only
+        return [i for i, cell in enumerate(cells) if _SKILL_CALL.search(cell.source)][:1]
 
     def _unreadable(self, problem: Exception) -> bool:
         _say(f"{self.path.name} changed but cannot be read; still serving: {problem}")
@@ -250,6 +271,13 @@ def watch(kernel: NotebookKernel) -> Callable[[], None]:
     else:
         _say(f"Not watching {kernel.path} yet: the file system watch is slow to start")
     return watcher.stop
+
+
+def _markdown_or_none(path: Path) -> list[str] | None:
+    try:
+        return markdown_cells(path)
+    except (UnreadableNotebook, OSError):
+        return None
 
 
 def same_name(found: str, wanted: str, platform: str | None = None) -> bool:

@@ -17,7 +17,7 @@ from typing import Any
 import nbformat
 import pytest
 from mcp.client import Client
-from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
+from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated, ToolsListChanged
 
 from .conftest import Served, connect
 from .serving import ServeProcess
@@ -462,3 +462,38 @@ async def test_the_same_interrupt_still_stops_the_cell_it_means(kernel_in_proces
     watcher._stale_run()  # the interrupt, sent at once
     assert await reload is True and watcher._failed_from == 1  # cell 2 was interrupted
     assert await asyncio.to_thread(watcher.reload) is True and watcher._failed_from is None
+
+
+def skill_notebook(words: str) -> str:
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_markdown_cell(f"## How to use\n\n{words}"),
+        nbformat.v4.new_code_cell(
+            "%load_ext mcp_notebook\n"
+            'mcp.skill("how-to", description="Use it.", from_cells={"heading": "How to use"})'
+        ),
+        nbformat.v4.new_code_cell(START),
+    ]
+    return nbformat.writes(notebook)
+
+
+async def test_http_a_markdown_edit_remakes_the_skill_made_from_it(tmp_path):
+    """Only the markdown changes: the cell that makes the skill runs again, its digest
+    changes, and a 2026-07-28 client hears that the resources list changed."""
+    path = tmp_path / "skill.ipynb"
+    save(path, skill_notebook("Same length A."))
+    served = ServeProcess(str(path), "--port", "0", "--no-auth", "--watch")
+    endpoint = Served(kernel=None, url=served.wait_for_url(), token=None)
+    uri = "skill://how-to/SKILL.md"
+    try:
+        async with connect(endpoint, "auto") as client:
+            before = (await client.read_resource(uri)).contents[0].text
+            assert "Same length A." in before
+            async with client.listen(resources_list_changed=True) as events:
+                save(path, skill_notebook("Same length B."))  # same size, other bytes
+                event = await asyncio.wait_for(events.__anext__(), DEADLINE)
+                assert event == ResourcesListChanged()
+            after = (await client.read_resource(uri)).contents[0].text
+            assert "Same length B." in after and len(after) == len(before)
+    finally:
+        served.stop()

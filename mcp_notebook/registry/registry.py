@@ -291,9 +291,10 @@ class Registry:
         kinds: list[Kind] = []
         if _listed(old.tools) != _listed(state.tools):
             kinds.append("tools")
-        if (_listed(old.resources), _listed(old.templates)) != (
+        if (_listed(old.resources), _listed(old.templates), _digests(old.resources)) != (
             _listed(state.resources),
             _listed(state.templates),
+            _digests(state.resources),
         ):
             kinds.append("resources")
         if _listed(old.prompts) != _listed(state.prompts):
@@ -324,6 +325,12 @@ class Registry:
             if values is not None:
                 return template, values
         return None
+
+
+def _digests(resources: Mapping[str, Resource]) -> list[str | None]:
+    """The digests of skill files (registry/skills.py): a skill whose bytes changed at the
+    same size is listed the same, yet its manifest (``skills/list``) is not."""
+    return [getattr(r, "digest", None) for r in resources.values()]
 
 
 def _listed(components: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -28,7 +28,6 @@ SCHEME = "skill://"
 EXTENSION = "io.modelcontextprotocol/skills"
 SKILL_FILE = "SKILL.md"
 DIRECTORY_MIME = "inode/directory"
-DIGEST_META = "mcp-notebook/digest"  # our prefix: io.modelcontextprotocol.skills/ is reserved
 # The extension's per-skill limits (hosts must accept up to these; we serve no more).
 MAX_FILES = 512
 MAX_TOTAL_BYTES = 16 * 1024 * 1024
@@ -187,9 +186,7 @@ class Skill:
                     description=self.description if top else None,
                     mime_type=file.mime_type,
                     size=file.size,
-                    # In the listing, so that new bytes of the same size change it too
-                    # (a reload announces what the listing shows differently).
-                    meta={DIGEST_META: file.digest},
+                    digest=file.digest,
                     skill=self if top else None,
                     skill_path=owner or self.path,
                 )
@@ -203,6 +200,8 @@ class SkillResource(Resource):
 
     skill: Skill | None = None
     skill_path: str = ""
+    # A reload compares it too (Registry.restore): new bytes of the same size are news.
+    digest: str = ""
 
 
 def _constant(value: str | bytes) -> Any:

@@ -55,6 +55,24 @@ PENDING_IN_THE_SUITE = {"tasks-status-notifications"}
 
 @pytest.mark.parametrize("scenario", TASK_SCENARIOS)
 def test_the_tasks_extension_scenarios_pass(everything, scenario, tmp_path):
+    assert_the_scenario_passes(everything, scenario, tmp_path)
+
+
+# The Skills extension (io.modelcontextprotocol/skills, SEP-2640): the notebook's own
+# "Skills" section is served as a skill with a supporting folder (notebooks/everything.ipynb).
+SKILL_SCENARIOS = [
+    "sep-2640-skills-enumeration",
+    "sep-2640-skills-manifest",
+    "sep-2640-skills-directory",
+]
+
+
+@pytest.mark.parametrize("scenario", SKILL_SCENARIOS)
+def test_the_skills_extension_scenarios_pass(everything, scenario, tmp_path):
+    assert_the_scenario_passes(everything, scenario, tmp_path)
+
+
+def assert_the_scenario_passes(everything: str, scenario: str, tmp_path: Path) -> None:
     command = [
         *conformance_command("0.2.0-alpha.12"),
         "server",

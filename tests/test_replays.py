@@ -80,3 +80,43 @@ async def test_a_recorded_session_replays_against_the_notebook_and_its_export(ke
     assert failed.returncode == 1
     assert "1 failed, 3 passed" in failed.stdout
     assert "result.content[0].text (as JSON): 6 != 5" in failed.stdout
+
+
+SKILL_CELLS = [
+    "%load_ext mcp_notebook",
+    'mcp.skill("replayed", description="A skill whose manifest is replayed.", text="Step one.")',
+]
+
+
+async def test_a_recorded_skills_get_and_skill_read_replay_and_catch_a_changed_skill(
+    kernel, tmp_path
+):
+    from mcp_types import Request
+    from pydantic import TypeAdapter
+
+    notebook = _notebook(tmp_path / "skilled.ipynb", SKILL_CELLS)
+    served = start_server(kernel, SKILL_CELLS[1])
+    kernel.run("%mcp record start")
+    async with connect(served, "auto") as client:
+        request = Request[dict, str](
+            method="skills/get", params={"uri": "skill://replayed/SKILL.md"}
+        )
+        entry = await client.session.send_request(request, TypeAdapter(dict))
+        assert entry["skill"]["frontmatter"]["name"] == "replayed"
+        await client.read_resource("skill://replayed/SKILL.md")
+    kernel.run("%mcp record stop")
+    kernel.run(f"mcp.notebook_path = {str(notebook)!r}")
+    test_file = tmp_path / "test_skilled_calls.py"
+    _, out = kernel.run(f"%mcp record save {test_file}")
+    assert "2 calls replayed" in out
+
+    passed = _pytest(test_file)
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "2 passed" in passed.stdout
+
+    changed = [SKILL_CELLS[0], SKILL_CELLS[1].replace("Step one.", "Step two.")]
+    _notebook(notebook, changed)
+    failed = _pytest(test_file)
+    assert failed.returncode == 1
+    assert "2 failed" in failed.stdout  # the manifest's digest and the file's text
+    assert "result.skill.resources[0].digest" in failed.stdout

@@ -3,8 +3,8 @@
 ``mcp.calls.to_pytest(path, calls=...)`` (and ``%mcp record save``) write it; the file
 starts the server as a client config would (``mcp-notebook serve NOTEBOOK --transport
 stdio``, or ``$MCP_REPLAY_COMMAND``, e.g. an export's ``python -m PACKAGE``), replays each
-tool call, resource read and prompt get through the official ``mcp`` SDK client, and
-compares with :func:`assert_matches`: text and JSON exactly, floats within a relative
+tool call, resource read, prompt get and skills/get through the official ``mcp`` SDK
+client, and compares with :func:`assert_matches`: text and JSON exactly, floats within a relative
 1e-6, images by type, MIME type and size (pixels of a PNG, else bytes within 25%).
 Pure: no I/O here but the text it returns.
 """
@@ -21,12 +21,13 @@ from typing import Any
 
 from ..registry.pictures import png_size
 
-REPLAYED = ("tools/call", "resources/read", "prompts/get")
+REPLAYED = ("tools/call", "resources/read", "prompts/get", "skills/get")
 # What the generated file compares, per method (the rest, e.g. _meta, may vary by run).
 COMPARED = {
     "tools/call": ("content", "structuredContent", "isError"),
     "resources/read": ("contents",),
     "prompts/get": ("messages",),
+    "skills/get": ("skill",),  # the manifest: a skill's files, digests and sizes
 }
 FLOAT_TOLERANCE = 1e-6
 IMAGE_BYTES_TOLERANCE = 0.25
@@ -139,6 +140,12 @@ async def replay(client, call):
         return await client.call_tool(target, arguments)
     if method == "resources/read":
         return await client.read_resource(target)
+    if method == "skills/get":  # the SDK has no skills helper: a raw request, same session
+        from mcp_types import Request
+        from pydantic import TypeAdapter
+
+        request = Request[dict, str](method=method, params={{"uri": target}})
+        return await client.session.send_request(request, TypeAdapter(dict))
     return await client.get_prompt(target, arguments)
 
 
@@ -165,7 +172,11 @@ def one_line(text: str, limit: int | None = None) -> str:
 
 def dumped(result: Any, expected: dict[str, Any]) -> dict[str, Any]:
     """An SDK result model as wire JSON, limited to the keys ``expected`` has."""
-    data: dict[str, Any] = result.model_dump(by_alias=True, exclude_none=True, mode="json")
+    data: dict[str, Any] = (
+        result  # a raw request's result (skills/get)
+        if isinstance(result, dict)
+        else result.model_dump(by_alias=True, exclude_none=True, mode="json")
+    )
     return {key: data.get(key) for key in expected}
 
 

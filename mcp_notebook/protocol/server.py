@@ -124,7 +124,7 @@ class Server(TaskCalls, UserCalls):
                 "tasks/update": self._tasks_update,
                 "tasks/cancel": self._tasks_cancel,
                 # Agent Skills (protocol/skills.py); their files are resources in both eras.
-                **skills.handlers(self.registry, self.page_size),
+                **skills.handlers(self.registry, self.page_size, self.calls),
             },
         }
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..registry import Registry
 from ..registry.skills import SkillResource, directory
+from .calls import CallLog, CallRecord
 from .jsonrpc import invalid_params
 from .paging import page
 from .request import RequestContext
@@ -22,8 +23,11 @@ from .session import check_uri_length
 Handler = Callable[[RequestContext], Awaitable[dict[str, Any]]]
 
 
-def handlers(registry: Registry, page_size: int) -> dict[str, Handler]:
-    """The extension's method table over ``registry`` (read at each request)."""
+def handlers(
+    registry: Registry, page_size: int, calls: CallLog | None = None
+) -> dict[str, Handler]:
+    """The extension's method table over ``registry`` (read at each request); each
+    ``skills/get`` answered is recorded in ``calls`` (``%mcp record``, ``to_pytest``)."""
 
     async def skills_list(request: RequestContext) -> dict[str, Any]:
         entries = [
@@ -38,7 +42,12 @@ def handlers(registry: Registry, page_size: int) -> dict[str, Handler]:
         held = registry.resources.get(uri)
         if not isinstance(held, SkillResource) or held.skill is None:
             raise invalid_params(f"No skill is served at {uri}", {"uri": uri})
-        return {"skill": held.skill.entry}
+        result = {"skill": held.skill.entry}
+        if calls is not None:
+            record = calls.add(CallRecord("skills/get", uri, {}, request.session.client_label))
+            record.set_status("running")  # it ran: kept under a call's limits, not a refusal's
+            record.finish("done", result={"skill": held.skill.entry})
+        return result
 
     async def directory_read(request: RequestContext) -> dict[str, Any]:
         uri = _uri(request.params)

@@ -48,3 +48,35 @@ def assert_the_suite_passes(url: str, run: str, folder: Path) -> None:
     assert not bad, summary
     assert len({c["scenario"] for c in checks}) >= expected_scenarios
     assert sum(c["status"] == "SUCCESS" for c in checks) >= expected_scenarios
+
+
+# The Skills extension (io.modelcontextprotocol/skills, SEP-2640): the notebook's own
+# "Skills" section is served as a skill with a supporting folder (notebooks/everything.ipynb).
+# Extension scenarios run by name only (the suite leaves them out of --suite all).
+SKILL_SCENARIOS = [
+    "sep-2640-skills-enumeration",
+    "sep-2640-skills-manifest",
+    "sep-2640-skills-directory",
+]
+
+
+def assert_the_scenario_passes(
+    url: str, scenario: str, folder: Path, pending: bool = False
+) -> None:
+    """One extension scenario of the 0.2.0 pre-release against ``url``: no failure, no
+    warning; all its checks pass (``pending``: the suite itself skips them all)."""
+    command = [
+        *conformance_command("0.2.0-alpha.12"),
+        *("server", "--url", url, "--scenario", scenario, "-o", str(folder)),
+    ]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    checks = checks_in(folder)
+    bad = [c for c in checks if c["status"] in ("FAILURE", "WARNING")]
+    summary = "\n".join(f"{c['id']} {c['status']} {c.get('errorMessage', '')}" for c in bad)
+    assert run.returncode == 0, summary or run.stdout[-4000:] + run.stderr[-4000:]
+    assert not bad, summary
+    if pending:
+        assert {c["status"] for c in checks} == {"SKIPPED"}
+    else:
+        assert checks and all(c["status"] in ("SUCCESS", "INFO") for c in checks)
+        assert sum(c["status"] == "SUCCESS" for c in checks) >= 2

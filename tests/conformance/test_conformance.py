@@ -7,15 +7,14 @@ systems it skips with the reason (``node.NEEDS``).
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from .. import portable
 from ..serving import ServeProcess
-from .node import NEEDS, conformance_command
-from .suite import RUNS, assert_the_suite_passes, checks_in
+from .node import NEEDS
+from .suite import RUNS, SKILL_SCENARIOS, assert_the_scenario_passes, assert_the_suite_passes
 
 EVERYTHING = Path(__file__).resolve().parents[2] / "notebooks" / "everything.ipynb"
 
@@ -55,42 +54,9 @@ PENDING_IN_THE_SUITE = {"tasks-status-notifications"}
 
 @pytest.mark.parametrize("scenario", TASK_SCENARIOS)
 def test_the_tasks_extension_scenarios_pass(everything, scenario, tmp_path):
-    assert_the_scenario_passes(everything, scenario, tmp_path)
-
-
-# The Skills extension (io.modelcontextprotocol/skills, SEP-2640): the notebook's own
-# "Skills" section is served as a skill with a supporting folder (notebooks/everything.ipynb).
-SKILL_SCENARIOS = [
-    "sep-2640-skills-enumeration",
-    "sep-2640-skills-manifest",
-    "sep-2640-skills-directory",
-]
+    assert_the_scenario_passes(everything, scenario, tmp_path, scenario in PENDING_IN_THE_SUITE)
 
 
 @pytest.mark.parametrize("scenario", SKILL_SCENARIOS)
 def test_the_skills_extension_scenarios_pass(everything, scenario, tmp_path):
     assert_the_scenario_passes(everything, scenario, tmp_path)
-
-
-def assert_the_scenario_passes(everything: str, scenario: str, tmp_path: Path) -> None:
-    command = [
-        *conformance_command("0.2.0-alpha.12"),
-        "server",
-        "--url",
-        everything,
-        "--scenario",
-        scenario,
-        "-o",
-        str(tmp_path),
-    ]
-    run = subprocess.run(command, capture_output=True, text=True, timeout=300)
-    checks = checks_in(tmp_path)
-    bad = [c for c in checks if c["status"] in ("FAILURE", "WARNING")]
-    summary = "\n".join(f"{c['id']} {c['status']} {c.get('errorMessage', '')}" for c in bad)
-    assert run.returncode == 0, summary or run.stdout[-4000:] + run.stderr[-4000:]
-    assert not bad, summary
-    if scenario in PENDING_IN_THE_SUITE:
-        assert {c["status"] for c in checks} == {"SKIPPED"}
-    else:
-        assert checks and all(c["status"] in ("SUCCESS", "INFO") for c in checks)
-        assert sum(c["status"] == "SUCCESS" for c in checks) >= 2

@@ -17,7 +17,12 @@ import pytest
 
 from .. import portable
 from ..conformance.node import NEEDS
-from ..conformance.suite import RUNS, assert_the_suite_passes
+from ..conformance.suite import (
+    RUNS,
+    SKILL_SCENARIOS,
+    assert_the_scenario_passes,
+    assert_the_suite_passes,
+)
 from .server import JupyterServer
 
 EVERYTHING = Path(__file__).resolve().parents[2] / "notebooks" / "everything.ipynb"
@@ -31,6 +36,9 @@ def everything() -> Iterator[str]:
     try:
         kernel = server.start_kernel()
         notebook = json.loads(EVERYTHING.read_text())
+        # The kernel runs the cells without the file: its skill, made from the notebook's
+        # markdown cells, is told where they are (as Jupyter tells a notebook's kernel).
+        kernel.run(f"%load_ext mcp_notebook\nmcp.notebook_path = {str(EVERYTHING)!r}")
         for cell in notebook["cells"]:
             if cell["cell_type"] == "code":
                 kernel.run("".join(cell["source"]))
@@ -46,3 +54,8 @@ def everything() -> Iterator[str]:
 @pytest.mark.parametrize("run", list(RUNS))
 def test_the_official_suite_passes_through_jupyter_server(everything, run, tmp_path):
     assert_the_suite_passes(everything, run, tmp_path)
+
+
+@pytest.mark.parametrize("scenario", SKILL_SCENARIOS)
+def test_the_skills_extension_scenarios_pass_through_jupyter_server(everything, scenario, tmp_path):
+    assert_the_scenario_passes(everything, scenario, tmp_path)

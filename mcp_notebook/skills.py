@@ -147,6 +147,8 @@ def _from_notebook(
         )
     import nbformat  # only a skill made from cells reads a notebook
 
+    notebook = _existing(Path(notebook))
+
     try:
         document = nbformat.read(str(notebook), as_version=4)  # type: ignore[no-untyped-call]
     except (OSError, ValueError) as error:
@@ -165,6 +167,14 @@ def _from_notebook(
     if not chosen:
         raise SkillError(f"No markdown cells in {notebook} match from_cells={selection!r}")
     return title, "\n\n".join(t.strip() for t in chosen)
+
+
+def _existing(notebook: Path) -> Path:
+    """``notebook``, or its name in the kernel's folder: older Jupyter Servers give the
+    path from the server's root, and the kernel runs in the notebook's folder."""
+    if notebook.is_absolute() or notebook.exists() or not Path(notebook.name).exists():
+        return notebook
+    return Path(notebook.name)
 
 
 def _under_heading(texts: list[str], heading: str) -> list[str]:

@@ -425,3 +425,11 @@ async def test_a_huge_or_missing_uri_is_a_short_invalid_params_error():
         for params in ({"uri": "skill://" + "a" * 1_000_000}, {"uri": 7}, {}):
             error = (await ask(server, method, params))["error"]
             assert error["code"] == -32602 and len(error["message"]) < 200
+
+
+def test_a_path_from_the_servers_root_is_found_in_the_kernels_folder(tmp_path, monkeypatch):
+    notebook(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    app = NotebookMCP()
+    app.notebook_path = "projects/q3/sales.ipynb"  # as an older Jupyter Server says it
+    assert app.skill().path == "quarterly-sales"

@@ -433,3 +433,23 @@ def test_a_path_from_the_servers_root_is_found_in_the_kernels_folder(tmp_path, m
     app = NotebookMCP()
     app.notebook_path = "projects/q3/sales.ipynb"  # as an older Jupyter Server says it
     assert app.skill().path == "quarterly-sales"
+
+
+def test_the_panel_lists_each_skill_once_not_each_of_its_files(tmp_path):
+    from mcp_notebook.ui.panelrows import registrations
+
+    app = app_with_skill()
+    folder = write_skill(tmp_path / "refunds", "refunds", {"examples/email.md": "Dear ..."})
+    write_skill(folder / "chargebacks", "chargebacks")
+    app.skill(path=folder)
+    rows = [(r["kind"], r["name"], r["description"]) for r in registrations(app.registry)]
+    assert rows == [
+        ("tool", "load_sales", "The sales of one region."),
+        (
+            "skill",
+            "skill://team/sales-analysis/SKILL.md",
+            "Analyse the sales data of this notebook.",
+        ),
+        ("skill", "skill://refunds/SKILL.md", "A skill on disk."),
+        ("skill", "skill://refunds/chargebacks/SKILL.md", "A skill on disk."),
+    ]

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..protocol import CallRecord
 from ..protocol.versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
+from ..registry.skills import SkillResource
 from . import render
 from .statuses import look
 
@@ -192,6 +193,10 @@ def registrations(registry: Any) -> list[dict[str, Any]]:
     for name, tool in list(registry.tools.items()):
         add("app" if getattr(tool, "view_uri", None) else "tool", name, tool, tool.fn)
     for uri, resource in list(registry.resources.items()):
+        if isinstance(resource, SkillResource):
+            if resource.skill is not None:  # one row a skill (its SKILL.md), not one a file
+                add("skill", uri, resource.skill, None)
+            continue
         add("resource", uri, resource, getattr(resource, "reader", None))
     for uri, template in list(registry.templates.items()):
         add("template", uri, template, getattr(template, "fn", None))

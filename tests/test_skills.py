@@ -445,11 +445,7 @@ def test_the_panel_lists_each_skill_once_not_each_of_its_files(tmp_path):
     rows = [(r["kind"], r["name"], r["description"]) for r in registrations(app.registry)]
     assert rows == [
         ("tool", "load_sales", "The sales of one region."),
-        (
-            "skill",
-            "skill://team/sales-analysis/SKILL.md",
-            "Analyse the sales data of this notebook.",
-        ),
-        ("skill", "skill://refunds/SKILL.md", "A skill on disk."),
-        ("skill", "skill://refunds/chargebacks/SKILL.md", "A skill on disk."),
+        ("skill", "team/sales-analysis", "Analyse the sales data of this notebook."),
+        ("skill", "refunds", "A skill on disk."),
+        ("skill", "refunds/chargebacks", "A skill on disk."),
     ]

@@ -195,7 +195,7 @@ def registrations(registry: Any) -> list[dict[str, Any]]:
     for uri, resource in list(registry.resources.items()):
         if isinstance(resource, SkillResource):
             if resource.skill is not None:  # one row a skill (its SKILL.md), not one a file
-                add("skill", uri, resource.skill, None)
+                add("skill", resource.skill.path, resource.skill, None)  # found by its name
             continue
         add("resource", uri, resource, getattr(resource, "reader", None))
     for uri, template in list(registry.templates.items()):

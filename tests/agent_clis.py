@@ -1,8 +1,10 @@
-"""Gemini CLI and Codex, the real ones from the npm registry, run on the Node 22 the
-conformance tests install (tests/conformance/node.py), into the same test cache:
+"""Gemini CLI, Codex and the MCP Inspector's CLI, the real ones from the npm registry, run
+on the Node 22 the conformance tests install (tests/conformance/node.py), into the same
+test cache:
 
     <cache>/npm-@google+gemini-cli@VERSION/node_modules/@google/gemini-cli/bundle/gemini.js
     <cache>/npm-@openai+codex@VERSION/node_modules/@openai/codex/bin/codex.js
+    <cache>/npm-@modelcontextprotocol+inspector@VERSION/.../clients/cli/build/index.js
 
 Each runs with a fresh HOME: its settings (``~/.gemini``, ``~/.codex``) are the test's.
 Neither needs a login or a model key for what is asked here: ``gemini mcp add/list``
@@ -32,6 +34,8 @@ NEEDS = (
 
 GEMINI = "@google/gemini-cli@0.61.0"
 CODEX = "@openai/codex@0.171.0"
+# Its CLI checks served skills (SEP-2640: manifests, digests, frontmatter) with --verify.
+INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
 TIMEOUT = 180  # seconds for one CLI command (gemini mcp list connects to every server)
 
 
@@ -52,6 +56,11 @@ def gemini() -> list[str]:
 def codex() -> list[str]:
     """argv that runs Codex; append e.g. ``mcp add ...``."""
     return _installed(CODEX, "bin/codex.js")
+
+
+def inspector() -> list[str]:
+    """argv that runs the MCP Inspector's CLI; append e.g. ``--method skills/list``."""
+    return _installed(INSPECTOR, "clients/cli/build/index.js")
 
 
 def environment(home: Path) -> dict[str, str]:

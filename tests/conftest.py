@@ -103,6 +103,7 @@ TIER_OF_PATH = {
     "tests/test_serve_debugger.py": "e2e",
     "tests/test_serve_confirm.py": "e2e",
     "tests/test_agent_clis.py": "e2e",
+    "tests/test_skills_inspector.py": "e2e",
     "tests/fuzz/test_stdio_content_length.py": "e2e",
     "tests/fuzz/test_stdio_ndjson.py": "e2e",
     "tests/docs/test_site.py": "e2e",

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import McpNotebookError
 from .components import Resource
 from .filetypes import mime_for
 
@@ -39,7 +40,7 @@ _FRONTMATTER = re.compile(rb"\A---\r?\n(.*?\r?\n)?---\r?\n?", re.DOTALL)
 FIELDS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
 
 
-class SkillError(ValueError):
+class SkillError(McpNotebookError, ValueError):
     """A skill that cannot be served as registered (bad name, path, size or frontmatter)."""
 
 

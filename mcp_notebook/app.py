@@ -289,10 +289,7 @@ class NotebookMCP(BaseMCP):
             "auth": bool(self._token) if transport else None,
             "dispatcher": self._server.dispatcher if self._server else None,
             "sessions": len(transport.sessions) if transport else 0,
-            "tools": list(self.registry.tools),
-            "resources": [r.uri for r in self.registry.resources.values()],
-            "resource_templates": list(self.registry.templates),
-            "prompts": list(self.registry.prompts),
+            **{k: v for k, v in super().status().items() if k not in ("running", "url")},
         }
 
     # -- the notebook UI: confirmations and the monitor --------------------------------

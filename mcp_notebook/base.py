@@ -48,6 +48,28 @@ class BaseMCP(Registrations):
         self.watched: dict[str, str] = {}  # variable -> URI of the resource that serves it
         self._log_targets: list[LogTarget] = []
         self._log_lock = threading.Lock()
+        self._serving_url: str | None = None  # set by whoever serves it over HTTP
+
+    @property
+    def running(self) -> bool:
+        """Whether it is serving over HTTP."""
+        return self.url is not None
+
+    @property
+    def url(self) -> str | None:
+        """The endpoint clients connect to, while serving over HTTP (else None)."""
+        return self._serving_url
+
+    def status(self) -> dict[str, Any]:
+        """Whether and where it serves over HTTP, and what is registered."""
+        return {
+            "running": self.running,
+            "url": self.url,
+            "tools": list(self.registry.tools),
+            "resources": [r.uri for r in self.registry.resources.values()],
+            "resource_templates": list(self.registry.templates),
+            "prompts": list(self.registry.prompts),
+        }
 
     @property
     def name(self) -> str:

@@ -21,10 +21,11 @@ import uvicorn
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp_notebook import Context
+from mcp_notebook import Context, __version__
 from mcp_notebook.export.extract import extract
-from mcp_notebook.export.package import ExportFailed, export_notebook, package_name
+from mcp_notebook.export.package import ExportFailed, export_notebook, package_name, runtime_range
 from mcp_notebook.export.runtime import asgi_app, exported_app
+from mcp_notebook.export.wheel import wheel_name
 
 from .conftest import MODES
 from .export.messages import INITIALIZE
@@ -154,7 +155,11 @@ def test_the_export_command_pins_the_notebooks_imports(tmp_path):
     assert "exported quickstart_mcp" in done.stdout and "tools: add" in done.stdout
     pyproject = (tmp_path / "q" / "pyproject.toml").read_text()
     assert f'"pandas=={pandas.__version__}"' in pyproject
-    assert '"mcp-notebook==' in pyproject
+    # The kernel-free runtime, in this release's minor series; not the notebook package.
+    low, high = runtime_range()
+    assert f'"mcp-notebook-runtime>={low},<{high}"' in pyproject
+    assert '"mcp-notebook==' not in pyproject
+    assert (tmp_path / "q" / "wheels" / wheel_name(__version__)).is_file()
     missing = subprocess.run(
         [sys.executable, "-m", "mcp_notebook", "export", "nowhere.ipynb", "-o", str(tmp_path)],
         capture_output=True,

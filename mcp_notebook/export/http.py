@@ -15,16 +15,20 @@ from __future__ import annotations
 import asyncio
 import socket
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from .. import stopping
+from .._version import __version__
 from ..transports.binding import listen
+from .wheel import wheel_name
 
 DEFAULT_PORT = 8765
+CONSOLE_GRACE = 4.0  # seconds a closed console's handler waits for the stop (Windows: 5)
 NO_UVICORN = (
-    "--transport http needs uvicorn, the package's asgi extra: pip install "
-    '--find-links wheels ".[asgi]" (in the exported package\'s folder)'
+    "--transport http needs uvicorn, the package's asgi extra: in the exported package's "
+    f'folder, pip install wheels/{wheel_name(__version__)} ".[asgi]"'
 )
 
 
@@ -76,6 +80,7 @@ def serve(
         app, lifespan="off", log_level="info" if verbose else "warning", access_log=verbose
     )
     server = uvicorn.Server(config)
+    stopped = threading.Event()
 
     async def run() -> None:
         undo = on_loop(asyncio.get_running_loop()) if on_loop else None
@@ -84,9 +89,11 @@ def serve(
         finally:
             if undo is not None:
                 undo()
+            stopped.set()
 
-    def cleanup() -> None:  # a closed console on Windows: ends once this returns
+    def cleanup() -> None:  # a closed console on Windows: the process ends once this returns
         server.should_exit = True
+        stopped.wait(CONSOLE_GRACE)
 
     stopper = stopping.install(cleanup)
     try:

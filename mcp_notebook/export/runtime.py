@@ -238,10 +238,14 @@ def _serve_http(app: BaseMCP, server: Server, args: argparse.Namespace) -> int:
     token = _token(auth, args.token or os.environ.get(TOKEN_ENV))
     asgi = _asgi(server, args.host, token, os.environ)
     sockets = http.bind(args.host, args.port)
-    print(f"serving {app.name} at {http.url_of(args.host, sockets)}", file=sys.stderr)
+    app._serving_url = http.url_of(args.host, sockets)
+    print(f"serving {app.name} at {app.url}", file=sys.stderr)
     if token:
         print(f"token: {token}", file=sys.stderr)
     sys.stderr.flush()
-    http.serve(asgi, sockets, on_loop=partial(_log_on, app, server), verbose=args.verbose)
+    try:
+        http.serve(asgi, sockets, on_loop=partial(_log_on, app, server), verbose=args.verbose)
+    finally:
+        app._serving_url = None
     print(f"stopped serving {app.name}", file=sys.stderr)
     return 0

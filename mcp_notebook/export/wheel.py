@@ -70,8 +70,8 @@ def build_wheel(root: Path, directory: Path, *, version: str | None = None) -> P
     info = f"{_snake(rt.DISTRIBUTION)}-{version}.dist-info"
     contents[f"{info}/METADATA"] = metadata(version).encode()
     contents[f"{info}/WHEEL"] = (
-        "Wheel-Version: 1.0\nGenerator: mcp-notebook\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-    ).encode()
+        b"Wheel-Version: 1.0\nGenerator: mcp-notebook\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    )
     record = [f"{name},sha256={_digest(data)},{len(data)}" for name, data in contents.items()]
     contents[f"{info}/RECORD"] = ("\n".join([*record, f"{info}/RECORD,,"]) + "\n").encode()
     directory.mkdir(parents=True, exist_ok=True)

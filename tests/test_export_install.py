@@ -18,6 +18,7 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from mcp_notebook import __version__
 from mcp_notebook.export.package import export_notebook, runtime_range
 from mcp_notebook.export.wheel import build_wheel, wheel_name
 
@@ -99,6 +100,12 @@ def test_the_readme_command_installs_no_jupyter_package(fresh):
     installed = _installed(fresh["python"])
     assert {"mcp-notebook-runtime", "quickstart-mcp", "helpers-mcp", "uvicorn"} <= installed
     assert sorted(installed & set(NOTEBOOK_SIDE)) == []
+    # The runtime is the wheel the export carries, named by file: not one from an index.
+    code = "from importlib.metadata import distribution as d; "
+    code += "print(d('mcp-notebook-runtime').read_text('direct_url.json'))"
+    origin = subprocess.run([fresh["python"], "-c", code], capture_output=True, text=True)
+    url = json.loads(origin.stdout)["url"]
+    assert url == (fresh["quickstart_mcp"] / "wheels" / wheel_name(__version__)).as_uri()
     code = "import importlib.util as u; print(u.find_spec('IPython'), u.find_spec('tornado'))"
     found = subprocess.run([fresh["python"], "-c", code], capture_output=True, text=True)
     assert found.stdout.split() == ["None", "None"]
@@ -198,6 +205,14 @@ async def test_python_m_package_serves_http_and_stops_cleanly_on_request(fresh, 
         http, transport = _http(found.group(1))
         async with http, Client(transport, mode="legacy") as client:
             await _quickstart_session(client)
+        # uvicorn serves the ASGI app's checks: no token, or another site's Host, no entry.
+        async with httpx2.AsyncClient(timeout=60) as anonymous:
+            body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+            assert (await anonymous.post(found.group(1), json=body)).status_code == 401
+            rebound = {"Authorization": f"Bearer {TOKEN}", "Host": "attacker.example"}
+            assert (
+                await anonymous.post(found.group(1), json=body, headers=rebound)
+            ).status_code == 403
         ask(process)
         rest = process.stderr.read()  # to the end: the process closed its stderr
         assert process.wait(60) == 0, rest

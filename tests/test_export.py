@@ -30,7 +30,7 @@ from mcp_notebook.export.wheel import wheel_name
 from .conftest import MODES
 from .export.messages import INITIALIZE
 from .export.notebooks import helper_notebook
-from .waiting import wait_until
+from .waiting import until, wait_until
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 TOKEN = "asgi-test-token"
@@ -385,3 +385,37 @@ async def test_a_client_that_takes_no_sse_is_not_left_waiting_for_a_question(asg
     assert reply.headers["Content-Type"].startswith("application/json")
     result = reply.json()["result"]
     assert result["isError"] is True
+
+
+LOGGING_SERVER = """
+from mcp_notebook.export.runtime import exported_app, main
+
+mcp = exported_app("logs", globals())
+
+
+@mcp.tool
+def shout(text: str) -> str:
+    mcp.log("warning", text, "shouter")  # from a worker thread
+    return text
+
+
+main(mcp)
+"""
+
+
+async def test_mcp_log_in_an_export_reaches_its_stdio_client(tmp_path):
+    """``mcp.log`` in exported code reaches the clients of ``python -m PACKAGE``."""
+    from mcp.client.stdio import StdioServerParameters
+
+    script = tmp_path / "logs.py"
+    script.write_text(LOGGING_SERVER)
+    lines: list[tuple[str, object]] = []
+
+    async def log(params: types.LoggingMessageNotificationParams) -> None:
+        lines.append((params.level, params.data))
+
+    server = StdioServerParameters(command=sys.executable, args=[str(script)], env=dict(os.environ))
+    async with Client(server, mode="legacy", logging_callback=log, log_level="info") as client:
+        assert (await client.call_tool("shout", {"text": "hello"})).content[0].text == "hello"
+        await until(lambda: lines, "the log message")
+    assert lines == [("warning", "hello")]

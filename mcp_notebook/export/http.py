@@ -21,6 +21,7 @@ from typing import Any
 
 from .. import stopping
 from .._version import __version__
+from ..errors import McpNotebookError
 from ..transports.binding import listen
 from .wheel import wheel_name
 
@@ -32,7 +33,7 @@ NO_UVICORN = (
 )
 
 
-class MissingServer(RuntimeError):
+class MissingServer(McpNotebookError, RuntimeError):
     """uvicorn is not installed."""
 
 

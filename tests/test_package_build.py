@@ -33,6 +33,12 @@ async def test_the_wheel_and_sdist_build_install_and_serve(tmp_path):
     )
     (wheel,) = dist.glob("mcp_notebook-*.whl")
     (sdist,) = dist.glob("mcp_notebook-*.tar.gz")
+    # Reproducible: a second build gives the same bytes (hatchling's fixed timestamps).
+    again = _build(CHECKOUT, tmp_path / "again")
+    assert (wheel.read_bytes(), sdist.read_bytes()) == (
+        again[0].read_bytes(),
+        again[1].read_bytes(),
+    )
     assert __version__ in wheel.name and __version__ in sdist.name
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
@@ -52,6 +58,8 @@ async def test_the_wheel_and_sdist_build_install_and_serve(tmp_path):
         members = {Path(m).relative_to(Path(m).parts[0]).as_posix() for m in archive.getnames()}
     assert {"LICENSE", "pyproject.toml", "README.md", "mcp_notebook/__init__.py"} <= members
     assert {"labextension/package.json", "js/labextension/src/index.ts"} <= members
+    # The runtime's project too: both distributions build from mcp-notebook's sdist.
+    assert {"runtime/pyproject.toml", "runtime/_backend.py"} <= members
     metadata = subprocess.run(
         [
             sys.executable,

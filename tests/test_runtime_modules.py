@@ -12,8 +12,6 @@ import pytest
 from mcp_notebook.export import runtime_modules as rt
 from mcp_notebook.export import wheel
 
-grimp = pytest.importorskip("grimp", reason="grimp comes with import-linter (Python 3.11+)")
-
 ROOT = Path(__file__).resolve().parents[1]
 # Where an exported package starts: python -m PACKAGE, PACKAGE.asgi:app, PACKAGE.ray:app.
 ENTRY_POINTS = (
@@ -30,6 +28,7 @@ JUPYTER = ("IPython", "ipykernel", "ipywidgets", "jupyter_client", "nbformat", "
 
 @pytest.fixture(scope="module")
 def graph():
+    grimp = pytest.importorskip("grimp", reason="grimp comes with import-linter (Python 3.11+)")
     built = grimp.build_graph("mcp_notebook", include_external_packages=True)
     for importer, imported in rt.LAZY_OUTSIDE:
         built.remove_import(importer=importer, imported=imported)
@@ -107,8 +106,7 @@ def test_the_runtime_wheel_holds_exactly_the_list_and_builds_byte_identical(tmp_
 def test_the_kernel_free_contract_covers_the_runtime():
     """pyproject.toml's runtime-kernel-free contract names every module of the list (a
     package names all of its own), but the package __init__s checked above."""
-    import tomllib
-
+    tomllib = pytest.importorskip("tomllib", reason="Python 3.11+")
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     (contract,) = [
         c for c in config["tool"]["importlinter"]["contracts"] if c["id"] == "runtime-kernel-free"

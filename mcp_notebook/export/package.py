@@ -291,7 +291,8 @@ kernel or IPython.
 
 In this folder (POSIX shells and Windows PowerShell alike), install it (the runtime from
 `{WHEELS}/`, the notebook's imports, pinned, from the package index) and serve over stdio
-(what a desktop client spawns):
+(what a desktop client spawns). Install it in an environment of its own, not one that has
+mcp-notebook: the runtime is made of mcp-notebook's own files, which the two would share.
 
     {INSTALL} .
     python -m {p}

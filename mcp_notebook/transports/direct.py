@@ -11,34 +11,22 @@ back to tornado's HTTP server for the client's next request.
 from __future__ import annotations
 
 import contextlib
-import http.client
 import logging
 import socket
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
-import tornado.httputil
 import tornado.iostream
 
 from ..protocol import jsonrpc
+from .responses import http_date, status_line
 
 logger = logging.getLogger(__name__)
 _NO_SIGNAL = getattr(socket, "MSG_NOSIGNAL", 0)
 # A response up to this size leaves in one TCP segment, which Nagle's algorithm does not
 # hold back on an idle connection; a bigger one turns it off first, as tornado does.
 _ONE_SEGMENT = 1400
-_date: tuple[int, bytes] = (0, b"")
-
-
-def http_date() -> bytes:
-    """The Date header's value, formatted once a second."""
-    global _date
-    now = int(time.time())
-    if _date[0] != now:
-        _date = (now, tornado.httputil.format_timestamp(now).encode())
-    return _date[1]
 
 
 def json_response(reply: dict[str, Any] | None, status: int = 200) -> bytes:
@@ -49,7 +37,7 @@ def json_response(reply: dict[str, Any] | None, status: int = 200) -> bytes:
     body = jsonrpc.encode_reply(reply)
     return b"".join(
         (
-            _STATUS_LINES.get(status) or _status_line(status),
+            _STATUS_LINES.get(status) or status_line(status),
             b"Content-Type: application/json\r\nDate: ",
             http_date(),
             b"\r\nContent-Length: ",
@@ -60,11 +48,7 @@ def json_response(reply: dict[str, Any] | None, status: int = 200) -> bytes:
     )
 
 
-def _status_line(status: int) -> bytes:
-    return f"HTTP/1.1 {status} {http.client.responses.get(status, 'Unknown')}\r\n".encode()
-
-
-_STATUS_LINES = {200: _status_line(200)}
+_STATUS_LINES = {200: status_line(200)}  # the common one, made once
 
 
 def always_ok(reply: dict[str, Any]) -> int:

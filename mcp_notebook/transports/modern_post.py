@@ -1,8 +1,7 @@
 """2026-07-28 over Streamable HTTP: one self-contained POST per request, no sessions.
 
-Checked in the order the revision gives: ``_meta`` (-32602), the version header against
-``_meta`` (-32020), the version (-32022), ``Mcp-Method``/``Mcp-Name``/``Mcp-Param-*``
-(-32020), then the method (404): modern_checks.py, shared with the ASGI app.
+The endpoint policy (policy.py) admits a request (modern_checks.py: ``_meta``, the
+version header, ``Mcp-Method``/``Mcp-Name``/``Mcp-Param-*``, the method); this serves it.
 Closing the response stream cancels the request.
 """
 
@@ -16,11 +15,9 @@ from ..protocol import Session
 from ..protocol.jsonrpc import (
     Message,
 )
-from ..protocol.names import SESSION_HEADER, VERSION_HEADER
 from ..protocol.request import ANSWERED_EARLY
-from ..protocol.versions import HANDSHAKE_VERSIONS
 from . import relayed
-from .modern_checks import admit, reply_status
+from .modern_checks import reply_status
 from .posts import Post
 from .replying import ReplyingHandler
 from .sse import SseStream
@@ -32,20 +29,6 @@ class ModernRequests(ReplyingHandler):
     """The 2026-07-28 part of the endpoint's handler (McpHandler builds on it)."""
 
     _call: asyncio.Future[Message | None] | None = None  # the request being served
-
-    # -- POST, 2026-07-28: one self-contained request ---------------------------------
-    async def _post_modern(self, post: Post) -> None:
-        if post.kind != "request":
-            self.set_status(202)  # nothing a client sends besides requests needs an answer
-            self.finish()
-            return
-        message = post.message
-        admitted = admit(message, self.request.headers, self.transport.server)
-        if isinstance(admitted, tuple):
-            status, error = admitted
-            return self.fail(status, error.message, error.code, message["id"], error.data)
-        session = admitted
-        await self._call_modern(post, session)
 
     async def _call_modern(self, post: Post, session: Session) -> None:
         """Serve a request that passed the checks; its reply goes as JSON, early from the
@@ -80,17 +63,6 @@ class ModernRequests(ReplyingHandler):
         call = self._call
         if call is not None and not call.done():
             call.cancel()
-
-    def _refuse_modern_stream(self) -> bool:
-        """2026-07-28 has no GET stream and no sessions to DELETE: 405 for its clients."""
-        version = self.request.headers.get(VERSION_HEADER)
-        if self.request.headers.get(SESSION_HEADER) or version is None:
-            return False
-        if version in HANDSHAKE_VERSIONS:
-            return False
-        self.set_header("Allow", "POST")
-        self.fail(405, f"Method Not Allowed: {self.request.method} is not part of {version}")
-        return True
 
 
 def _sent(stream: SseStream, message: dict[str, Any]) -> bool:

@@ -5,6 +5,10 @@ One :class:`~mcp_notebook.protocol.seed.SeedSession` per connection (docs/seed-d
 through the bridge's :class:`~.upstream.Upstream` on worker threads, so they follow the
 notebook across kernel restarts like a standard client's do (the session's own
 ``initialize`` is replayed, then ``standard_reconnected()`` tells the client to refresh).
+
+A plug-in of the bridge (dialects.py): it registers itself when imported, and the bridge
+imports it at a connection's first message. Its initialize reports what is registered: it
+waits for the notebook (in the target), as everything else of the dialect does.
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ from typing import Any, TypeVar
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND, RpcError
 from ..protocol.seed import SeedSession, error_reply
+from ..protocol.seed.naming import is_seed_message
 from ..threads import start_thread
+from . import dialects
 from .channel import Channel, readable_id
 from .channel import error_reply as bridge_error
 from .link import Message
@@ -154,3 +160,6 @@ class SeedRelay:
             done.result(CLOSE_TIMEOUT)
         self.upstream.close()  # the standard session ends as a standard client's does
         self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+dialects.register(dialects.Dialect("MCP v1.0 (seed 000)", is_seed_message, SeedRelay))

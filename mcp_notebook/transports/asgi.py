@@ -284,9 +284,9 @@ class McpAsgiApp:
         if way == "dialect":
             assert post.claimed is not None
             name = post.claimed.dialect.name
-            return await exchange.fail(
-                400, f"Bad Request: the {name} dialect is served by mcp-notebook's own HTTP server"
-            )
+            message = f"Bad Request: the {name} dialect is served by mcp-notebook's own HTTP server"
+            request_id = jsonrpc.readable_id(post.message)
+            return await exchange.fail(400, message, request_id=request_id)
         if way == "initialize":
             return await self._post_initialize(exchange, post)
         assert session is not None

@@ -39,7 +39,8 @@ class McpHandler(ModernRequests):
     """The endpoint, for requests whose body tornado reads whole first: none, or a known
     size within the limit (see bodies.py ``WholeBody``). Others go to StreamedMcpHandler."""
 
-    SUPPORTED_METHODS = ("GET", "POST", "DELETE", "OPTIONS")
+    # Every method reaches the policy, which answers those the endpoint has not with 405.
+    SUPPORTED_METHODS = ("GET", "POST", "DELETE", "OPTIONS", "PUT", "PATCH", "HEAD")
     # The session, id and serving task of the handshake-era call this POST waits for:
     # dropped if the client hangs up first.
     _handshake_call: tuple[Session, Any, Any] | None = None
@@ -55,6 +56,15 @@ class McpHandler(ModernRequests):
         await self._serve()
 
     async def options(self) -> None:
+        await self._serve()
+
+    async def put(self) -> None:
+        await self._serve()
+
+    async def patch(self) -> None:
+        await self._serve()
+
+    async def head(self) -> None:
         await self._serve()
 
     async def _serve(self) -> None:

@@ -240,7 +240,7 @@ def test_each_request_gets_the_answer_of_the_table(endpoint: Endpoint, case: Cas
 
 
 def test_a_deleted_session_is_gone_for_every_method(endpoint: Endpoint) -> None:
-    status, headers, _ = endpoint.send("POST", INITIALIZE)
+    _, headers, _ = endpoint.send("POST", INITIALIZE)
     session = {"Mcp-Session-Id": headers["mcp-session-id"]}
     assert endpoint.send("DELETE", None, session)[0] == 200
     assert endpoint.send("POST", CALL, session)[0] == 404

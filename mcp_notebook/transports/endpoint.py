@@ -1,6 +1,6 @@
 """What a request handler needs of the HTTP transport that serves it.
 
-The handlers (handler.py, modern_post.py) are given their transport by http.py, which
+The handlers (handler.py, streamed.py) are given their transport by http.py, which
 imports them to build its routes. They name it by this protocol, not by ``HttpTransport``,
 so the imports go one way (http -> handler -> endpoint) and transports/ has no cycle.
 """

@@ -2,30 +2,31 @@
 
 What a request gets is decided by the endpoint policy (policy.py, shared with the ASGI
 app); this handler turns tornado's request into a ``policy.HttpRequest`` and carries out
-the ``Decision``: an answer, or the protocol handler it names (one method each, below and
-in modern_post.py). How replies leave (JSON, SSE, early from the kernel thread) is
-replying.py's.
+the ``Decision``: an answer, or the protocol handler it names (one method each, below).
+How replies leave (JSON, SSE, early from the kernel thread) is replying.py's.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 from typing import Any
 
 import tornado.web
 
 from ..protocol import Session
-from ..protocol.jsonrpc import INVALID_REQUEST
+from ..protocol.jsonrpc import INVALID_REQUEST, Message
 from ..protocol.names import SESSION_HEADER
 from ..protocol.request import ANSWERED_EARLY, RUN_USER_CODE
 from . import policy, relayed
-from .modern_post import ModernRequests
+from .modern_checks import reply_status
 from .posts import Post
-from .replying import error_body
+from .replying import ReplyingHandler, error_body
 from .security import NOT_FOUND
 from .sse import SseStream
 
 GET_STREAM = "g"
+_stream_numbers = itertools.count(1)  # 2026 streams are never resumed: local names do
 
 
 class NotFoundHandler(tornado.web.RequestHandler):
@@ -35,7 +36,7 @@ class NotFoundHandler(tornado.web.RequestHandler):
         self.finish(error_body(INVALID_REQUEST, NOT_FOUND))
 
 
-class McpHandler(ModernRequests):
+class McpHandler(ReplyingHandler):
     """The endpoint, for requests whose body tornado reads whole first: none, or a known
     size within the limit (see bodies.py ``WholeBody``). Others go to StreamedMcpHandler."""
 
@@ -44,6 +45,7 @@ class McpHandler(ModernRequests):
     # The session, id and serving task of the handshake-era call this POST waits for:
     # dropped if the client hangs up first.
     _handshake_call: tuple[Session, Any, Any] | None = None
+    _call: asyncio.Future[Message | None] | None = None  # the 2026-07-28 request served
 
     # Every method is served the same way: the policy decides, the handler carries it out.
     async def post(self) -> None:
@@ -149,6 +151,41 @@ class McpHandler(ModernRequests):
         stream.finish()
         return None
 
+    # -- 2026-07-28: one self-contained request; closing its stream cancels it ----------
+    async def _call_modern(self, post: Post, session: Session) -> None:
+        """Serve a request that passed the checks; its reply goes as JSON, early from the
+        kernel thread, or on the request's SSE stream once something was streamed."""
+        message, wants_json = post.message, post.wants_json
+        stream = SseStream(f"m{next(_stream_numbers)}", numbered=False)
+        stream.writer = self
+        self._stream = stream
+        session.transport = "http"
+        session.via = relayed.via(self.request.headers, self.transport.guard)
+        session.outbound = lambda outgoing, related: _sent(stream, outgoing)
+        early = wants_json and message["method"] in ANSWERED_EARLY
+        direct = self._direct_reply(reply_status, self._cancel_call) if early else None
+        self._call = asyncio.ensure_future(self.transport.server.handle(message, session, direct))
+        try:
+            reply = await self._call
+        except asyncio.CancelledError:
+            if direct is not None and direct.armed:
+                direct.abandon()
+            return None  # the client closed the stream: that is how it cancels
+        if direct is not None and direct.armed:
+            return await direct.finish(reply)  # the response may have left already
+        if stream.resumable or stream.writer is not self:
+            if reply is not None:
+                stream.send(reply)
+            stream.finish()
+            return None
+        self.set_status(reply_status(reply) if reply else 200)
+        return self._reply(reply, wants_json)
+
+    def _cancel_call(self) -> None:
+        call = self._call
+        if call is not None and not call.done():
+            call.cancel()
+
     # -- GET: the server->client stream, or the resumption of a broken one -------------
     async def _get_stream(self, session: Session, resume: tuple[str, int] | None) -> None:
         """The session's server->client stream, or the resumption of a broken one."""
@@ -192,3 +229,8 @@ class McpHandler(ModernRequests):
         if call is None or (stream is not None and stream.resumable):
             return
         self.transport.server.client_gone(*call)
+
+
+def _sent(stream: SseStream, message: dict[str, Any]) -> bool:
+    stream.send(message)
+    return True

@@ -7,7 +7,7 @@ into what to do:
 - ``refused``: a content type, ``Accept`` or body the endpoint cannot take (415, 406, 400);
 - ``dialect``: claimed by a dialect plug-in, without ``Mcp-Session-Id`` (dialects.py);
 - ``modern``: a 2026-07-28 request, which says so in ``_meta`` or ``MCP-Protocol-Version``
-  (modern_post.py);
+  (modern_checks.py);
 - ``initialize``: a handshake-era ``initialize``, which opens a session;
 - ``handshake``: any other handshake-era message, on its session.
 

@@ -2,8 +2,8 @@
 read, errors as HTTP statuses with JSON-RPC bodies, a reply as JSON or one SSE event, SSE
 streams, and the early reply written from the kernel thread (direct.py).
 
-The protocol handlers build on this: modern_post.py (2026-07-28), handler.py (the
-handshake era, GET, DELETE) and the dialect plug-ins (dialects.py).
+The protocol handlers build on this: handler.py (both eras, GET, DELETE) and the
+dialect plug-ins (dialects.py).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Dialects are plug-ins: one registered with the endpoint gets the POSTs it claims, and one
-registered with the bridge gets the connection whose first message it sniffs.
+"""Dialects are plug-ins: one registered with the bridge gets the connection whose first
+message it sniffs (the endpoint's: tests/test_endpoint_cases.py).
 
 The seed dialect is the built-in plug-in of both (tests/test_seed_dialect.py,
 tests/kernel/test_http_seed.py, tests/kernel/test_bridge_seed.py); these register a toy
@@ -18,44 +18,6 @@ from mcp_notebook.bridge import dialects as bridge_dialects
 from mcp_notebook.bridge.relay import Bridge
 from mcp_notebook.bridge.upstream import Target
 from mcp_notebook.transports import dialects
-
-from .test_endpoint_cases import Endpoint, endpoint  # noqa: F401 (the fixture)
-
-TOY = "application/x-toy"
-
-
-def _claim(body: bytes, message: Any) -> Any:
-    return message.get("toy") if isinstance(message, dict) else None
-
-
-async def _serve(handler: Any, server: Any, claim: Any) -> None:
-    handler.set_header("Content-Type", TOY)
-    handler.finish(f"toy says {claim}".encode())
-
-
-@pytest.fixture
-def toy(monkeypatch: pytest.MonkeyPatch) -> None:
-    dialects.registered()  # the built-ins first, so that the toy is added to them
-    monkeypatch.setitem(dialects._registered, "toy", dialects.Dialect("toy", TOY, _claim, _serve))
-
-
-def test_a_registered_dialect_answers_what_it_claims(toy: None, endpoint: Endpoint) -> None:
-    headers = {"Content-Type": TOY, "Accept": TOY}
-    status, answer, data = endpoint.send("POST", {"toy": "hello", "id": 4}, headers)
-    if endpoint.kind == "tornado":
-        assert (status, answer["content-type"], data) == (200, TOY, b"toy says hello")
-    else:  # the ASGI app serves no plug-in: it says which dialect it refused
-        body = json.loads(data)
-        assert (status, body["id"], body["error"]["code"]) == (400, 4, -32600)
-        assert "the toy dialect" in body["error"]["message"]
-    # What it does not claim is standard MCP, as before.
-    status, _, data = endpoint.send("POST", {"jsonrpc": "2.0", "id": 5, "method": "ping"})
-    assert (status, json.loads(data)["error"]["code"]) == (400, -32600)  # no session
-
-
-def test_without_the_plug_in_its_media_type_is_refused(endpoint: Endpoint) -> None:
-    headers = {"Content-Type": TOY, "Accept": TOY}
-    assert endpoint.send("POST", {"toy": "hello", "id": 4}, headers)[0] == 415
 
 
 class ToyRelay:

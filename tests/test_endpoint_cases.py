@@ -21,6 +21,7 @@ import pytest
 import uvicorn
 
 from mcp_notebook.export.runtime import exported_app, server_of
+from mcp_notebook.transports import dialects
 from mcp_notebook.transports.asgi import McpAsgiApp
 from mcp_notebook.transports.http import HttpTransport
 
@@ -247,3 +248,41 @@ def test_a_deleted_session_is_gone_for_every_method(endpoint: Endpoint) -> None:
     assert endpoint.send("DELETE", None, session)[0] == 404
     get = {**session, "Accept": "text/event-stream"}
     assert endpoint.send("GET", None, get)[0] == 404
+
+
+# -- a dialect plug-in, registered as a third party would, and taken away again --------
+TOY = "application/x-toy"
+
+
+def _claim(body: bytes, message: Any) -> Any:
+    return message.get("toy") if isinstance(message, dict) else None
+
+
+async def _serve(handler: Any, server: Any, claim: Any) -> None:
+    handler.set_header("Content-Type", TOY)
+    handler.finish(f"toy says {claim}".encode())
+
+
+@pytest.fixture
+def toy(monkeypatch: pytest.MonkeyPatch) -> None:
+    dialects.registered()  # the built-ins first, so that the toy is added to them
+    monkeypatch.setitem(dialects._registered, "toy", dialects.Dialect("toy", TOY, _claim, _serve))
+
+
+def test_a_registered_dialect_answers_what_it_claims(toy: None, endpoint: Endpoint) -> None:
+    headers = {"Content-Type": TOY, "Accept": TOY}
+    status, answer, data = endpoint.send("POST", {"toy": "hello", "id": 4}, headers)
+    if endpoint.kind == "tornado":
+        assert (status, answer["content-type"], data) == (200, TOY, b"toy says hello")
+    else:  # the ASGI app serves no plug-in: it says which dialect it refused
+        body = json.loads(data)
+        assert (status, body["id"], body["error"]["code"]) == (400, 4, -32600)
+        assert "the toy dialect" in body["error"]["message"]
+    # What it does not claim is standard MCP, as before.
+    status, _, data = endpoint.send("POST", {"jsonrpc": "2.0", "id": 5, "method": "ping"})
+    assert (status, json.loads(data)["error"]["code"]) == (400, -32600)  # no session
+
+
+def test_without_the_plug_in_its_media_type_is_refused(endpoint: Endpoint) -> None:
+    headers = {"Content-Type": TOY, "Accept": TOY}
+    assert endpoint.send("POST", {"toy": "hello", "id": 4}, headers)[0] == 415

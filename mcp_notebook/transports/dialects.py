@@ -63,9 +63,12 @@ def registered() -> tuple[Dialect, ...]:
     return tuple(_registered.values())
 
 
-def media_types() -> frozenset[str]:
-    """The media types the plug-ins add to ``application/json``."""
-    return frozenset(dialect.media_type for dialect in registered())
+def media_types() -> tuple[str, ...]:
+    """The media types the plug-ins add to ``application/json`` (asked on every POST:
+    one or two, so a tuple is the quickest to search)."""
+    if not _loaded:
+        registered()
+    return tuple(dialect.media_type for dialect in _registered.values())
 
 
 def claim(body: bytes, message: Any) -> Claimed | None:

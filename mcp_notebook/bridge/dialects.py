@@ -18,7 +18,7 @@ from .channel import Channel
 from .upstream import Target
 
 # Modules that register a dialect on import, loaded on first use: the seed-000 dialect.
-BUILT_IN = ("mcp_notebook.bridge.seed_relay",)
+BUILT_IN = ("mcp_notebook.bridge.seed_dialect",)
 
 
 class Relay(Protocol):

@@ -6,9 +6,8 @@ through the bridge's :class:`~.upstream.Upstream` on worker threads, so they fol
 notebook across kernel restarts like a standard client's do (the session's own
 ``initialize`` is replayed, then ``standard_reconnected()`` tells the client to refresh).
 
-A plug-in of the bridge (dialects.py): it registers itself when imported, and the bridge
-imports it at a connection's first message. Its initialize reports what is registered: it
-waits for the notebook (in the target), as everything else of the dialect does.
+The relay of the dialect's plug-in (seed_dialect.py), made for a connection whose first
+message is in the dialect.
 """
 
 from __future__ import annotations
@@ -25,9 +24,7 @@ from typing import Any, TypeVar
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import INTERNAL_ERROR, METHOD_NOT_FOUND, RpcError
 from ..protocol.seed import SeedSession, error_reply
-from ..protocol.seed.naming import is_seed_message
 from ..threads import start_thread
-from . import dialects
 from .channel import Channel, readable_id
 from .channel import error_reply as bridge_error
 from .link import Message
@@ -160,6 +157,3 @@ class SeedRelay:
             done.result(CLOSE_TIMEOUT)
         self.upstream.close()  # the standard session ends as a standard client's does
         self.loop.call_soon_threadsafe(self.loop.stop)
-
-
-dialects.register(dialects.Dialect("MCP v1.0 (seed 000)", is_seed_message, SeedRelay))

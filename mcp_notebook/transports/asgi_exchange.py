@@ -10,8 +10,9 @@ from typing import Any
 
 from ..errors import McpNotebookError
 from ..protocol import jsonrpc
-from ..protocol.jsonrpc import INVALID_REQUEST, Message, RpcError
+from ..protocol.jsonrpc import INVALID_REQUEST, Message
 from . import policy, posts
+from .responses import error_body
 from .security import AUTHENTICATE
 
 Scope = dict[str, Any]
@@ -76,8 +77,7 @@ class Exchange:
     ) -> None:
         if status == 401:
             self.header("WWW-Authenticate", AUTHENTICATE)
-        body = jsonrpc.dumps(jsonrpc.error_response(request_id, RpcError(code, message, data)))
-        await self.respond(status, body, posts.JSON)
+        await self.respond(status, error_body(code, message, request_id, data), posts.JSON)
 
     async def answer(self, decision: policy.Decision) -> None:
         """Send a decision's answer: its status, headers and error (or no body)."""

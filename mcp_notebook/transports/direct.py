@@ -19,8 +19,7 @@ from typing import Any
 
 import tornado.iostream
 
-from ..protocol import jsonrpc
-from .responses import http_date, status_line
+from .responses import json_response
 
 logger = logging.getLogger(__name__)
 _NO_SIGNAL = getattr(socket, "MSG_NOSIGNAL", 0)
@@ -28,27 +27,7 @@ _NO_SIGNAL = getattr(socket, "MSG_NOSIGNAL", 0)
 # hold back on an idle connection; a bigger one turns it off first, as tornado does.
 _ONE_SEGMENT = 1400
 
-
-def json_response(reply: dict[str, Any] | None, status: int = 200) -> bytes:
-    """The HTTP/1.1 response for a POST's reply: JSON, or 202 when none is due."""
-    if reply is None:
-        head = b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n"
-        return head + b"Date: " + http_date() + b"\r\n\r\n"
-    body = jsonrpc.encode_reply(reply)
-    return b"".join(
-        (
-            _STATUS_LINES.get(status) or status_line(status),
-            b"Content-Type: application/json\r\nDate: ",
-            http_date(),
-            b"\r\nContent-Length: ",
-            str(len(body)).encode(),
-            b"\r\n\r\n",
-            body,
-        )
-    )
-
-
-_STATUS_LINES = {200: status_line(200)}  # the common one, made once
+__all__ = ["DirectReply", "always_ok", "duplicate_socket", "json_response"]
 
 
 def always_ok(reply: dict[str, Any]) -> int:

@@ -21,7 +21,8 @@ from ..protocol.request import ANSWERED_EARLY, RUN_USER_CODE
 from . import policy, relayed
 from .modern_checks import reply_status
 from .posts import Post
-from .replying import ReplyingHandler, error_body
+from .replying import ReplyingHandler
+from .responses import error_body
 from .security import NOT_FOUND
 from .sse import SseStream
 

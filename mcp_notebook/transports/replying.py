@@ -22,15 +22,12 @@ from ..protocol.jsonrpc import INVALID_REQUEST, Message, RpcError
 from . import policy
 from .direct import DirectReply, always_ok
 from .endpoint import Endpoint
+from .responses import error_body
 from .security import AUTHENTICATE
 from .sse import SseStream
 
 RETRY_MS = 500  # how long a client waits before resuming a stream that broke
 _UNREAD = policy.UNREAD  # statuses given before the body is read: no request id
-
-
-def error_body(code: int, message: str, request_id: Any = None) -> bytes:
-    return jsonrpc.dumps(jsonrpc.error_response(request_id, RpcError(code, message)))
 
 
 class ReplyingHandler(tornado.web.RequestHandler):
@@ -76,8 +73,7 @@ class ReplyingHandler(tornado.web.RequestHandler):
         self.set_header("Content-Type", "application/json")
         if status == 401:
             self.set_header("WWW-Authenticate", AUTHENTICATE)
-        error = RpcError(code, message, data)
-        self.finish(jsonrpc.dumps(jsonrpc.error_response(request_id, error)))
+        self.finish(error_body(code, message, request_id, data))
 
     def _readable_id(self) -> Any:
         """The id of the request this body holds, if it has one a reply may echo."""

@@ -13,12 +13,11 @@ import tornado.ioloop
 import tornado.iostream
 import tornado.web
 
-from ..protocol import jsonrpc
-from ..protocol.jsonrpc import INVALID_REQUEST, RpcError
+from ..protocol.jsonrpc import INVALID_REQUEST
 from .endpoint import Endpoint
 from .handler import McpHandler
 from .lingering import LINGER_BYTES, LINGER_SECONDS, answer_and_close, shut_write
-from .responses import close_response
+from .responses import close_response, error_body
 
 
 @tornado.web.stream_request_body
@@ -79,18 +78,18 @@ class StreamedMcpHandler(McpHandler):
     ) -> None:
         if self._body_read():
             return super().fail(status, message, code, request_id, data)
-        self._refuse(status, jsonrpc.error_response(None, RpcError(code, message, data)))
+        self._refuse(status, error_body(code, message, None, data))
 
     def _body_read(self) -> bool:
         return self.request._body_future.done()  # tornado has no public name for this
 
-    def _refuse(self, status: int, reply: dict[str, Any]) -> None:
+    def _refuse(self, status: int, body: bytes) -> None:
         """Answer now, while the body is still coming; close once it is drained."""
         if self._refused:
             return
         self._refused = True
         self._chunks.clear()
-        response = close_response(status, jsonrpc.dumps(reply))
+        response = close_response(status, body)
         if not self._prepared_future_done():
             # Still in prepare(): the connection can be taken from tornado, body unread.
             answer_and_close(self.detach(), response)

@@ -56,13 +56,18 @@ MODULES = (
     "mcp_notebook.transports",
     "mcp_notebook.transports.admission",
     "mcp_notebook.transports.asgi",
+    "mcp_notebook.transports.asgi_exchange",
     "mcp_notebook.transports.binding",
+    "mcp_notebook.transports.dialects",
     "mcp_notebook.transports.headers",
     "mcp_notebook.transports.modern_checks",
+    "mcp_notebook.transports.policy",
     "mcp_notebook.transports.posts",
+    "mcp_notebook.transports.responses",
     "mcp_notebook.transports.security",
     "mcp_notebook.transports.seed_http",
     "mcp_notebook.transports.settings",
+    "mcp_notebook.transports.sse",
 )
 # Files that are not modules.
 DATA = ("mcp_notebook/py.typed",)

@@ -5,7 +5,10 @@ returns (``None`` for notifications, responses and cancelled requests), unless t
 reply channel they offered already delivered it (:mod:`.request`). Classification,
 routing and turning exceptions into JSON-RPC errors happen in :mod:`.dispatch`; this
 module gives it one method table per era. Every handler takes one
-:class:`~.request.RequestContext`.
+:class:`~.request.RequestContext`. The handlers are plain collaborators: ``tools/call``
+(:mod:`.toolcalls`, a thin core behind a chain of interceptors that :meth:`Server._chain`
+composes), the other calls into user code (:mod:`.usercalls`), tasks (:mod:`.taskcalls`,
+:mod:`.taskmethods`).
 """
 
 from __future__ import annotations
@@ -20,8 +23,11 @@ from typing import Any
 from ..registry import Registry, views
 from . import dispatcher_tools, jsonrpc, lifecycle, modern
 from .calls import CallLog
+from .confirmation import Confirm, Confirmation
 from .dispatch import NO_REPLY, Dispatcher, Request
+from .dispatcher_tools import DispatcherTools
 from .executor import Executor, InlineExecutor
+from .interceptors import Interceptor
 from .jsonrpc import Message, RpcError, invalid_params
 from .kinds import Era
 from .lifecycle import Identity
@@ -30,17 +36,22 @@ from .names import META_SUBSCRIPTION_ID as SUBSCRIPTION_ID
 from .names import TASKS_VERSION
 from .paging import page
 from .request import RUN_USER_CODE, ReplyChannel, RequestContext
+from .rounds import Resumption, Rounds
 from .session import LOG_LEVELS, Session, Tap, kept_description, kept_subscriptions, tell_taps
 from .taskcalls import TaskCalls, declares_tasks, missing_extension
+from .taskmethods import TaskMethods
 from .tasks import Task, TaskStore
-from .usercalls import Confirm, UserCalls
+from .toolcalls import ToolCalls
+from .usercalls import UserCalls
+from .visibility import visible
+from .waits import WaitNotices
 
 logger = logging.getLogger(__name__)
 
 Handler = Callable[[RequestContext], Awaitable[dict[str, Any]]]
 
 
-class Server(TaskCalls, UserCalls):
+class Server:
     def __init__(
         self,
         registry: Registry,
@@ -57,10 +68,7 @@ class Server(TaskCalls, UserCalls):
         self.registry = registry
         # Tool calls answered with a task handle; the app's store outlives this server.
         self.tasks = tasks if tasks is not None else TaskStore()
-        self._loop: asyncio.AbstractEventLoop | None = None  # the loop listen streams are on
         self.tasks.observe(self._task_changed)
-        self._followers: set[asyncio.Future[Any]] = set()  # what ends each running task
-        self._waiters: dict[str, list[asyncio.Future[None]]] = {}  # tasks/result callers
         self.name, self.version, self.instructions = name, version, instructions
         self.executor: Executor = executor or InlineExecutor()
         self.page_size = page_size
@@ -68,10 +76,17 @@ class Server(TaskCalls, UserCalls):
         # Every session sees the dispatcher's two tools (else only clients that ask for it).
         self.dispatcher = dispatcher
         self.sessions: OrderedDict[str, Session] = OrderedDict()
-        # Asks the person at the notebook before a tool runs; returns the arguments to use
-        # (possibly edited) or raises Declined. None: no confirmations.
-        self.confirm: Confirm | None = None
         self.continuations = Continuations()
+        rounds = Rounds(self.continuations, self.executor)
+        self.task_calls = TaskCalls(self.tasks, rounds, self.executor)
+        self.task_methods = TaskMethods(self.tasks, self.task_calls, page_size)
+        self.user_calls = UserCalls(registry, self.calls, self.executor, rounds)
+        self.tool_calls = ToolCalls(registry, self.calls, self.executor, rounds)
+        self._dispatcher_tools = DispatcherTools(registry, self.calls, self.offers_dispatcher)
+        self._resumption = Resumption(rounds, self.task_calls)
+        self._confirm: Confirm | None = None
+        self._plugged: dict[str, list[Interceptor]] = {"before": [], "around": []}
+        self._chain()
         # Observers of every message in and out (add_tap); empty, they cost one truth test.
         self.taps: list[Tap] = []
         self._taps_lock = threading.Lock()
@@ -88,17 +103,48 @@ class Server(TaskCalls, UserCalls):
             shape=self._shape,
         )
 
+    # -- tools/call's chain (protocol/interceptors.py) ---------------------------------------
+    @property
+    def confirm(self) -> Confirm | None:
+        """Asks the person at the notebook before a tool runs (``Confirmer.confirm``):
+        the arguments to use (maybe edited), or raises Declined. None: no confirmations."""
+        return self._confirm
+
+    @confirm.setter
+    def confirm(self, confirm: Confirm | None) -> None:
+        self._confirm = confirm
+        self._chain()
+
+    def intercept(self, interceptor: Interceptor, *, before_record: bool = False) -> None:
+        """Put ``interceptor`` outermost in its part of every ``tools/call``'s chain:
+        before the call is recorded (it may refuse it unrecorded: authorization), or
+        around its run (it sees the record: tracing)."""
+        self._plugged["before" if before_record else "around"].insert(0, interceptor)
+        self._chain()
+
+    def _chain(self) -> None:
+        """Compose the chain from the features in use; again whenever one changes."""
+        task_calls = self.task_calls
+        before: list[Interceptor] = [*self._plugged["before"], self._dispatcher_tools, visible]
+        before += [task_calls.mode, self._resumption]
+        around: list[Interceptor] = [*self._plugged["around"], task_calls.run]
+        if self._confirm is not None:
+            around.append(Confirmation(self._confirm))
+        around.append(WaitNotices(self.executor))
+        self.tool_calls.use(before, around)
+
     def _method_tables(self) -> dict[Era, dict[str, Handler]]:
         """The method table of each era (``Session.era``), for the dispatcher."""
+        user, tasks = self.user_calls, self.task_methods
         shared: dict[str, Handler] = {
             "tools/list": self._tools_list,
-            "tools/call": self._tools_call,
+            "tools/call": self.tool_calls,
             "resources/list": self._resources_list,
             "resources/templates/list": self._templates_list,
-            "resources/read": self._resources_read,
+            "resources/read": user.resources_read,
             "prompts/list": self._prompts_list,
-            "prompts/get": self._prompts_get,
-            "completion/complete": self._complete,
+            "prompts/get": user.prompts_get,
+            "completion/complete": user.complete,
         }
         # The methods of each era: 2026-07-28 removed the handshake, ping, setLevel and
         # resource subscriptions, and added discovery and listen streams.
@@ -108,21 +154,21 @@ class Server(TaskCalls, UserCalls):
                 "initialize": self._initialize,
                 "ping": self._ping,
                 "logging/setLevel": self._set_level,
-                "resources/subscribe": self._subscribe,
-                "resources/unsubscribe": self._unsubscribe,
+                "resources/subscribe": user.subscribe,
+                "resources/unsubscribe": user.unsubscribe,
                 # 2025-11-25's experimental tasks (a session's own)
-                "tasks/get": self._handshake_get,
-                "tasks/result": self._handshake_result,
-                "tasks/list": self._handshake_list,
-                "tasks/cancel": self._handshake_cancel,
+                "tasks/get": tasks.handshake_get,
+                "tasks/result": tasks.handshake_result,
+                "tasks/list": tasks.handshake_list,
+                "tasks/cancel": tasks.handshake_cancel,
             },
             "modern": {
                 **shared,
                 "server/discover": self._discover,
                 "subscriptions/listen": self._listen,
-                "tasks/get": self._tasks_get,
-                "tasks/update": self._tasks_update,
-                "tasks/cancel": self._tasks_cancel,
+                "tasks/get": tasks.get,
+                "tasks/update": tasks.update,
+                "tasks/cancel": tasks.cancel,
             },
         }
 
@@ -244,12 +290,6 @@ class Server(TaskCalls, UserCalls):
             return modern.shape(request.method, result)
         return result
 
-    def _response(self, request: RequestContext, result: dict[str, Any]) -> Message:
-        """The reply :meth:`handle` would give (a call that replies early builds it)."""
-        if request.session.era == "modern":
-            result = modern.shape(request.method, result)
-        return jsonrpc.response(request.id, result)
-
     async def _cancellable(self, handler: Handler, request: RequestContext) -> Any:
         # The request runs in the caller's task (no extra task on the hot path); a client's
         # cancel cancels that task, and only that cancel is turned into "no response"
@@ -304,7 +344,7 @@ class Server(TaskCalls, UserCalls):
             # Each once: every status change looks its task up in this list.
             named = dict.fromkeys(t for t in task_ids if isinstance(t, str))
             honored["taskIds"] = [t for t in named if self._known_task(t)]
-        self._loop = asyncio.get_running_loop()
+        self.task_calls.loop = asyncio.get_running_loop()
         session.listen_filter = honored
         session.subscriptions = set(honored.get("resourceSubscriptions", []))
         session.subscription_id = request_id
@@ -329,7 +369,7 @@ class Server(TaskCalls, UserCalls):
     def _task_changed(self, task: Task) -> None:
         """A task's status changed (on any thread): tell who asked (2026-07-28: the listen
         streams that name it; 2025-11-25: its session), wake tasks/result callers."""
-        loop = self._loop
+        loop = self.task_calls.loop
         if loop is None or loop.is_closed():
             return
         try:
@@ -342,7 +382,7 @@ class Server(TaskCalls, UserCalls):
             loop.call_soon_threadsafe(self._tell_listeners, task)
 
     def _tell_listeners(self, task: Task) -> None:
-        self._wake(task)
+        self.task_methods.wake(task)
         if task.era != "modern":
             owner = self.sessions.get(task.owner or "")
             if owner is not None:
@@ -361,7 +401,7 @@ class Server(TaskCalls, UserCalls):
         outlives this server and keeps the ended tasks; the ones still running here end
         cancelled ("the server stopped"): their work cannot report to a stopped loop."""
         self.tasks.unobserve(self._task_changed)
-        for follower in list(self._followers):
+        for follower in list(self.task_calls.followers):
             follower.cancel()
         for session in list(self.sessions.values()):
             if session.subscription_id is not None and session.ended is not None:

@@ -24,17 +24,15 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..registry import Tool
+from .calls import CallRecord
+from .context import Context
+from .mrtr import Asker
 from .outcomes import Result, required_str, tool_arguments
 from .request import RequestContext
-
-if TYPE_CHECKING:  # annotations only: the registry's Tool, the call's helpers
-    from ..registry import Tool
-    from .calls import CallRecord
-    from .context import Context
-    from .mrtr import Asker
-    from .tasklink import TaskLink
+from .tasklink import TaskLink
 
 
 @dataclass(eq=False, slots=True)
@@ -58,8 +56,12 @@ class ToolCall:
     def of(cls, request: RequestContext, tools: Mapping[str, Tool]) -> ToolCall:
         """The call ``request`` asks for (its params checked: -32602 if malformed)."""
         params = request.params
-        name = required_str(params, "name")
-        return cls(request, name, tool_arguments(params), tools.get(name))
+        name, arguments = params.get("name"), params.get("arguments")
+        if not isinstance(name, str):
+            name = required_str(params, "name")  # -32602
+        if not isinstance(arguments, dict):
+            arguments = tool_arguments(params)  # {} when absent, else -32602
+        return cls(request, name, arguments, tools.get(name))
 
     @property
     def target(self) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import McpNotebookError
 from ..registry import ArgumentError
@@ -26,6 +26,7 @@ from .kinds import FinalStatus
 from .request import RequestContext
 
 Result = dict[str, Any]
+T = TypeVar("T")
 Outcome = tuple[Result, FinalStatus | None, BaseException | None]
 
 
@@ -41,16 +42,17 @@ def response(request: RequestContext, result: Result) -> Message:
 
 
 async def settled(
-    outcome: Callable[[], Awaitable[Result]],
+    step: Callable[[T], Awaitable[Result]],
+    given: T,
     record: CallRecord,
     context: Context | None,
     denied_fails: bool = False,
 ) -> Result:
-    """A tool call's reply (``outcome()``, what raises on the way to it included), its
+    """A tool call's reply (``step(given)``, what raises on the way to it included), its
     record finished; JSON-RPC errors and cancels go on. A denied call is a tool error,
     or (``denied_fails``: a task) a JSON-RPC error, which fails the task with the reason."""
     try:
-        return await outcome()
+        return await step(given)
     except Declined as declined:
         record.finish("denied", error=declined)
         if denied_fails:

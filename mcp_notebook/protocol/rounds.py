@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from functools import partial
 from typing import Any, Protocol
 
 from .calls import CallRecord
@@ -139,4 +138,4 @@ class Resumption:
         record, context = resumed.record, resumed.context
         if call.as_task:
             return await self.tasks.decide(resumed.run, resumed.asker, context, record, call)
-        return await settled(partial(self.rounds.outcome, resumed), record, context)
+        return await settled(self.rounds.outcome, resumed, record, context)

@@ -6,7 +6,7 @@ reply channel they offered already delivered it (:mod:`.request`). Classificatio
 routing and turning exceptions into JSON-RPC errors happen in :mod:`.dispatch`; this
 module gives it one method table per era. Every handler takes one
 :class:`~.request.RequestContext`. The handlers are plain collaborators: ``tools/call``
-(:mod:`.toolcalls`, a thin core behind a chain of interceptors that :meth:`Server._chain`
+(:mod:`.toolcalls`, a thin core behind a chain of interceptors that :mod:`.toolchain`
 composes), the other calls into user code (:mod:`.usercalls`), tasks (:mod:`.taskcalls`,
 :mod:`.taskmethods`).
 """
@@ -23,9 +23,8 @@ from typing import Any
 from ..registry import Registry, views
 from . import dispatcher_tools, jsonrpc, lifecycle, modern
 from .calls import CallLog
-from .confirmation import Confirm, Confirmation
+from .confirmation import Confirm
 from .dispatch import NO_REPLY, Dispatcher, Request
-from .dispatcher_tools import DispatcherTools
 from .executor import Executor, InlineExecutor
 from .interceptors import Interceptor
 from .jsonrpc import Message, RpcError, invalid_params
@@ -36,15 +35,14 @@ from .names import META_SUBSCRIPTION_ID as SUBSCRIPTION_ID
 from .names import TASKS_VERSION
 from .paging import page
 from .request import RUN_USER_CODE, ReplyChannel, RequestContext
-from .rounds import Resumption, Rounds
+from .rounds import Rounds
 from .session import LOG_LEVELS, Session, Tap, kept_description, kept_subscriptions, tell_taps
 from .taskcalls import TaskCalls, declares_tasks, missing_extension
 from .taskmethods import TaskMethods
-from .tasks import Task, TaskStore
+from .tasks import TaskStore
 from .toolcalls import ToolCalls
+from .toolchain import ToolChain
 from .usercalls import UserCalls
-from .visibility import visible
-from .waits import WaitNotices
 
 logger = logging.getLogger(__name__)
 
@@ -68,7 +66,6 @@ class Server:
         self.registry = registry
         # Tool calls answered with a task handle; the app's store outlives this server.
         self.tasks = tasks if tasks is not None else TaskStore()
-        self.tasks.observe(self._task_changed)
         self.name, self.version, self.instructions = name, version, instructions
         self.executor: Executor = executor or InlineExecutor()
         self.page_size = page_size
@@ -79,14 +76,13 @@ class Server:
         self.continuations = Continuations()
         rounds = Rounds(self.continuations, self.executor)
         self.task_calls = TaskCalls(self.tasks, rounds, self.executor)
-        self.task_methods = TaskMethods(self.tasks, self.task_calls, page_size)
+        self.task_methods = TaskMethods(self.tasks, self.task_calls, page_size, self.sessions)
+        self.tasks.observe(self.task_methods.changed)
         self.user_calls = UserCalls(registry, self.calls, self.executor, rounds)
         self.tool_calls = ToolCalls(registry, self.calls, self.executor, rounds)
-        self._dispatcher_tools = DispatcherTools(registry, self.calls, self.offers_dispatcher)
-        self._resumption = Resumption(rounds, self.task_calls)
-        self._confirm: Confirm | None = None
-        self._plugged: dict[str, list[Interceptor]] = {"before": [], "around": []}
-        self._chain()
+        self.tool_chain = ToolChain(
+            self.tool_calls, self.task_calls, rounds, self.offers_dispatcher
+        )
         # Observers of every message in and out (add_tap); empty, they cost one truth test.
         self.taps: list[Tap] = []
         self._taps_lock = threading.Lock()
@@ -103,35 +99,22 @@ class Server:
             shape=self._shape,
         )
 
-    # -- tools/call's chain (protocol/interceptors.py) ---------------------------------------
+    # -- tools/call's chain (protocol/toolchain.py) ------------------------------------------
     @property
     def confirm(self) -> Confirm | None:
         """Asks the person at the notebook before a tool runs (``Confirmer.confirm``):
         the arguments to use (maybe edited), or raises Declined. None: no confirmations."""
-        return self._confirm
+        return self.tool_chain.confirm
 
     @confirm.setter
     def confirm(self, confirm: Confirm | None) -> None:
-        self._confirm = confirm
-        self._chain()
+        self.tool_chain.confirm = confirm  # in the chain from now on, or out of it
 
     def intercept(self, interceptor: Interceptor, *, before_record: bool = False) -> None:
         """Put ``interceptor`` outermost in its part of every ``tools/call``'s chain:
         before the call is recorded (it may refuse it unrecorded: authorization), or
         around its run (it sees the record: tracing)."""
-        self._plugged["before" if before_record else "around"].insert(0, interceptor)
-        self._chain()
-
-    def _chain(self) -> None:
-        """Compose the chain from the features in use; again whenever one changes."""
-        task_calls = self.task_calls
-        before: list[Interceptor] = [*self._plugged["before"], self._dispatcher_tools, visible]
-        before += [task_calls.mode, self._resumption]
-        around: list[Interceptor] = [*self._plugged["around"], task_calls.run]
-        if self._confirm is not None:
-            around.append(Confirmation(self._confirm))
-        around.append(WaitNotices(self.executor))
-        self.tool_calls.use(before, around)
+        self.tool_chain.plug(interceptor, before_record)
 
     def _method_tables(self) -> dict[Era, dict[str, Handler]]:
         """The method table of each era (``Session.era``), for the dispatcher."""
@@ -343,7 +326,7 @@ class Server:
                 raise invalid_params("notifications.taskIds must be a list of task ids")
             # Each once: every status change looks its task up in this list.
             named = dict.fromkeys(t for t in task_ids if isinstance(t, str))
-            honored["taskIds"] = [t for t in named if self._known_task(t)]
+            honored["taskIds"] = [t for t in named if self.task_methods.known(t)]
         self.task_calls.loop = asyncio.get_running_loop()
         session.listen_filter = honored
         session.subscriptions = set(honored.get("resourceSubscriptions", []))
@@ -359,48 +342,11 @@ class Server:
             self.sessions.pop(session.id, None)
         return {"_meta": {SUBSCRIPTION_ID: request_id}}
 
-    def _known_task(self, task_id: Any) -> bool:
-        try:
-            self.tasks.get(task_id)
-        except RpcError:
-            return False
-        return True
-
-    def _task_changed(self, task: Task) -> None:
-        """A task's status changed (on any thread): tell who asked (2026-07-28: the listen
-        streams that name it; 2025-11-25: its session), wake tasks/result callers."""
-        loop = self.task_calls.loop
-        if loop is None or loop.is_closed():
-            return
-        try:
-            on_loop = asyncio.get_running_loop() is loop
-        except RuntimeError:
-            on_loop = False
-        if on_loop:
-            self._tell_listeners(task)
-        else:
-            loop.call_soon_threadsafe(self._tell_listeners, task)
-
-    def _tell_listeners(self, task: Task) -> None:
-        self.task_methods.wake(task)
-        if task.era != "modern":
-            owner = self.sessions.get(task.owner or "")
-            if owner is not None:
-                owner.notify("notifications/tasks/status", task.handshake())
-            return
-        shown: dict[str, Any] | None = None
-        for session in list(self.sessions.values()):
-            wanted = session.listen_filter
-            if wanted is None or task.id not in wanted.get("taskIds", ()):
-                continue
-            shown = shown or task.modern()
-            session.notify("notifications/tasks", shown, session.subscription_id)
-
     def end_listens(self) -> None:
         """Close every listen stream gracefully (the server is stopping). The task store
         outlives this server and keeps the ended tasks; the ones still running here end
         cancelled ("the server stopped"): their work cannot report to a stopped loop."""
-        self.tasks.unobserve(self._task_changed)
+        self.tasks.unobserve(self.task_methods.changed)
         for follower in list(self.task_calls.followers):
             follower.cancel()
         for session in list(self.sessions.values()):

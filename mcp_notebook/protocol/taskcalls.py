@@ -92,9 +92,11 @@ class TaskCalls:
     def mode(self, call: ToolCall, next: Next) -> Awaitable[Result]:
         """Before the record: may this call become a task? (-32021 / -32601 if it must
         be one and cannot, or must not be one and asks.)"""
-        assert call.tool is not None  # visibility let it through
-        call.as_task = self.as_task(call.request, call.tool.task)
-        return next(call)
+        session = call.request.session
+        if session.era == "modern" or session.protocol_version == TASKS_VERSION:
+            assert call.tool is not None  # visibility let it through
+            call.as_task = self.as_task(call.request, call.tool.task)
+        return next(call)  # (older revisions know no tasks)
 
     def run(self, call: ToolCall, next: Next) -> Awaitable[Result]:
         """Around the run: a call that may be a task runs as the task's work."""
@@ -123,7 +125,7 @@ class TaskCalls:
         """The work of a call that may be a task (cancelled before it starts: nothing ran);
         a denied one fails the task with the reason."""
         assert call.record is not None
-        return await settled(partial(next, call), call.record, call.context, denied_fails=True)
+        return await settled(next, call, call.record, call.context, denied_fails=True)
 
     # -- deciding ---------------------------------------------------------------------------
     def as_task(self, request: RequestContext, mode: str) -> bool:

@@ -2,12 +2,14 @@
 2025-11-25's experimental tasks/get, tasks/result, tasks/list, tasks/cancel.
 
 Tool calls become tasks in :mod:`.taskcalls`; here a client looks at, answers and
-cancels them. A 2025-11-25 task belongs to the session that created it.
+cancels them, and hear of their changes. A 2025-11-25 task belongs to the session that
+created it.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from typing import Any
 
 from .codes import INVALID_PARAMS, SERVER_ERROR
@@ -15,6 +17,7 @@ from .jsonrpc import RpcError, invalid_params
 from .names import META_RELATED_TASK as RELATED_TASK
 from .paging import page
 from .request import RequestContext
+from .session import Session
 from .taskcalls import TaskCalls, declares_tasks, missing_extension
 from .tasks import Task, TaskStore
 
@@ -22,8 +25,15 @@ from .tasks import Task, TaskStore
 class TaskMethods:
     """The tasks/* method handlers, over the server's task store."""
 
-    def __init__(self, tasks: TaskStore, calls: TaskCalls, page_size: int) -> None:
+    def __init__(
+        self,
+        tasks: TaskStore,
+        calls: TaskCalls,
+        page_size: int,
+        sessions: Mapping[str, Session],
+    ) -> None:
         self.tasks, self.calls, self.page_size = tasks, calls, page_size
+        self.sessions = sessions  # the server's: who hears of a task's change
         self._waiters: dict[str, list[asyncio.Future[None]]] = {}  # tasks/result callers
 
     def _task_of(self, request: RequestContext) -> Task:
@@ -105,3 +115,41 @@ class TaskMethods:
         for waiter in self._waiters.pop(task.id, []):
             if not waiter.done():
                 waiter.set_result(None)
+
+    # -- telling who asked ---------------------------------------------------------------
+    def known(self, task_id: Any) -> bool:
+        try:
+            self.tasks.get(task_id)
+        except RpcError:
+            return False
+        return True
+
+    def changed(self, task: Task) -> None:
+        """A task's status changed (on any thread): tell who asked (2026-07-28: the listen
+        streams that name it; 2025-11-25: its session), wake tasks/result callers."""
+        loop = self.calls.loop
+        if loop is None or loop.is_closed():
+            return
+        try:
+            on_loop = asyncio.get_running_loop() is loop
+        except RuntimeError:
+            on_loop = False
+        if on_loop:
+            self._tell(task)
+        else:
+            loop.call_soon_threadsafe(self._tell, task)
+
+    def _tell(self, task: Task) -> None:
+        self.wake(task)
+        if task.era != "modern":
+            owner = self.sessions.get(task.owner or "")
+            if owner is not None:
+                owner.notify("notifications/tasks/status", task.handshake())
+            return
+        shown: dict[str, Any] | None = None
+        for session in list(self.sessions.values()):
+            wanted = session.listen_filter
+            if wanted is None or task.id not in wanted.get("taskIds", ()):
+                continue
+            shown = shown or task.modern()
+            session.notify("notifications/tasks", shown, session.subscription_id)

@@ -70,7 +70,7 @@ class ToolCalls:
             return error_result(problem)
         if tool.injected:
             call.context = new_context(request)
-        return await settled(partial(self._around, call), record, call.context)
+        return await settled(self._around, call, record, call.context)
 
     def _run(self, call: ToolCall) -> Awaitable[Result]:
         """run: the tool on the executor; its result is recorded where it ran, and the
@@ -99,6 +99,7 @@ class ToolCalls:
             lambda: then(tool.invoke(arguments, injected), convert), record
         )
         work = finishing(user_code, finish)
-        if call.as_task:
+        if context is None or call.as_task or request.session.era != "modern":
             return self.executor.run(work, record)
+        # 2026-07-28: what its Context asks the client become input requests (.rounds)
         return self.rounds.start(work, record, context, call.target, request)

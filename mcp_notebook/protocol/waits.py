@@ -27,10 +27,9 @@ class WaitNotices:
         record = call.record
         if call.as_task or record is None:
             return next(call)
-        request, executor = call.request, self.executor
+        executor = self.executor
         # %mcp break on this tool? Then a client that gave a token hears of the pause too.
-        pausing = request.progress_token is not None and executor.may_pause(record)
-        waiting = watch(request, record, executor.cells, pausing)
+        waiting = watch(call.request, record, executor.cells, executor.may_pause)
         if waiting is None:
             return next(call)
         call.told = waiting.streams

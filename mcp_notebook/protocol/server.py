@@ -111,9 +111,9 @@ class Server:
         self.tool_chain.confirm = confirm  # in the chain from now on, or out of it
 
     def intercept(self, interceptor: Interceptor, *, before_record: bool = False) -> None:
-        """Put ``interceptor`` outermost in its part of every ``tools/call``'s chain:
-        before the call is recorded (it may refuse it unrecorded: authorization), or
-        around its run (it sees the record: tracing)."""
+        """Add ``interceptor`` to every ``tools/call``'s chain (protocol/toolchain.py):
+        before the call is recorded, once its tool is known (it may refuse it unrecorded:
+        authorization), or outermost around its run (it sees the record: tracing)."""
         self.tool_chain.plug(interceptor, before_record)
 
     def _method_tables(self) -> dict[Era, dict[str, Handler]]:

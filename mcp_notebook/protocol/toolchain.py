@@ -2,11 +2,13 @@
 
 The order (outermost first; :mod:`.interceptors` says what each stage sees)::
 
-    before the record: [plugged], dispatcher tools, visibility, task mode, resumption
+    before the record: dispatcher tools, visibility, [plugged], task mode, resumption
     around the run:    [plugged], tasks, confirmation (while a hook is set), wait notices
 
-Plugged interceptors (:meth:`ToolChain.plug`: authorization before the record, tracing
-around the run) come first in their stage. The chain is composed here and handed to the
+Plugged interceptors (:meth:`ToolChain.plug`): before the record, authorization, which
+sees the tool that is to run (a call through the dispatcher's ``call_notebook_tool``
+too, and a resumed round); around the run, tracing, outermost: it sees every recorded
+call to its end, a task's handle or an input-required round included. The chain is composed here and handed to the
 core (:meth:`~.toolcalls.ToolCalls.use`) whenever a feature is switched on or off.
 """
 
@@ -57,7 +59,7 @@ class ToolChain:
         self.compose()
 
     def compose(self) -> None:
-        before: list[Interceptor] = [*self._plugged[True], self.dispatcher, visible]
+        before: list[Interceptor] = [self.dispatcher, visible, *self._plugged[True]]
         before += [self.tasks.mode, self.resumption]
         around: list[Interceptor] = [*self._plugged[False], self.tasks.run]
         if self._confirm is not None:

@@ -17,7 +17,9 @@ is a call to record come **before** it (they see ``call.record`` None), those th
 the recorded call's run come **around** the run (``call.record`` is set)::
 
     validate ─ before: dispatcher, visibility, task mode, resumption
-             ─ record ─ around: tasks, confirmation, queue notices ─ run ─ result
+             ─ record ─ around: tasks, confirmation, wait notices ─ run ─ result
+
+Which interceptors, in which order, and where plugged ones go: :mod:`.toolchain`.
 """
 
 from __future__ import annotations

@@ -8,8 +8,9 @@ The order (outermost first; :mod:`.interceptors` says what each stage sees)::
 Plugged interceptors (:meth:`ToolChain.plug`): before the record, authorization, which
 sees the tool that is to run (a call through the dispatcher's ``call_notebook_tool``
 too, and a resumed round); around the run, tracing, outermost: it sees every recorded
-call to its end, a task's handle or an input-required round included. The chain is composed here and handed to the
-core (:meth:`~.toolcalls.ToolCalls.use`) whenever a feature is switched on or off.
+call to its end, a task's handle or an input-required round included. The chain is
+composed here and handed to the core (:meth:`~.toolcalls.ToolCalls.use`) whenever a
+feature is switched on or off.
 """
 
 from __future__ import annotations

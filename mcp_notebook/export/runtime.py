@@ -33,7 +33,7 @@ from .._version import __version__
 from ..base import BaseMCP
 from ..protocol import CallRecord, InlineExecutor, Server
 from ..protocol.confirmation import Confirmer
-from ..protocol.executor import Executor, settle, unchanged
+from ..protocol.executor import Executor, ExecutorBase, settle
 from ..protocol.unattended import HEADLESS, headless_banner
 from ..registry import pictures
 from ..registry.content import CONVERTERS
@@ -55,11 +55,8 @@ INLINE_ENV = "MCP_NOTEBOOK_INLINE"  # 1: tools on the serving loop (faster; a sl
 DEFAULT_WORKERS = 8
 
 
-class WorkerExecutor:
+class WorkerExecutor(ExecutorBase):
     """Runs user code on a pool of threads; an ``async def`` tool runs on the serving loop."""
-
-    prepare = staticmethod(unchanged)
-    cells = None
 
     def __init__(self, workers: int = DEFAULT_WORKERS) -> None:
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="mcp-tool")

@@ -27,8 +27,8 @@ PROTOCOL = "2025-11-25"
 SERVERS = ("ours", "export", "export-inline", "export-asgi", "sdk", "sdk-json", "floor")
 LABELS = {
     "ours": "mcp_notebook (in-kernel)",
-    "export": "export (tornado, workers)",
-    "export-inline": "export (tornado, inline)",
+    "export": "export (python -m PACKAGE --transport http: uvicorn, workers)",
+    "export-inline": "export (uvicorn, inline)",
     "export-asgi": "export (uvicorn ASGI)",
     "sdk": "mcp SDK (default, SSE)",
     "sdk-json": "mcp SDK (json_response)",
@@ -312,13 +312,12 @@ def serve_sdk(json_response: bool) -> None:
 
 
 def serve_export(kind: str) -> None:
-    """What an exported notebook runs (mcp_notebook.export.runtime), no kernel: the same
-    tornado server as in a kernel with tools on worker threads ("export") or on the
-    server's loop ("export-inline"), or the ASGI app under uvicorn ("export-asgi")."""
-    import threading
+    """What an exported notebook runs (mcp_notebook.export.runtime), no kernel: its ASGI
+    app under uvicorn, as ``python -m PACKAGE --transport http`` serves it, with tools on
+    worker threads ("export", "export-asgi") or on the serving loop ("export-inline")."""
+    import uvicorn
 
-    from mcp_notebook.export.runtime import WorkerExecutor, asgi_app, exported_app
-    from mcp_notebook.protocol import InlineExecutor
+    from mcp_notebook.export.runtime import asgi_app, exported_app
 
     app = exported_app("bench", {})
 
@@ -326,19 +325,11 @@ def serve_export(kind: str) -> None:
     def add(a: int, b: int) -> int:
         return a + b
 
-    if kind == "export-asgi":
-        import uvicorn
-
-        sock = _listen()
-        print(f"PORT {sock.getsockname()[1]}", flush=True)
-        served = asgi_app(app, environ={"MCP_NOTEBOOK_NO_AUTH": "1"})
-        config = uvicorn.Config(served, log_level="warning", access_log=False)
-        uvicorn.Server(config).run(sockets=[sock])
-        return
-    executor = InlineExecutor() if kind == "export-inline" else WorkerExecutor()
-    info = app.start("127.0.0.1", 0, auth=False, executor=executor)
-    print(f"PORT {info.port}", flush=True)
-    threading.Event().wait()
+    sock = _listen()
+    print(f"PORT {sock.getsockname()[1]}", flush=True)
+    served = asgi_app(app, inline=kind == "export-inline", environ={"MCP_NOTEBOOK_NO_AUTH": "1"})
+    config = uvicorn.Config(served, log_level="warning", access_log=False)
+    uvicorn.Server(config).run(sockets=[sock])
 
 
 def serve_floor() -> None:

@@ -14,16 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from . import discovery, exposure
 from ._version import __version__
+from .base import BaseMCP
 from .openfiles import raise_open_file_limit
-from .protocol import CallLog, InlineExecutor, LoopExecutor, Server
-from .protocol.confirmation import Confirmer, Policy, needs_confirmation, parse_policy
+from .protocol import InlineExecutor, LoopExecutor, Server
+from .protocol.confirmation import Confirmer
 from .protocol.executor import Executor
-from .protocol.session import LOG_LEVELS
-from .protocol.tasks import TaskStore
 from .protocol.unattended import parse_headless
-from .registration import Registrations
-from .registry import Kind, Registry, Tool
-from .skills import SkillRegistrations
+from .registry import Kind
 from .transports.binding import check_address
 from .transports.settings import DEFAULT_MAX_BODY, Limits
 
@@ -45,31 +42,15 @@ class ServerInfo:
     port: int | None = None
 
 
-class NotebookMCP(Registrations, SkillRegistrations):
+class NotebookMCP(BaseMCP):
     """Registers tools, resources and prompts, and serves them while the notebook runs."""
 
     def __init__(self, name: str | None = None, *, history: int = 1000) -> None:
-        self.registry = Registry()
-        self.calls = CallLog(maxlen=history)  # the last `history` calls: mcp.calls.maxlen
-        # Tool calls answered with a task handle; kept across server stops, not restarts.
-        self.tasks = TaskStore()
-        self._name = name
-        self.instructions: str | None = None
-        # Which tools ask the person at the notebook before they run (protocol/confirmation.py), and
-        # how many seconds a question waits before the call is denied.
-        self._confirm_policy: Policy = "marked"
-        self.confirm_timeout: float = 120.0
-        # What a tool that asks first does when no person's front end is attached: "deny",
-        # "elicit" (the client's user is asked) or "allow" (confirmation.HEADLESS).
-        self._confirm_headless = "deny"
-        # Set by the kernel extension: the notebook UI (output capture, monitors, prompts).
-        self.ui: Any = None
-        # Filled in by the kernel extension: what a discovery file says about this server,
-        # and the notebook's namespace for resources bound to variables.
+        super().__init__(name, history=history)
+        # Filled in by the kernel extension (with ``ui`` and ``namespace``): what a
+        # discovery file says about this server.
         self.kernel_id: str | None = None
         self.notebook_path: str | None = None
-        self.namespace: dict[str, Any] | None = None
-        self.watched: dict[str, str] = {}  # variable -> URI of the resource that serves it
         self._transport: HttpTransport | None = None
         # Connection, timeout and session caps of the HTTP server (transports/limits.py),
         # read by the next start.
@@ -83,20 +64,12 @@ class NotebookMCP(Registrations, SkillRegistrations):
         self._lock = threading.Lock()
         self._pinned: Mapping[str, Any] | None = None  # serve_headless
         self.registry.subscribe(self._announce)
+        self.add_log_target(self._announce_log)  # mcp.log: to this kernel's clients
 
     # -- serving -----------------------------------------------------------------------
-    @property
-    def name(self) -> str:
-        """The server's name (``--name``, else the notebook's file name), shown to clients."""
-        if self._name:
-            return self._name
-        if self.notebook_path:
-            return Path(self.notebook_path).stem
-        return "mcp-notebook"
-
-    @name.setter
-    def name(self, value: str | None) -> None:
-        self._name = value
+    def _default_name(self) -> str:
+        """``--name`` else the notebook's file name."""
+        return Path(self.notebook_path).stem if self.notebook_path else super()._default_name()
 
     @property
     def running(self) -> bool:
@@ -316,44 +289,13 @@ class NotebookMCP(Registrations, SkillRegistrations):
             "auth": bool(self._token) if transport else None,
             "dispatcher": self._server.dispatcher if self._server else None,
             "sessions": len(transport.sessions) if transport else 0,
-            "tools": list(self.registry.tools),
-            "resources": [r.uri for r in self.registry.resources.values()],
-            "resource_templates": list(self.registry.templates),
-            "prompts": list(self.registry.prompts),
+            **{k: v for k, v in super().status().items() if k not in ("running", "url")},
         }
 
     # -- the notebook UI: confirmations and the monitor --------------------------------
-    @property
-    def confirm_policy(self) -> Policy:
-        """Which tools ask the person at the notebook before they run.
-
-        "marked" (the ``confirm=True`` ones), "all", "none", "destructive" (those whose
-        ``destructiveHint`` is true, and the marked ones) or a tuple of tool names (and the
-        marked ones); ``%mcp confirm`` sets it.
-        """
-        return self._confirm_policy
-
-    @confirm_policy.setter
-    def confirm_policy(self, value: str | tuple[str, ...] | list[str]) -> None:
-        self._confirm_policy = parse_policy(value)
-
-    @property
-    def confirm_headless(self) -> str:
-        """What a tool that asks first does with no notebook front end: "deny" (refused),
-        "elicit" (the client's user is asked) or "allow" (runs unasked)."""
-        return self._confirm_headless
-
-    @confirm_headless.setter
-    def confirm_headless(self, value: str) -> None:
+    def _check_headless_change(self) -> None:
         if self._pinned is not None:  # the notebook cannot overrule `serve --confirm`
             raise RuntimeError("mcp-notebook serve --confirm chose it for this kernel")
-        self._confirm_headless = parse_headless(value)
-
-    def needs_confirmation(self, tool: Tool | str) -> bool:
-        """Whether a call of ``tool`` (a Tool or its name) waits for Approve / Deny."""
-        if isinstance(tool, str):
-            tool = self.registry.tools[tool]
-        return needs_confirmation(self._confirm_policy, tool)
 
     def monitor(self) -> Any:
         """A live monitor widget of calls and confirmations; show as many as you like."""
@@ -374,22 +316,14 @@ class NotebookMCP(Registrations, SkillRegistrations):
         else:
             transport.call_soon(server.list_changed, kind)
 
-    def log(self, level: str, data: Any, logger: str | None = None) -> None:
-        """Send a log message (``notifications/message``) to every connected client that
-        listens at ``level`` ("debug" ... "emergency"); nothing when not serving."""
-        if level not in LOG_LEVELS:
-            raise ValueError(f"unknown log level {level!r}: use one of {', '.join(LOG_LEVELS)}")
+    def _announce_log(self, level: str, data: Any, logger: str | None) -> None:
         transport, server = self._transport, self._server
         if transport is not None and server is not None:
             transport.call_soon(server.log, level, data, logger)
 
     def __repr__(self) -> str:
         state = f"serving {self.url}" if self.running else "not serving"
-        counts = (
-            f"{len(self.registry.tools)} tools, {len(self.registry.resources)} resources, "
-            f"{len(self.registry.templates)} templates, {len(self.registry.prompts)} prompts"
-        )
-        return f"<mcp {self.name!r}: {counts}; {state}>"
+        return f"{super().__repr__()[:-1]}; {state}>"
 
 
 def _current_executor() -> Executor:

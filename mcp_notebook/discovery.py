@@ -153,7 +153,9 @@ def register(
         idle_timeout=idle_timeout,
     )
     data = {k: v for k, v in asdict(record).items() if k != "path"}
-    body = json.dumps(data, ensure_ascii=False).encode("utf-8")
+    # ASCII: a notebook name that isn't UTF-8 (a lone surrogate) is written escaped, and
+    # read back as the same name.
+    body = json.dumps(data).encode("ascii")
     if sys.platform != "win32":
         ownerfolder.check(target.parent, create=True)
         ownerfolder.write_private(target, body, _patiently)

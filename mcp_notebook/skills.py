@@ -75,7 +75,9 @@ class SkillRegistrations:
             self.registry.add_skill(found[0].path, list(folder_resources(found)))
             return found[0]
         if text is None:
-            title, text = _from_notebook(notebook or self.notebook_path, from_cells)
+            title, text = _from_notebook(
+                notebook or getattr(self, "notebook_path", None), from_cells
+            )
             name = name or _slug(title)
         if not name:
             raise SkillError("mcp.skill() needs a name (or a notebook heading to take it from)")
@@ -145,21 +147,14 @@ def _from_notebook(
             "This kernel does not know its notebook file: pass text=..., path=..., or "
             "notebook='file.ipynb' to take the skill from its markdown cells"
         )
-    import nbformat  # only a skill made from cells reads a notebook
-
     notebook = _existing(Path(notebook))
-
-    try:
-        document = nbformat.read(str(notebook), as_version=4)  # type: ignore[no-untyped-call]
-    except (OSError, ValueError) as error:
-        raise SkillError(f"Cannot read the notebook {notebook}: {error}") from None
-    cells = [c for c in document.cells if c.cell_type == "markdown"]
-    texts = [str(c.source) for c in cells]
+    cells = _markdown_cells(notebook)
+    texts = [source for source, _ in cells]
     title = next((m.group(2) for t in texts for m in map(_HEADING.match, t.splitlines()) if m), "")
     if selection is None or selection is True:
         chosen = texts
     elif isinstance(selection, Mapping) and set(selection) == {"tag"}:
-        chosen = [str(c.source) for c in cells if selection["tag"] in c.metadata.get("tags", [])]
+        chosen = [source for source, tags in cells if selection["tag"] in tags]
     elif isinstance(selection, Mapping) and set(selection) == {"heading"}:
         chosen = _under_heading(texts, selection["heading"])
     else:
@@ -167,6 +162,25 @@ def _from_notebook(
     if not chosen:
         raise SkillError(f"No markdown cells in {notebook} match from_cells={selection!r}")
     return title, "\n\n".join(t.strip() for t in chosen)
+
+
+def _markdown_cells(notebook: Path) -> list[tuple[str, list[str]]]:
+    """(source, tags) of each markdown cell of a format-4 .ipynb, read as plain JSON: no
+    nbformat, which an exported server does not carry."""
+    try:
+        document = json.loads(notebook.read_text(encoding="utf-8-sig"))
+        if not isinstance(document, dict) or document.get("nbformat", 0) < 4:
+            raise ValueError("not a version 4 notebook (open and save it in Jupyter)")
+        found = []
+        for cell in document.get("cells", []):
+            if isinstance(cell, dict) and cell.get("cell_type") == "markdown":
+                source = cell.get("source", "")
+                text = "".join(source) if isinstance(source, list) else str(source)
+                tags = (cell.get("metadata") or {}).get("tags") or []
+                found.append((text, [str(t) for t in tags]))
+        return found
+    except (OSError, ValueError, TypeError, AttributeError) as error:
+        raise SkillError(f"Cannot read the notebook {notebook}: {error}") from None
 
 
 def _existing(notebook: Path) -> Path:

@@ -281,3 +281,15 @@ def test_a_name_is_found_whatever_its_unicode_normalization(runtime):
     assert discovery.find(decomposed).name == decomposed
     with pytest.raises(discovery.NotFound):
         discovery.find("Cafe")
+
+
+def test_a_notebook_whose_file_name_is_not_utf8_is_discovered(runtime):
+    """A notebook saved under a name that isn't UTF-8 (``caf\\xe9.ipynb`` from a Latin-1
+    system) reaches Python with a lone surrogate in its path: the discovery file could not
+    be encoded, so ``%mcp start`` failed and the bridge could not find the server."""
+    name = "caf\udce9"
+    path = discovery.register(name, "http://127.0.0.1:9/mcp", None, notebook=f"/n/{name}.ipynb")
+    assert path.is_file()
+    (record,) = discovery.running()
+    assert (record.name, record.notebook) == (name, f"/n/{name}.ipynb")
+    assert discovery.find(name).url == "http://127.0.0.1:9/mcp"

@@ -21,15 +21,16 @@ import uvicorn
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp_notebook import Context
+from mcp_notebook import Context, __version__
 from mcp_notebook.export.extract import extract
-from mcp_notebook.export.package import ExportFailed, export_notebook, package_name
+from mcp_notebook.export.package import ExportFailed, export_notebook, package_name, runtime_range
 from mcp_notebook.export.runtime import asgi_app, exported_app
+from mcp_notebook.export.wheel import wheel_name
 
 from .conftest import MODES
 from .export.messages import INITIALIZE
 from .export.notebooks import helper_notebook
-from .waiting import wait_until
+from .waiting import until, wait_until
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 TOKEN = "asgi-test-token"
@@ -154,7 +155,11 @@ def test_the_export_command_pins_the_notebooks_imports(tmp_path):
     assert "exported quickstart_mcp" in done.stdout and "tools: add" in done.stdout
     pyproject = (tmp_path / "q" / "pyproject.toml").read_text()
     assert f'"pandas=={pandas.__version__}"' in pyproject
-    assert '"mcp-notebook==' in pyproject
+    # The kernel-free runtime, in this release's minor series; not the notebook package.
+    low, high = runtime_range()
+    assert f'"mcp-notebook-runtime>={low},<{high}"' in pyproject
+    assert '"mcp-notebook==' not in pyproject
+    assert (tmp_path / "q" / "wheels" / wheel_name(__version__)).is_file()
     missing = subprocess.run(
         [sys.executable, "-m", "mcp_notebook", "export", "nowhere.ipynb", "-o", str(tmp_path)],
         capture_output=True,
@@ -380,3 +385,37 @@ async def test_a_client_that_takes_no_sse_is_not_left_waiting_for_a_question(asg
     assert reply.headers["Content-Type"].startswith("application/json")
     result = reply.json()["result"]
     assert result["isError"] is True
+
+
+LOGGING_SERVER = """
+from mcp_notebook.export.runtime import exported_app, main
+
+mcp = exported_app("logs", globals())
+
+
+@mcp.tool
+def shout(text: str) -> str:
+    mcp.log("warning", text, "shouter")  # from a worker thread
+    return text
+
+
+main(mcp)
+"""
+
+
+async def test_mcp_log_in_an_export_reaches_its_stdio_client(tmp_path):
+    """``mcp.log`` in exported code reaches the clients of ``python -m PACKAGE``."""
+    from mcp.client.stdio import StdioServerParameters
+
+    script = tmp_path / "logs.py"
+    script.write_text(LOGGING_SERVER)
+    lines: list[tuple[str, object]] = []
+
+    async def log(params: types.LoggingMessageNotificationParams) -> None:
+        lines.append((params.level, params.data))
+
+    server = StdioServerParameters(command=sys.executable, args=[str(script)], env=dict(os.environ))
+    async with Client(server, mode="legacy", logging_callback=log, log_level="info") as client:
+        assert (await client.call_tool("shout", {"text": "hello"})).content[0].text == "hello"
+        await until(lambda: lines, "the log message")
+    assert lines == [("warning", "hello")]

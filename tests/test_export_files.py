@@ -19,8 +19,9 @@ import nbformat
 import pytest
 from packaging.utils import canonicalize_name
 
+from mcp_notebook import __version__
 from mcp_notebook.commandline import split_windows
-from mcp_notebook.export.package import export_notebook, package_name
+from mcp_notebook.export.package import export_notebook, package_name, runtime_range
 
 NAMES = ["Données 2024.ipynb", "数据分析.ipynb", "Überblick (Kopie).py", "CON.ipynb"]
 
@@ -63,9 +64,12 @@ def test_the_readmes_install_commands_work_in_windows_shells(tmp_path):
     assert len(installs) >= 4
     for command in installs:
         words = split_windows(command)
+        # The package (with extras), and the runtime's wheel that the export carries.
+        wheels = [w for w in words[2:] if w.startswith("wheels/")]
         assert words[:2] == ["pip", "install"] and all(
-            re.fullmatch(r"\.(\[\w+\])?", word) for word in words[2:]
+            re.fullmatch(r"\.(\[\w+\])?", word) for word in words[2:] if word not in wheels
         ), command
+        assert all((result.directory / w).is_file() for w in wheels), command
     assert '$env:MCP_NOTEBOOK_TOKEN = "secret"' in readme  # PowerShell's way to set it
 
 
@@ -120,3 +124,53 @@ def test_a_failing_export_is_reported_whatever_the_consoles_encodings(tmp_path):
     assert done.returncode == 1, said
     assert "does not import" in said and "ValueError" in said, said
     assert "UnicodeDecodeError" not in said
+
+
+def _later(version: str, part: int) -> str:
+    numbers = [int(n) for n in version.split(".")[:3]]
+    numbers[part] += 1
+    numbers[part + 1 :] = [0] * (2 - part)
+    return ".".join(map(str, numbers))
+
+
+def _earlier_minor(version: str) -> str:
+    major, minor = (int(n) for n in version.split(".")[:2])
+    return f"{major - 1}.99.0" if minor == 0 else f"{major}.{minor - 1}.9"
+
+
+@pytest.mark.parametrize(
+    ("installed", "accepted"),
+    [
+        (__version__, True),
+        (_later(__version__, 2), True),  # a fix release of the runtime
+        (_later(__version__, 1), False),  # the next minor series may change the API
+        (_later(__version__, 0), False),
+        (_earlier_minor(__version__), False),  # older than the exporter
+    ],
+)
+def test_the_package_refuses_a_runtime_outside_its_range(tmp_path, installed, accepted):
+    notebook = tmp_path / "calc.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("@mcp.tool\ndef add(a: int) -> int:\n    return a")]
+    nbformat.write(nb, notebook)
+    export_notebook(notebook, tmp_path / "out", check=False)
+    runtime = tmp_path / "runtime" / "mcp_notebook"  # what a runtime of that version holds
+    runtime.mkdir(parents=True)
+    (runtime / "__init__.py").write_text("")
+    (runtime / "_version.py").write_text(f'__version__ = "{installed}"\n')
+    # -S and cwd: neither site-packages nor the checkout, where the real package is.
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", "import calc_mcp"],
+        cwd=tmp_path,
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(runtime.parent), str(tmp_path / "out")]),
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    low, high = runtime_range()
+    refusal = f"calc_mcp needs mcp-notebook-runtime >={low},<{high}, but {installed} is installed"
+    assert (done.returncode == 0) == accepted, done.stderr
+    assert (refusal in done.stderr) == (not accepted), done.stderr

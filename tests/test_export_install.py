@@ -3,8 +3,10 @@ HTTP by uvicorn, and driven by the official SDK client in both modes."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shlex
 import subprocess
 import venv
 from collections.abc import Iterator
@@ -16,7 +18,9 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from mcp_notebook.export.package import export_notebook
+from mcp_notebook import __version__
+from mcp_notebook.export.package import export_notebook, runtime_range
+from mcp_notebook.export.wheel import build_wheel, wheel_name
 
 from . import portable
 from .conftest import MODES
@@ -25,42 +29,86 @@ from .export.notebooks import helper_notebook
 CHECKOUT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = CHECKOUT / "notebooks"
 TOKEN = "export-test-token"
-FRONT_ENDS = ("ipython", "ipykernel", "ipywidgets")
+# What an export must not install: the notebook side of mcp-notebook (and mcp-notebook).
+NOTEBOOK_SIDE = (
+    "ipython",
+    "ipykernel",
+    "ipywidgets",
+    "jupyter-client",
+    "jupyter-core",
+    "nbformat",
+    "tornado",
+    "mcp-notebook",
+)
 
 
-def _pip(python: Path, *args: str) -> None:
-    subprocess.run([str(python), "-m", "pip", "install", "-q", *args], check=True, timeout=900)
+def _readme_commands(directory: Path) -> list[str]:
+    """The README's `pip install` lines, as written (indented code)."""
+    lines = (directory / "README.md").read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.startswith("    pip install ")]
 
 
-@pytest.fixture(scope="module")
-def fresh(tmp_path_factory) -> Iterator[dict[str, Path]]:
-    """A fresh virtualenv (no system site-packages) with this checkout and three exports
-    installed by ``pip install DIR``, then IPython, ipykernel and ipywidgets removed."""
-    root = tmp_path_factory.mktemp("export-venv")
-    venv.create(root / "venv", with_pip=True)
-    python = root / "venv" / "bin" / "python"
-    _pip(python, str(CHECKOUT))
+def _run_as_typed(venv_dir: Path, command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """``command`` in ``cwd`` as in a shell where ``venv_dir`` is activated (its ``pip``)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["PATH"] = f"{venv_dir / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env["VIRTUAL_ENV"] = str(venv_dir)
+    return subprocess.run(
+        shlex.split(command), cwd=cwd, env=env, capture_output=True, text=True, timeout=900
+    )
+
+
+def _installed(python: Path) -> set[str]:
+    listed = subprocess.run(
+        [str(python), "-m", "pip", "list", "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return {re.sub(r"[-_.]+", "-", p["name"]).lower() for p in json.loads(listed)}
+
+
+def _exported(root: Path) -> dict[str, Path]:
     packages = {}
     for notebook in (NOTEBOOKS / "quickstart.ipynb", NOTEBOOKS / "dataframes.ipynb"):
         result = export_notebook(notebook, root / notebook.stem)
         packages[result.package] = result.directory
     helpers = export_notebook(helper_notebook(root), root / "helpers")
     packages[helpers.package] = helpers.directory
+    return packages
+
+
+@pytest.fixture(scope="module")
+def fresh(tmp_path_factory) -> Iterator[dict[str, Path]]:
+    """A fresh virtualenv (nothing installed), and three exports installed each with its
+    README's commands, run in its folder: the install, then the asgi extra's."""
+    root = tmp_path_factory.mktemp("export-venv")
+    venv.create(root / "venv", with_pip=True)
+    python = root / "venv" / "bin" / "python"
+    packages = _exported(root)
     for directory in packages.values():
-        _pip(python, f"{directory}[asgi]")
-    subprocess.run(
-        [str(python), "-m", "pip", "uninstall", "-q", "-y", *FRONT_ENDS], check=True, timeout=300
-    )
-    yield {"python": python, **packages}
+        commands = _readme_commands(directory)
+        first, asgi = commands[0], next(c for c in commands if '".[asgi]"' in c)
+        assert first.endswith(" .")  # the package itself, and nothing else but its runtime
+        for command in (first, asgi):
+            done = _run_as_typed(root / "venv", command, directory)
+            assert done.returncode == 0, f"{command}\n{done.stdout}{done.stderr}"
+    yield {"python": python, "venv": root / "venv", **packages}
 
 
-def test_the_venv_has_no_ipython_and_the_exports_import(fresh):
-    python = fresh["python"]
-    code = "import importlib.util as u; print(u.find_spec('IPython'), u.find_spec('ipykernel'))"
-    assert subprocess.run([python, "-c", code], capture_output=True, text=True).stdout.split() == [
-        "None",
-        "None",
-    ]
+def test_the_readme_command_installs_no_jupyter_package(fresh):
+    installed = _installed(fresh["python"])
+    assert {"mcp-notebook-runtime", "quickstart-mcp", "helpers-mcp", "uvicorn"} <= installed
+    assert sorted(installed & set(NOTEBOOK_SIDE)) == []
+    # The runtime is the wheel the export carries, named by file: not one from an index.
+    code = "from importlib.metadata import distribution as d; "
+    code += "print(d('mcp-notebook-runtime').read_text('direct_url.json'))"
+    origin = subprocess.run([fresh["python"], "-c", code], capture_output=True, text=True)
+    url = json.loads(origin.stdout)["url"]
+    assert url == (fresh["quickstart_mcp"] / "wheels" / wheel_name(__version__)).as_uri()
+    code = "import importlib.util as u; print(u.find_spec('IPython'), u.find_spec('tornado'))"
+    found = subprocess.run([fresh["python"], "-c", code], capture_output=True, text=True)
+    assert found.stdout.split() == ["None", "None"]
 
 
 def _stdio(fresh, package: str) -> StdioServerParameters:
@@ -157,6 +205,14 @@ async def test_python_m_package_serves_http_and_stops_cleanly_on_request(fresh, 
         http, transport = _http(found.group(1))
         async with http, Client(transport, mode="legacy") as client:
             await _quickstart_session(client)
+        # uvicorn serves the ASGI app's checks: no token, or another site's Host, no entry.
+        async with httpx2.AsyncClient(timeout=60) as anonymous:
+            body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+            assert (await anonymous.post(found.group(1), json=body)).status_code == 401
+            rebound = {"Authorization": f"Bearer {TOKEN}", "Host": "attacker.example"}
+            assert (
+                await anonymous.post(found.group(1), json=body, headers=rebound)
+            ).status_code == 403
         ask(process)
         rest = process.stderr.read()  # to the end: the process closed its stderr
         assert process.wait(60) == 0, rest
@@ -206,7 +262,7 @@ async def test_the_helper_export_runs_helpers_imports_and_asks_the_client_to_con
 
 def test_the_exports_own_tests_pass_in_the_fresh_venv(fresh):
     python = fresh["python"]
-    _pip(python, "pytest")
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "pytest"], check=True, timeout=900)
     for package in ("quickstart_mcp", "helpers_mcp"):
         done = subprocess.run(
             [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
@@ -216,3 +272,37 @@ def test_the_exports_own_tests_pass_in_the_fresh_venv(fresh):
             timeout=300,
         )
         assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_runtime_of_another_minor_version_is_refused(tmp_path):
+    """pip refuses the README's command with a 0.(Y+1) runtime; forced in all the same,
+    the package refuses to import, saying which runtime it needs."""
+    low, high = runtime_range()
+    major, minor = (int(part) for part in high.split("."))
+    other = f"{major}.{minor}.0"
+    directory = export_notebook(NOTEBOOKS / "quickstart.ipynb", tmp_path / "quickstart").directory
+    built = build_wheel(CHECKOUT, tmp_path / "other", version=other)
+    venv.create(tmp_path / "venv", with_pip=True)
+    python = tmp_path / "venv" / "bin" / "python"
+    command = _readme_commands(directory)[0].replace(f"wheels/{wheel_name(low)}", str(built))
+    refused = _run_as_typed(tmp_path / "venv", command, directory)
+    assert refused.returncode != 0
+    assert "mcp-notebook-runtime" in refused.stdout + refused.stderr
+    forced = f"pip install --no-deps {built} ."
+    done = _run_as_typed(tmp_path / "venv", forced, directory)
+    assert done.returncode == 0, done.stdout + done.stderr
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    run = subprocess.run(
+        [str(python), "-m", "quickstart_mcp"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd="/",
+        timeout=120,
+    )
+    assert run.returncode != 0 and run.stdout == ""
+    assert (
+        f"quickstart_mcp needs mcp-notebook-runtime >={low},<{high}, but {other} is installed"
+        in run.stderr
+    )

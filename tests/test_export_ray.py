@@ -4,6 +4,7 @@ more than one, a legacy session stays on one, and a killed replica is replaced."
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -25,6 +26,7 @@ from .waiting import until_async
 TOKEN = "ray-test-token"
 REPLICAS = 4
 NOTEBOOK = '''# %%
+import asyncio
 import os
 import time
 
@@ -152,11 +154,6 @@ async def test_a_closed_get_stream_ends_on_its_replica_so_the_session_can_listen
         await until_async(listens_again, "a second GET stream of the session")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known bug, found once this check really ran: after SIGKILL of one replica's "
-    "process, no fourth live replica answers within 180 s (its sessions do answer 404)",
-)
 async def test_a_killed_replica_is_replaced_and_its_sessions_start_again(cluster):
     async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}) as raw:
         session_id, killed = await open_session(raw, cluster)
@@ -233,3 +230,93 @@ def test_the_export_writes_its_ray_app(tmp_path):
     out = export(tmp_path)
     assert "build('replicas_mcp.notebook')" in (out / "replicas_mcp" / "ray.py").read_text()
     assert 'ray = ["ray[serve]==' in (out / "pyproject.toml").read_text()
+
+
+class _Hanging:
+    """A replica's answer that never comes (a replica being replaced)."""
+
+    def __init__(self, started: asyncio.Event) -> None:
+        self.started = started
+
+    def __aiter__(self) -> _Hanging:
+        return self
+
+    async def __anext__(self) -> Any:
+        self.started.set()
+        await asyncio.Event().wait()
+
+
+class _Replica:
+    """Stands in for a replica deployment's handle: ``options(...).http.remote(...)``."""
+
+    def __init__(self, answer: Any) -> None:
+        self.answer = answer
+
+    def options(self, **_: Any) -> _Replica:
+        return self
+
+    @property
+    def http(self) -> _Replica:
+        return self
+
+    def remote(self, scope: Any, body: bytes) -> Any:
+        return self.answer()
+
+
+class _Answered:
+    """A replica's whole answer: its status and headers, then one chunk."""
+
+    def __init__(self) -> None:
+        self.parts = [(200, [("content-type", "application/json")]), b"{}"]
+
+    def __aiter__(self) -> _Answered:
+        return self
+
+    async def __anext__(self) -> Any:
+        if not self.parts:
+            raise StopAsyncIteration
+        return self.parts.pop(0)
+
+
+def _request() -> Any:
+    from starlette.requests import Request
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"{}", "more_body": False}
+
+    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": [], "query_string": b""}
+    return Request(scope, receive)
+
+
+async def test_a_request_its_client_gave_up_on_no_longer_keeps_its_replica_busy():
+    """After a replica was killed, clients gave up on the requests Ray's proxy held for it;
+    each cancelled request left its replica counted busy for ever, so least-busy routing
+    never sent a new session to the replacement (the killed-replica check above)."""
+    from mcp_notebook.export.ray_serve import McpIngress
+
+    started = asyncio.Event()
+    ingress = McpIngress(_Replica(lambda: _Hanging(started)), _Replica(_Answered))
+    held = asyncio.ensure_future(ingress(_request()))
+    await started.wait()
+    assert ingress._in_flight == [1, 0]
+    held.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await held
+    assert ingress._in_flight == [0, 0]
+
+    # An answer whose client hung up before its body was sent is no longer counted either.
+    ingress = McpIngress(_Replica(_Answered), _Replica(_Answered))
+    response = await ingress(_request())
+    assert sorted(ingress._in_flight) == [0, 1]
+
+    async def gone(message: dict[str, Any]) -> None:
+        raise OSError("the client hung up")
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.disconnect"}
+
+    from starlette.requests import ClientDisconnect
+
+    with pytest.raises((OSError, ClientDisconnect)):  # Starlette names it as it likes
+        await response({"type": "http", "asgi": {"spec_version": "2.4"}}, receive, gone)
+    assert ingress._in_flight == [0, 0]

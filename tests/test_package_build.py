@@ -1,5 +1,7 @@
-"""The package as shipped: wheel and sdist built by `python -m build`, the wheel installed
-into a fresh virtualenv and smoke-tested (the bundled quickstart served, one call)."""
+"""The packages as shipped: wheel and sdist built by `python -m build`, installed into a
+fresh virtualenv and smoke-tested. mcp-notebook: the bundled quickstart served, one call;
+mcp-notebook-runtime (runtime/): built twice byte-identical, installed from its sdist with
+no Jupyter package, a server on it answering the official SDK client."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from mcp_notebook import __version__
+from mcp_notebook.export import wheel as runtime_wheel
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 
@@ -30,6 +33,12 @@ async def test_the_wheel_and_sdist_build_install_and_serve(tmp_path):
     )
     (wheel,) = dist.glob("mcp_notebook-*.whl")
     (sdist,) = dist.glob("mcp_notebook-*.tar.gz")
+    # Reproducible: a second build gives the same bytes (hatchling's fixed timestamps).
+    again = _build(CHECKOUT, tmp_path / "again")
+    assert (wheel.read_bytes(), sdist.read_bytes()) == (
+        again[0].read_bytes(),
+        again[1].read_bytes(),
+    )
     assert __version__ in wheel.name and __version__ in sdist.name
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
@@ -49,6 +58,8 @@ async def test_the_wheel_and_sdist_build_install_and_serve(tmp_path):
         members = {Path(m).relative_to(Path(m).parts[0]).as_posix() for m in archive.getnames()}
     assert {"LICENSE", "pyproject.toml", "README.md", "mcp_notebook/__init__.py"} <= members
     assert {"labextension/package.json", "js/labextension/src/index.ts"} <= members
+    # The runtime's project too: both distributions build from mcp-notebook's sdist.
+    assert {"runtime/pyproject.toml", "runtime/_backend.py"} <= members
     metadata = subprocess.run(
         [
             sys.executable,
@@ -88,3 +99,70 @@ async def test_the_wheel_and_sdist_build_install_and_serve(tmp_path):
     async with Client(server, mode="auto") as client:
         assert client.server_info.name == "quickstart"
         assert (await client.call_tool("add", {"a": 20, "b": 22})).content[0].text == "42"
+
+
+# Never installed by the runtime.
+NOTEBOOK_SIDE = {"ipython", "ipykernel", "ipywidgets", "jupyter-client", "nbformat", "tornado"}
+TINY_SERVER = """
+from mcp_notebook.export.runtime import exported_app, main
+
+mcp = exported_app("tiny", globals())
+
+
+@mcp.tool
+def add(a: int, b: int) -> int:
+    return a + b
+
+
+main(mcp)
+"""
+
+
+def _build(source: Path, outdir: Path) -> tuple[Path, Path]:
+    subprocess.run(
+        [sys.executable, "-m", "build", "--outdir", str(outdir), str(source)],
+        check=True,
+        capture_output=True,
+        timeout=900,
+    )
+    (wheel,) = outdir.glob("*.whl")
+    (sdist,) = outdir.glob("*.tar.gz")
+    return wheel, sdist
+
+
+async def test_the_runtime_builds_reproducibly_installs_without_jupyter_and_serves(tmp_path):
+    wheel, sdist = _build(CHECKOUT / "runtime", tmp_path / "a")
+    again = _build(CHECKOUT / "runtime", tmp_path / "b")
+    assert (wheel.read_bytes(), sdist.read_bytes()) == (
+        again[0].read_bytes(),
+        again[1].read_bytes(),
+    )
+    assert wheel.name == f"mcp_notebook_runtime-{__version__}-py3-none-any.whl"
+    assert sdist.name == f"mcp_notebook_runtime-{__version__}.tar.gz"
+    # The wheel an export carries is this one (made from the same files).
+    carried = runtime_wheel.build_wheel(CHECKOUT, tmp_path / "export")
+    assert carried.read_bytes() == wheel.read_bytes()
+
+    venv.create(tmp_path / "venv", with_pip=True)
+    python = tmp_path / "venv" / "bin" / "python"
+    # From the sdist: its own build backend makes the wheel again, outside the checkout.
+    subprocess.run([str(python), "-m", "pip", "install", "-q", str(sdist)], check=True, timeout=900)
+    listed = subprocess.run(
+        [str(python), "-m", "pip", "list", "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    installed = {p["name"].lower().replace("_", "-"): p["version"] for p in json.loads(listed)}
+    assert installed["mcp-notebook-runtime"] == __version__
+    assert sorted(NOTEBOOK_SIDE & set(installed)) == [] and "mcp-notebook" not in installed
+    script = tmp_path / "tiny.py"
+    script.write_text(TINY_SERVER)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    server = StdioServerParameters(
+        command=str(python), args=[str(script)], env=env, cwd=str(tmp_path)
+    )
+    for mode in ("auto", "legacy"):
+        async with Client(server, mode=mode) as client:
+            assert client.server_info.name == "tiny"
+            assert (await client.call_tool("add", {"a": 20, "b": 22})).content[0].text == "42"

@@ -43,7 +43,7 @@ class Schedule:
 
 
 class World:
-    def __init__(self) -> None:
+    def __init__(self, pauses: Any = None) -> None:
         self.app = NotebookMCP()
         self.targets: dict[str, Any] = {}
         self.schedule = Schedule()
@@ -60,6 +60,7 @@ class World:
             },
             schedule=self.schedule,
             register=self.targets.__setitem__,
+            pauses=pauses,
         )
         self.loop = asyncio.new_event_loop()
 
@@ -301,3 +302,24 @@ def test_each_status_is_one_word_the_panel_colours_with_the_words_a_person_reads
     gone, kept = rows['{"table":"gone"}'], rows['{"table":"kept"}']
     assert (gone["status"], gone["label"]) == ("dropped", "dropped: client gone")
     assert (kept["status"], kept["label"]) == ("done", "done")
+
+
+class Pauses:
+    """The kernel's breaks as the feed sees them: the next call, and whether a debugger
+    would see it stop."""
+
+    def __init__(self, listening: bool) -> None:
+        self.next_call, self.listening = False, listening
+
+
+@pytest.mark.parametrize("listening", [True, False])
+def test_pause_next_call_says_whether_a_debugger_would_see_it(listening):
+    """The panel said "Pausing the next call" with no debugger to stop in; the call then
+    ran on. The answer now says whether one listens, and the panel words it so."""
+    pauses = Pauses(listening)
+    world = World(pauses)
+    panel = world.open("tab-a")
+    (answer,) = world.ask(panel, "tab-a", {"request": 1, "op": "pause", "on": True})
+    assert answer["ok"] and answer["on"] and answer["listening"] is listening
+    assert pauses.next_call is True
+    world.loop.close()

@@ -378,7 +378,7 @@ class StandInKernel:
         return self.cells
 
     def run_own(self, code: str, expressions: dict[str, str] | None = None) -> dict:
-        self.ran.append(code.split(".reloads.", 1)[-1])  # begin(1), commit();, abort('...')
+        self.ran.append(code.split(".reloads.", 1)[-1])  # begin(1), commit(); None, abort('...')
         values = {
             name: {"status": "ok", "data": {"text/plain": "[]"}} for name in expressions or {}
         }
@@ -416,7 +416,7 @@ def test_a_change_runs_from_the_first_changed_cell(stand_in):
     watcher = Watcher(stand_in)
     stand_in.path.write_text(percent("a", "B", "c"))
     assert watcher.reload() is True
-    assert stand_in.ran == ["begin(1)", "B", "c", "commit();"]
+    assert stand_in.ran == ["begin(1)", "B", "c", "commit(); None"]
     assert [c.source for c in stand_in.cells] == ["a", "B", "c"]
 
 
@@ -431,7 +431,7 @@ def test_after_a_failure_the_failed_run_runs_again_even_if_the_file_goes_back(st
     stand_in.path.write_text(percent("a", "b", "c"))  # back to the last good code
     watcher.reload()
     # The namespace holds what "B" did: cell 2 on runs again.
-    assert stand_in.ran == ["begin(1)", "b", "c", "commit();"]
+    assert stand_in.ran == ["begin(1)", "b", "c", "commit(); None"]
 
 
 def test_an_emptied_file_is_a_save_in_progress_and_runs_nothing(stand_in):

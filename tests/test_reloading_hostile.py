@@ -110,7 +110,7 @@ def test_a_save_that_fixes_a_cell_that_never_ends_interrupts_it_and_runs_the_fix
     assert endless is not None and kernel.interrupted_runs == [endless]
     kernel.ran.clear()
     assert watcher.reload() is True  # the fix runs, from the interrupted cell on
-    assert kernel.ran == ["begin(1)", "fixed()", "c", "commit();"]
+    assert kernel.ran == ["begin(1)", "fixed()", "c", "commit(); None"]
     assert len(set(kernel.runs)) == 3  # each cell's run its own token: none is stopped twice
 
 
@@ -128,7 +128,7 @@ def test_a_save_that_changes_only_later_cells_lets_the_running_cell_finish(tmp_p
     assert kernel.interrupts == 0
     kernel.release.set()
     reload.join(30)
-    assert kernel.ran == ["begin(1)", "train()", "c", "commit();"]
+    assert kernel.ran == ["begin(1)", "train()", "c", "commit(); None"]
     kernel.ran.clear()
     assert watcher.reload() is True
-    assert kernel.ran == ["begin(2)", "plot()", "commit();"]  # train() is not run twice
+    assert kernel.ran == ["begin(2)", "plot()", "commit(); None"]  # train() is not run twice

@@ -90,7 +90,7 @@ def test_a_save_locked_for_a_moment_is_run_once_it_is_let_go(tmp_path, monkeypat
     hold_open(monkeypatch, path, locked)
     # No event comes when the other program lets go: this reload must run the save.
     assert watcher.reload() is True
-    assert kernel.ran == ["begin(1)", "B", "commit();"] and locked["reads"] == 0
+    assert kernel.ran == ["begin(1)", "B", "commit(); None"] and locked["reads"] == 0
 
 
 def test_a_save_still_held_open_does_not_end_the_watch(tmp_path, monkeypatch):

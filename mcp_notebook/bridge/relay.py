@@ -1,8 +1,8 @@
 """The stdio <-> Streamable HTTP bridge to a notebook's server.
 
 :class:`Bridge` reads the client on stdin (``channel.py`` finds its framing) and lets the
-connection's first message pick the dialect: the "MCP v1.0" dialect of seed 000 goes to
-:class:`~.seed_relay.SeedRelay`; standard MCP to :class:`StandardRelay`, which relays each
+connection's first message pick the dialect: one a dialect plug-in sniffs (dialects.py)
+goes to that plug-in's relay; standard MCP to :class:`StandardRelay`, which relays each
 message to the notebook as it is:
 
 - handshake-era messages over the bridge's own session (``upstream.py``), which survives
@@ -23,12 +23,13 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, BinaryIO, Protocol
+from typing import Any, BinaryIO
 
 from ..protocol import jsonrpc
-from ..protocol.seed.naming import is_seed_message
 from ..protocol.versions import modern_version
+from . import dialects
 from .channel import Channel, error_reply, readable_id
+from .dialects import Relay
 from .link import Message
 from .modern import ModernRelay
 from .startup import Startup
@@ -43,13 +44,6 @@ __all__ = ["Bridge", "StandardRelay", "Target"]
 
 
 EOF_GRACE = 5.0  # seconds for requests in flight to be answered once stdin closed
-
-
-class Relay(Protocol):
-    def feed(self, message: Any) -> None: ...
-    def settle(self, timeout: float) -> bool: ...
-    def end_streams(self) -> None: ...
-    def close(self) -> None: ...
 
 
 class Bridge:
@@ -100,13 +94,11 @@ class Bridge:
 
     def feed(self, message: Any) -> None:
         if self.relay is None:
-            if is_seed_message(message):
-                from .seed_relay import SeedRelay
-
-                logger.info("the client speaks the MCP v1.0 dialect (seed 000)")
-                # Its initialize reports what is registered: it waits for the notebook
-                # (in the target), as everything else of the dialect does.
-                self.relay = SeedRelay(self.target, self.channel)
+            dialect = dialects.sniff(message)
+            if dialect is not None:
+                logger.info("the client speaks the %s dialect", dialect.name)
+                # It waits for the notebook (in the target), as a dialect's relay does.
+                self.relay = dialect.relay(self.target, self.channel)
             elif self.startup is not None:
                 from .held import HeldRelay
 

@@ -5,6 +5,9 @@ One :class:`~mcp_notebook.protocol.seed.SeedSession` per connection (docs/seed-d
 through the bridge's :class:`~.upstream.Upstream` on worker threads, so they follow the
 notebook across kernel restarts like a standard client's do (the session's own
 ``initialize`` is replayed, then ``standard_reconnected()`` tells the client to refresh).
+
+The relay of the dialect's plug-in (seed_dialect.py), made for a connection whose first
+message is in the dialect.
 """
 
 from __future__ import annotations

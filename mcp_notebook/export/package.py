@@ -1,8 +1,11 @@
 """Write an exported notebook as an installable package, and check that it imports.
 
-``DIR/pyproject.toml`` (the notebook's imports pinned to the versions installed here),
-``DIR/README.md`` (how to serve it, and what was not exported), ``DIR/PACKAGE/`` with
-``notebook.py`` (the code, extract.py), ``__main__.py`` (``python -m PACKAGE``),
+``DIR/pyproject.toml`` (the notebook's imports pinned to the versions installed here, and
+the runtime distribution in the range this version serves), ``DIR/wheels/`` (the runtime's
+wheel, built from this installation's files: wheel.py, while no index has it),
+``DIR/README.md`` (how to install and serve it, and what was not exported), ``DIR/PACKAGE/``
+with ``__init__.py`` (refuses a runtime outside the range), ``notebook.py`` (the code,
+extract.py), ``__main__.py`` (``python -m PACKAGE``),
 ``asgi.py`` (``PACKAGE.asgi:app``), ``ray.py`` (``PACKAGE.ray:app``, replicas on Ray Serve,
 ray_serve.py), and ``DIR/tests/`` (what it registers, served).
 """
@@ -22,6 +25,7 @@ from pathlib import Path
 from .._version import __version__
 from ..errors import McpNotebookError
 from ..notebookfile import code_cells
+from . import runtime_modules, wheel
 from .extract import Extracted, Problem, extract
 
 # Runs in a fresh interpreter: does the exported code import, and what does it register?
@@ -37,6 +41,31 @@ print(json.dumps({{"tools": sorted(r.tools), "resources": sorted(r.resources),
 
 
 MAX_NAME = 40  # characters of the notebook's name kept in the package's
+WHEELS = "wheels"  # the export's folder of wheels no index has (the runtime's)
+# Installs the export from its folder: the runtime's wheel named as a file (so that no
+# package of the same name on an index can stand in for it), the rest from the index.
+INSTALL = f"pip install {WHEELS}/{wheel.wheel_name(__version__)}"
+
+# The export's __init__.py: refuses, at import, a runtime outside the range it was made for.
+_INIT = '''"""{name}, exported from {notebook} by mcp-notebook {version}."""
+
+import re as _re
+
+from mcp_notebook._version import __version__ as _runtime
+
+RUNTIME = ">={low},<{high}"  # the mcp-notebook-runtime versions this package runs on
+
+
+def _parts(version):
+    return tuple(int(part) for part in _re.findall(r"\\d+", version)[:3])
+
+
+if not _parts("{low}") <= _parts(_runtime) < _parts("{high}"):
+    raise ImportError(
+        f"{package} needs mcp-notebook-runtime {{RUNTIME}}, but {{_runtime}} is installed: "
+        "reinstall it from its folder with `{install} .`"
+    )
+'''
 
 
 class ExportFailed(McpNotebookError, RuntimeError):
@@ -110,9 +139,9 @@ def export_notebook(
 def pins(imports: set[str]) -> tuple[list[str], list[str]]:
     """``name==version`` of the distributions providing ``imports``; imports none provides."""
     provided = metadata.packages_distributions()
-    found = {"mcp-notebook": __version__}
+    found: dict[str, str] = {}
     unknown = []
-    for module in sorted(imports - {"mcp_notebook"}):
+    for module in sorted(imports - {"mcp_notebook"}):  # the runtime: runtime_range
         distributions = provided.get(module) or _provided_by_files(module)
         if not distributions:
             unknown.append(module)
@@ -120,6 +149,15 @@ def pins(imports: set[str]) -> tuple[list[str], list[str]]:
         for distribution in distributions:
             found[_canonical(distribution)] = metadata.version(distribution)
     return [f"{name}=={version}" for name, version in sorted(found.items())], unknown
+
+
+def runtime_range(version: str = __version__) -> tuple[str, str]:
+    """The runtime versions an export made by ``version`` runs on: that release or a later
+    one of the same minor series (``0.2.0`` -> ``0.2.0`` up to ``0.3``). Not ``==``: a fix
+    release of the runtime installs under an old export; not the next minor: before 1.0 a
+    minor release may change what exported code calls."""
+    major, minor = (int(part) for part in version.split(".")[:2])
+    return version, f"{major}.{minor + 1}"
 
 
 def _provided_by_files(module: str) -> list[str]:
@@ -163,9 +201,21 @@ def _write(result: Export, notebook: Path) -> None:
     code_dir = root / package
     code_dir.mkdir(parents=True, exist_ok=True)
     (root / "tests").mkdir(exist_ok=True)
-    name = notebook.stem
+    for old in (root / WHEELS).glob(f"{wheel.wheel_name('*')}"):  # an earlier export's
+        old.unlink()
+    # Built from the files this package runs from: the runtime is exactly this version's.
+    wheel.build_wheel(Path(__file__).resolve().parents[2], root / WHEELS)
+    low, high = runtime_range()
     files = {
-        code_dir / "__init__.py": f'"""{name}, exported from {notebook.name} by mcp-notebook."""\n',
+        code_dir / "__init__.py": _INIT.format(
+            name=notebook.stem,
+            notebook=notebook.name,
+            version=__version__,
+            low=low,
+            high=high,
+            package=package,
+            install=INSTALL,
+        ),
         code_dir / "notebook.py": _module(result, notebook),
         code_dir / "__main__.py": (
             f'"""python -m {package}: serve over stdio (default) or --transport http."""\n\n'
@@ -227,7 +277,9 @@ def _module(result: Export, notebook: Path) -> str:
 
 
 def _pyproject(result: Export) -> str:
-    dependencies = "".join(f'    "{d}",\n' for d in result.dependencies)
+    low, high = runtime_range()
+    runtime = f"{runtime_modules.DISTRIBUTION}>={low},<{high}"
+    dependencies = "".join(f'    "{d}",\n' for d in [runtime, *result.dependencies])
     try:
         uvicorn = f"uvicorn=={metadata.version('uvicorn')}"
     except metadata.PackageNotFoundError:
@@ -252,22 +304,39 @@ def _readme(result: Export, notebook: Path) -> str:
     p = result.package
     problems = "\n".join(f"- {problem}" for problem in result.problems) or "- nothing"
     shown = ", ".join(map(str, result.extracted.display_only)) or "none"
+    low, high = runtime_range()
     return f"""# {p}
 
 The MCP server of `{notebook.name}`, exported by mcp-notebook {__version__}: its code cells
 run once when the package is imported, and what they register is served without a Jupyter
 kernel or IPython.
 
-    pip install .            # the notebook's imports, pinned to the versions it ran with
-    python -m {p}                          # stdio (what a desktop client spawns)
-    python -m {p} --transport http --port 8765   # Streamable HTTP, a bearer token printed
-    pip install ".[asgi]" && MCP_NOTEBOOK_TOKEN=secret uvicorn {p}.asgi:app
-    pip install ".[ray]" && MCP_NOTEBOOK_TOKEN=secret MCP_NOTEBOOK_REPLICAS=4 serve run {p}.ray:app
+In this folder (POSIX shells and Windows PowerShell alike), install it (the runtime from
+`{WHEELS}/`, the notebook's imports, pinned, from the package index) and serve over stdio
+(what a desktop client spawns). Install it in an environment of its own, not one that has
+mcp-notebook: the runtime is made of mcp-notebook's own files, which the two would share.
+
+    {INSTALL} .
+    python -m {p}
+
+Over HTTP (Streamable HTTP, served by uvicorn: the `asgi` extra; a bearer token is printed):
+
+    {INSTALL} ".[asgi]"
+    python -m {p} --transport http --port 8765
+    MCP_NOTEBOOK_TOKEN=secret uvicorn {p}.asgi:app
+    {INSTALL} ".[ray]" && MCP_NOTEBOOK_TOKEN=secret MCP_NOTEBOOK_REPLICAS=4 serve run {p}.ray:app
 
 On Windows (PowerShell), set the variables first:
 
-    pip install ".[asgi]"
     $env:MCP_NOTEBOOK_TOKEN = "secret"; uvicorn {p}.asgi:app
+
+The package runs on `{runtime_modules.DISTRIBUTION}` {low} up to (not including) {high}: the
+kernel-free part of mcp-notebook (registry, protocol, stdio and ASGI transports), with no
+Jupyter package. Its wheel is in `{WHEELS}/`, because no package index has it yet; once
+it is published there, a plain `pip install .` finds it and `{WHEELS}/` may be deleted.
+The commands name the wheel's file rather than `--find-links {WHEELS}`: a package of the
+same name on an index could otherwise be installed in its place.
+Importing the package with a runtime outside that range fails with a message saying so.
 
 Both protocol eras are served (handshake-era sessions and 2026-07-28 stateless requests).
 The ASGI app refuses Host headers other than loopback unless `MCP_NOTEBOOK_HOST` /
@@ -288,7 +357,7 @@ holding only display statements or magics: {shown}). Not exported as in the note
 
 {problems}
 
-Tests: `pip install ".[test]"`, then `python -m pytest tests`.
+Tests: `{INSTALL} ".[test]"`, then `python -m pytest tests`.
 """
 
 

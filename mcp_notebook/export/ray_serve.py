@@ -33,7 +33,7 @@ import importlib
 import itertools
 import logging
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from ray import serve
@@ -171,6 +171,12 @@ class McpIngress:
                 status_code=503,
                 headers={"Retry-After": "1"},
             )
+        except BaseException:
+            # The client gave up (Ray Serve cancels the request), typically while a dead
+            # replica is replaced: a count left behind kept every later request away from
+            # the replacement, as least-busy never chose it again.
+            release()
+            raise
         out = {}
         for name, value in reply_headers:
             if name.lower() == SESSION_HEADER.lower():
@@ -178,14 +184,27 @@ class McpIngress:
             out[name] = value
 
         async def chunks() -> AsyncIterator[bytes]:
-            try:
-                async for chunk in stream:
-                    yield chunk
-            finally:
-                release()
+            async for chunk in stream:
+                yield chunk
 
         media_type = out.pop("content-type", None)
-        return StreamingResponse(chunks(), status_code=status, headers=out, media_type=media_type)
+        return _Relayed(release, chunks(), status_code=status, headers=out, media_type=media_type)
+
+
+class _Relayed(StreamingResponse):
+    """A replica's streamed answer that ends the request's count however it ends: sent
+    whole, cut by the client, or never started (a generator's ``finally`` runs only once
+    the generator has started, and a client that hung up first never starts it)."""
+
+    def __init__(self, done: Callable[[], None], *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._done = done
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._done()
 
 
 def build(module: str, replicas: int | None = None, **replica_options: Any) -> Any:

@@ -6,10 +6,13 @@ exported code registers with the same API as in the notebook (``@mcp.tool``,
 serves it, and tools run on worker threads (so a slow tool does not stop the server
 answering), or on the serving loop with ``inline=True``.
 
-- ``python -m PACKAGE`` -> :func:`main`: stdio (default) or ``--transport http`` (the same
-  tornado server as ``mcp-notebook serve``, with its token and Host/Origin checks);
+- ``python -m PACKAGE`` -> :func:`main`: stdio (default) or ``--transport http`` (the ASGI
+  app below served by uvicorn, export/http.py: no tornado);
 - ``PACKAGE.asgi:app`` -> :func:`asgi_app`: the ASGI app for uvicorn and the like, set up
   from ``MCP_NOTEBOOK_*`` environment variables.
+
+Part of the runtime distribution (runtime_modules.py): imports nothing of the kernel,
+the notebook UI, the bridge or tornado; the ``mcp`` object is :class:`~mcp_notebook.base.BaseMCP`.
 """
 
 from __future__ import annotations
@@ -20,19 +23,18 @@ import logging
 import os
 import secrets
 import sys
-import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import exposure, stopping
+from .. import exposure
 from .._version import __version__
-from ..app import NotebookMCP
+from ..base import BaseMCP
 from ..protocol import CallRecord, InlineExecutor, Server
 from ..protocol.confirmation import Confirmer
-from ..protocol.executor import Executor, settle, unchanged
+from ..protocol.executor import Executor, ExecutorBase, settle
 from ..protocol.unattended import HEADLESS, headless_banner
 from ..registry import pictures
 from ..registry.content import CONVERTERS
@@ -54,11 +56,8 @@ INLINE_ENV = "MCP_NOTEBOOK_INLINE"  # 1: tools on the serving loop (faster; a sl
 DEFAULT_WORKERS = 8
 
 
-class WorkerExecutor:
+class WorkerExecutor(ExecutorBase):
     """Runs user code on a pool of threads; an ``async def`` tool runs on the serving loop."""
-
-    prepare = staticmethod(unchanged)
-    cells = None
 
     def __init__(self, workers: int = DEFAULT_WORKERS) -> None:
         self._pool = ThreadPoolExecutor(workers, thread_name_prefix="mcp-tool")
@@ -77,7 +76,7 @@ def _start(work: Callable[[], Any], record: CallRecord) -> Any:
     return work()
 
 
-def exported_app(name: str, namespace: dict[str, Any]) -> NotebookMCP:
+def exported_app(name: str, namespace: dict[str, Any]) -> BaseMCP:
     """The ``mcp`` of an exported notebook; ``namespace`` is its module's globals, which
     ``mcp.resource(var=...)`` reads as a notebook's variables."""
     if pictures.convert not in CONVERTERS:  # figures and PIL images, as in a kernel
@@ -88,7 +87,7 @@ def exported_app(name: str, namespace: dict[str, Any]) -> NotebookMCP:
     # kernel's inline backend does. Set before the notebook's code imports matplotlib; a
     # backend the user chose (MPLBACKEND, matplotlib.use) still wins.
     os.environ.setdefault("MPLBACKEND", "Agg")
-    app = NotebookMCP(name)
+    app = BaseMCP(name)
     app.namespace = namespace
     # The notebook's markdown cells, written beside the code (package.py) when a cell
     # makes a skill: mcp.skill(from_cells=...) reads them as it would the notebook.
@@ -99,7 +98,7 @@ def exported_app(name: str, namespace: dict[str, Any]) -> NotebookMCP:
     return app
 
 
-def server_of(app: NotebookMCP, *, inline: bool = False) -> Server:
+def server_of(app: BaseMCP, *, inline: bool = False) -> Server:
     """A Server for ``app``'s registry; confirmations as ``app.confirm_headless`` says."""
     executor: Executor = InlineExecutor() if inline else WorkerExecutor()
     server = Server(
@@ -115,15 +114,13 @@ def server_of(app: NotebookMCP, *, inline: bool = False) -> Server:
 
 
 def asgi_app(
-    app: NotebookMCP, *, inline: bool | None = None, environ: Mapping[str, str] | None = None
+    app: BaseMCP, *, inline: bool | None = None, environ: Mapping[str, str] | None = None
 ) -> McpAsgiApp:
     """The ASGI app serving ``app``: ``$MCP_NOTEBOOK_TOKEN`` is the bearer token (a random
     one, logged, if unset; ``MCP_NOTEBOOK_NO_AUTH=1`` for none), ``$MCP_NOTEBOOK_HOST`` the
     address it is reached at (default 127.0.0.1: other Host headers are refused),
     ``$MCP_NOTEBOOK_ALLOWED_HOSTS`` / ``_ORIGINS`` comma-separated lists to let in,
     ``$MCP_NOTEBOOK_CONFIRM`` what a confirm=True tool does (deny, elicit or allow)."""
-    from ..transports.asgi import McpAsgiApp
-
     env = os.environ if environ is None else environ
     confirm_from(app, env.get(CONFIRM_ENV))
     if inline is None:
@@ -131,13 +128,26 @@ def asgi_app(
     host = env.get(HOST_ENV, "127.0.0.1")
     auth = env.get(NO_AUTH_ENV, "") not in ("1", "true", "yes")
     exposure.check(host, auth, env.get(ALLOW_REMOTE_NO_AUTH_ENV, "") in ("1", "true", "yes"))
-    token = env.get(TOKEN_ENV) or None
-    if auth and token is None:
-        token = secrets.token_urlsafe(24)
-        logger.warning("no %s set: clients must send 'Bearer %s'", TOKEN_ENV, token)
+    return _asgi(server_of(app, inline=inline), host, _token(auth, env.get(TOKEN_ENV)), env)
+
+
+def _token(auth: bool, given: str | None) -> str | None:
+    """The bearer token: ``given``, else a random one, logged; None without ``auth``."""
+    if not auth:
+        return None
+    if given:
+        return given
+    token = secrets.token_urlsafe(24)
+    logger.warning("no %s set: clients must send 'Bearer %s'", TOKEN_ENV, token)
+    return token
+
+
+def _asgi(server: Server, host: str, token: str | None, env: Mapping[str, str]) -> McpAsgiApp:
+    from ..transports.asgi import McpAsgiApp
+
     return McpAsgiApp(
-        server_of(app, inline=inline),
-        token=token if auth else None,
+        server,
+        token=token,
         host=host,
         allowed_hosts=_listed(env.get(ALLOWED_HOSTS_ENV)),
         allowed_origins=_listed(env.get(ALLOWED_ORIGINS_ENV)),
@@ -148,13 +158,13 @@ def _listed(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
 
-def confirm_from(app: NotebookMCP, value: str | None) -> None:
+def confirm_from(app: BaseMCP, value: str | None) -> None:
     """Set what ``app``'s confirm=True tools do (deny when unset), and say it on stderr."""
     app.confirm_headless = value or "deny"  # ValueError for a word it does not know
     logger.warning("%s", headless_banner(app.confirm_headless))
 
 
-def main(app: NotebookMCP, argv: list[str] | None = None) -> int:
+def main(app: BaseMCP, argv: list[str] | None = None) -> int:
     """``python -m PACKAGE [--transport stdio|http] ...``."""
     parser = argparse.ArgumentParser(prog=app.name, description=f"Serve {app.name} over MCP.")
     parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
@@ -189,43 +199,57 @@ def main(app: NotebookMCP, argv: list[str] | None = None) -> int:
     except ValueError as exc:  # from $MCP_NOTEBOOK_CONFIRM: argparse checks only the option
         parser.error(f"{CONFIRM_ENV}: {exc}")
     print(headless_banner(args.confirm), file=sys.stderr, flush=True)
+    server = server_of(app, inline=args.inline)
     if args.transport == "stdio":
-        from ..bridge import protocol_stdout
+        from ..stdoutclaim import protocol_stdout
         from .stdio import serve_stdio
 
         # A tool's print, native code's or a child process's writes (on Windows: to the
         # standard output handle) go to stderr; the protocol has stdout to itself.
         output = protocol_stdout()
-        asyncio.run(serve_stdio(server_of(app, inline=args.inline), stdout=output))
+        asyncio.run(_logging_to(app, server, serve_stdio(server, stdout=output)))
         return 0
-    info = app.start(
-        args.host,
-        args.port,
-        token=args.token or os.environ.get(TOKEN_ENV) or None,
-        auth=not args.no_auth,
-        executor=InlineExecutor() if args.inline else WorkerExecutor(),
-        allow_remote_no_auth=args.allow_remote_no_auth,
-    )
-    print(f"serving {info.name} at {info.url}", file=sys.stderr)
-    if info.token:
-        print(f"token: {info.token}", file=sys.stderr)
-    sys.stderr.flush()
-    # serve's stop path: SIGINT/SIGTERM, and on Windows Ctrl+Break and a closed console
-    # (whose handler must have stopped the server before it returns).
-    stopped = threading.Event()
+    return _serve_http(app, server, args)
 
-    def cleanup() -> None:  # from a console handler: done before it returns
-        stopped.set()
-        app.stop()
 
-    stopper = stopping.install(cleanup)
+async def _logging_to(app: BaseMCP, server: Server, serving: Any) -> None:
+    """Await ``serving`` while ``mcp.log`` reaches ``server``'s clients."""
+    undo = _log_on(app, server, asyncio.get_running_loop())
     try:
-        while not stopped.wait(0.5):  # timed: Windows runs a signal handler only between
-            pass  # waits (an untimed Event.wait there never returns to Python for Ctrl-C)
-    except KeyboardInterrupt:
-        pass
+        await serving
     finally:
-        stopper.ignore_further()  # a second Ctrl-C must not cut the stop short
-        app.stop()
-    print(f"stopped serving {info.name}", file=sys.stderr)
+        undo()
+
+
+def _log_on(app: BaseMCP, server: Server, loop: asyncio.AbstractEventLoop) -> Callable[[], None]:
+    def send(level: str, data: Any, name: str | None) -> None:
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(server.log, level, data, name)
+
+    return app.add_log_target(send)
+
+
+def _serve_http(app: BaseMCP, server: Server, args: argparse.Namespace) -> int:
+    from . import http
+
+    try:
+        http.require()
+    except http.MissingServer as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    auth = not args.no_auth
+    exposure.check(args.host, auth, args.allow_remote_no_auth)
+    token = _token(auth, args.token or os.environ.get(TOKEN_ENV))
+    asgi = _asgi(server, args.host, token, os.environ)
+    sockets = http.bind(args.host, args.port)
+    app._serving_url = http.url_of(args.host, sockets)
+    print(f"serving {app.name} at {app.url}", file=sys.stderr)
+    if token:
+        print(f"token: {token}", file=sys.stderr)
+    sys.stderr.flush()
+    try:
+        http.serve(asgi, sockets, on_loop=partial(_log_on, app, server), verbose=args.verbose)
+    finally:
+        app._serving_url = None
+    print(f"stopped serving {app.name}", file=sys.stderr)
     return 0

@@ -143,6 +143,11 @@ class Breaks:
         else:
             self.remove(ANY)
 
+    @property
+    def listening(self) -> bool:
+        """Whether a debugger would see the pause now (the monitor says when not)."""
+        return debugger_listening()
+
     def _matches(self, when: str, record: CallRecord, tool: Any) -> bool:
         names = {**_defaults(getattr(tool, "fn", None)), **record.arguments}
         try:

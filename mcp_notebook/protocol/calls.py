@@ -17,7 +17,6 @@ keep their frames for ``%mcp debug``; older ones keep the traceback's text only.
 
 from __future__ import annotations
 
-import copy as copy_module
 import itertools
 import logging
 import os
@@ -31,6 +30,7 @@ from typing import Any, ClassVar
 from ..errors import McpNotebookError
 from .abbreviate import abbreviate, estimate
 from .kinds import DROPPED, FINAL_STATUSES, CallStatus, FinalStatus
+from .shortened import message_of, short_error, short_output, without_frames
 from .tracebacks import CodeName, user_traceback
 
 logger = logging.getLogger(__name__)
@@ -47,8 +47,6 @@ REJECTED_BYTES = 1024  # the arguments and error message of a call that never ra
 # ones keep the traceback's text only: frames hold memory that no estimate sees.
 DEBUGGABLE = 10
 _RECORD_BYTES = 256  # what a record costs beyond its payloads, roughly
-_NOTE = 512  # room for a note that replaces an output too big to keep (a dict of 3 str)
-_SLOT = 8  # an item of a list
 
 Observer = Callable[["CallRecord"], None]
 # Status changes are check-then-set: one lock for all records keeps them atomic (cheap,
@@ -281,14 +279,14 @@ class CallLog:
         size += arguments_size
         error = record.error
         if error is not None:
-            message = _message(error)
+            message = message_of(error)
             text = user_traceback(error, CallRecord.code_name)
             if len(text) > limit:
                 text = abbreviate(text, limit)
             if len(message) > limit:
                 # A short copy; one that ran keeps the frames, for %mcp debug.
-                record.error = error = _short_error(error, message, limit, ran)
-                message = _message(error)
+                record.error = error = short_error(error, message, limit, ran)
+                message = message_of(error)
                 cut.add("error")
             record.traceback = text
             size += estimate(text, limit) + estimate(message, limit)
@@ -304,7 +302,7 @@ class CallLog:
         if record.output:
             output_size = estimate(record.output, limit)
             if output_size > limit:
-                record.output[:] = _short_output(record.output, limit)
+                record.output[:] = short_output(record.output, limit)
                 output_size = estimate(record.output, 2 * limit)
                 cut.add("output")
             size += output_size
@@ -317,7 +315,7 @@ class CallLog:
             self._debuggable.append(record)
             old = self._debuggable.popleft() if len(self._debuggable) > DEBUGGABLE else None
         if old is not None and old.error is not None:
-            old.error = _without_frames(old.error)
+            old.error = without_frames(old.error)
 
     def _recount(self, record: CallRecord, size: int) -> None:
         with self._held:
@@ -417,71 +415,3 @@ def _positive(name: str, value: int) -> int:
 def mib(size: float) -> str:
     """``size`` bytes in MiB, as the history, the monitor and ``%mcp history`` show it."""
     return f"{size / MIB:.1f} MiB"
-
-
-def _message(error: BaseException) -> str:
-    try:
-        return str(error)
-    except Exception:  # a user's exception whose __str__ fails
-        return f"<{type(error).__name__}: str() failed>"
-
-
-def _short_error(
-    error: BaseException, message: str, limit: int, frames: bool = False
-) -> BaseException:
-    """An exception like ``error`` whose message is cut to ``limit`` characters; with its
-    traceback (the frames) if ``frames``."""
-    short = abbreviate(message, limit)
-    try:
-        copy = type(error)(short)
-    except Exception:  # a constructor that wants other arguments
-        copy = RuntimeError(f"{type(error).__name__}: {short}")
-    if len(_message(copy)) > limit + len(type(error).__name__) + 2:
-        copy = RuntimeError(f"{type(error).__name__}: {short}")
-    if frames:
-        copy.__traceback__ = error.__traceback__
-    return copy
-
-
-def _without_frames(error: BaseException) -> BaseException:
-    """A copy of ``error`` without its traceback and chained exceptions (their frames hold
-    memory). A copy: user code may raise one exception object again and again (one made
-    at module level), and what it holds is not the history's to change."""
-    try:
-        copy = copy_module.copy(error)
-    except Exception:  # an exception that does not copy
-        copy = RuntimeError(f"{type(error).__name__}: {_message(error)}")
-    if copy is error:
-        copy = RuntimeError(f"{type(error).__name__}: {_message(error)}")
-    copy.__traceback__ = copy.__cause__ = copy.__context__ = None
-    return copy
-
-
-def _short_output(outputs: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
-    """Outputs within about ``limit``: stream text cut, displays too big replaced by a
-    note, and once not even a note fits, one last note of how many more there were."""
-    kept: list[dict[str, Any]] = []
-    used = estimate([], 0)
-    reserve = _NOTE * min(len(outputs), max(limit // (2 * _NOTE), 1))
-    for index, output in enumerate(outputs):
-        reserve = max(reserve - _NOTE, 0)
-        left = limit - _NOTE - used - reserve  # the last _NOTE: for a last note
-        if left < _NOTE:
-            kept.append(_note(f"[{len(outputs) - index} more outputs left out of the history]"))
-            break
-        size = estimate(output, left)
-        if size > left:
-            if output.get("output_type") == "stream":
-                text = abbreviate(output.get("text", ""), left - _NOTE)
-                output = {**output, "text": text}
-            else:
-                kind = output.get("output_type", "output")
-                output = _note(f"[{kind} left out of the history: over {left} bytes]")
-            size = estimate(output, limit)
-        kept.append(output)
-        used += _SLOT + size
-    return kept
-
-
-def _note(text: str) -> dict[str, Any]:
-    return {"output_type": "stream", "name": "stdout", "text": text + "\n"}

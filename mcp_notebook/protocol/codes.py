@@ -1,7 +1,7 @@
 """Every JSON-RPC error code the package sends or recognises, defined once.
 
-The server, the seed dialect and the stdio bridge import them from here (``jsonrpc``
-re-exports the standard ones for its callers).
+The server and the stdio bridge import them from here (``jsonrpc`` re-exports the
+standard ones for its callers); a dialect plug-in keeps its own (protocol/seed/errors.py).
 """
 
 from __future__ import annotations
@@ -21,7 +21,3 @@ RESOURCE_NOT_FOUND = -32002
 HEADER_MISMATCH = -32020
 MISSING_CAPABILITY = -32021
 UNSUPPORTED_VERSION = -32022
-# The seed-000 "MCP v1.0" dialect's own codes (protocol/seed/), in the same -32000 range.
-SEED_TOOL_FAILED = -32000
-SEED_OUTPUT_MISMATCH = -32001
-SEED_NOT_INITIALIZED = -32002  # the value LSP uses, whose framing and handshake the seed borrows

@@ -1,6 +1,7 @@
 """Who must approve a tool call, and asking the client when no person is there.
 
-:class:`Confirmer` is the ``Server.confirm`` hook. The policy says which tools ask
+:class:`Confirmer` is the ``Server.confirm`` hook, which :class:`Confirmation` (the
+interceptor of ``tools/call`` that asks before a tool runs) calls. The policy says which tools ask
 first: ``"marked"`` (the default: tools registered with ``confirm=True``), ``"all"``,
 ``"none"`` (not even marked ones), ``"destructive"`` (marked ones and those whose
 ``destructiveHint`` is true) or a tuple of tool names (those and the marked ones). In a
@@ -16,16 +17,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol
 
 from .calls import CallRecord
 from .context import Context
+from .interceptors import Next, ToolCall
 from .jsonrpc import RpcError
 from .mrtr import Asker
+from .outcomes import Declined, Result
 from .session import ClientUnavailable, Session
 from .tasklink import TaskLink
-from .usercalls import Declined
+
+# The arguments to run ``call`` with: its own (the very dict) when nobody is asked, else
+# an awaitable of what the person approved (maybe edited); raises Declined.
+Confirm = Callable[[ToolCall], "dict[str, Any] | Awaitable[dict[str, Any]]"]
 
 POLICIES = ("marked", "all", "none", "destructive")
 Policy = str | tuple[str, ...]
@@ -80,6 +86,33 @@ class FrontEnd(Protocol):
         ...
 
 
+class Confirmation:
+    """Interceptor: ``confirm`` (the server's hook) decides before the tool runs; edited
+    arguments are checked again, and run in place of the client's. In the chain only
+    while a hook is set; a call nobody is asked about goes on at once."""
+
+    def __init__(self, confirm: Confirm) -> None:
+        self.confirm = confirm
+
+    def __call__(self, call: ToolCall, next: Next) -> Awaitable[Result]:
+        answer = self.confirm(call)
+        if answer is call.arguments:  # not asked: nothing to wait for, nothing to check
+            return next(call)
+        return self._asked(answer, call, next)
+
+    @staticmethod
+    async def _asked(
+        answer: dict[str, Any] | Awaitable[dict[str, Any]], call: ToolCall, next: Next
+    ) -> Result:
+        arguments = answer if isinstance(answer, dict) else await answer
+        assert call.tool is not None
+        problem = call.tool.argument_error(arguments)  # the user may have edited them
+        if problem is not None:
+            raise Declined(problem)
+        call.arguments = arguments
+        return await next(call)
+
+
 class Confirmer:
     """``server.confirm = Confirmer(app).confirm``; reads the app's policy on every call.
 
@@ -90,27 +123,24 @@ class Confirmer:
     def __init__(self, app: Any) -> None:
         self.app = app
 
-    async def confirm(
-        self,
-        tool: Any,
-        arguments: dict[str, Any],
-        session: Session,
-        record: CallRecord,
-        request_id: Any,
-        asker: Asker | TaskLink | None = None,
-    ) -> dict[str, Any]:
+    def confirm(self, call: ToolCall) -> dict[str, Any] | Awaitable[dict[str, Any]]:
+        """The call's own arguments when nobody is to be asked; else the question."""
+        tool, arguments, record = call.tool, call.arguments, call.record
+        assert tool is not None  # visibility let it through
         if not needs_confirmation(self.app.confirm_policy, tool):
             return arguments
+        assert record is not None  # asked after the call is recorded
+        session, request_id, asker = call.request.session, call.request.id, call.asker
         timeout = float(self.app.confirm_timeout)
         ui: FrontEnd | None = self.app.ui
         if ui is not None and ui.attached:
             record.approver = "notebook"
-            return await ui.ask(tool, arguments, session, record, timeout)
+            return ui.ask(tool, arguments, session, record, timeout)
         mode = getattr(self.app, "confirm_headless", "deny")
         if mode == "allow":
             return arguments
         if mode == "elicit":
-            return await ask_client(tool, arguments, session, record, request_id, timeout, asker)
+            return ask_client(tool, arguments, session, record, request_id, timeout, asker)
         raise Declined(
             f"Tool '{tool.name}' needs a person's confirmation, and no notebook front end is "
             "attached: this server refuses such calls (confirmations: deny). To have the "

@@ -4,8 +4,10 @@ Some clients ignore ``notifications/tools/list_changed``, or re-list but then ca
 what is new. With the dispatcher on, ``tools/list`` starts with two tools that never
 change: :data:`LIST_TOOL` lists the notebook's tools as they are now (schemas and
 descriptions, filtered by name or words), and :data:`CALL_TOOL` calls any of them by
-name. A call through :data:`CALL_TOOL` *is* a ``tools/call`` of the named tool: the
-request's ``name`` and ``arguments`` are replaced and the same handler runs it, so
+name. :class:`DispatcherTools` is the outermost interceptor of ``tools/call``
+(:mod:`.interceptors`). A call through :data:`CALL_TOOL` *is* a ``tools/call`` of the
+named tool: the request's ``name`` and ``arguments`` are replaced and the rest of the
+chain runs it, so
 validation, confirmation, output capture, the call record (marked ``via``), errors,
 content, progress and 2026-07-28 input requests are those of a direct call.
 
@@ -17,8 +19,8 @@ with the experimental client capability :data:`CAPABILITY` (``mcp-notebook bridg
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
 
 from ..registry import Registry, views
 from ..registry.content import error_result
@@ -26,8 +28,10 @@ from ..registry.validation import SchemaCheck, argument_problem
 from ..wire import jsontext
 from .calls import CallLog, CallRecord
 from .codes import METHOD_NOT_FOUND
+from .interceptors import Next, ToolCall
 from .jsonrpc import Message, RpcError, invalid_params
 from .names import META_CAPABILITIES, TASKS_VERSION
+from .outcomes import Result
 from .request import RequestContext
 from .versions import modern_version
 
@@ -126,46 +130,49 @@ def listing(tools: Iterable[dict[str, Any]], task_support: bool = False) -> list
     return [*own, *(t for t in tools if t.get("name") not in NAMES)]
 
 
-class Calls(Protocol):
-    """What the dispatcher needs of the server: its tools, its history, its tools/call."""
+class DispatcherTools:
+    """Interceptor: a call of one of the dispatcher's tools, for a request that sees them
+    (``offered``); any other call goes on untouched."""
 
-    registry: Registry
-    calls: CallLog
+    def __init__(
+        self, registry: Registry, calls: CallLog, offered: Callable[[RequestContext], bool]
+    ) -> None:
+        self.registry, self.calls, self.offered = registry, calls, offered
 
-    async def _tools_call(self, request: RequestContext) -> dict[str, Any]: ...
+    def __call__(self, call: ToolCall, next: Next) -> Awaitable[Result]:
+        if call.name not in NAMES or not self.offered(call.request):
+            return next(call)
+        return self._answer(call, next)
 
-
-async def answer(server: Calls, request: RequestContext, name: str) -> dict[str, Any]:
-    """A ``tools/call`` of one of the dispatcher's tools (``name``)."""
-    params, session = request.params, request.session
-    given = params.get("arguments")
-    if given is not None and not isinstance(given, dict):
-        raise invalid_params("tools/call arguments must be an object")  # as for any tool
-    arguments: dict[str, Any] = given or {}
-    as_task = params.get("task") is not None and session.protocol_version == TASKS_VERSION
-    if name == LIST_TOOL and as_task:  # its listed taskSupport is "forbidden"
-        raise RpcError(METHOD_NOT_FOUND, "This tool cannot be called as a task")
-    problem = _argument_error(name, arguments)
-    if problem is not None or name == LIST_TOOL:
-        record = server.calls.add(CallRecord("tools/call", name, arguments, session.client_label))
-        if problem is not None:
-            record.finish("error", error=ValueError(problem))
-            return error_result(problem)
-        result = _list(server, arguments)
-        record.finish("done", result=result)
-        return result
-    target = arguments["name"]
-    if target in NAMES:
-        raise invalid_params(
-            f"Unknown tool: {target} ({CALL_TOOL} calls the notebook's tools; call "
-            f"{target} directly)",
-            {"name": target},
-        )
-    # The same request, now naming the tool: everything else (its _meta, progress token,
-    # a 2026-07-28 retry's requestState and inputResponses) stays as the client sent it.
-    request.params = {**params, "name": target, "arguments": arguments.get("arguments")}
-    request.via = name
-    return await server._tools_call(request)
+    async def _answer(self, call: ToolCall, next: Next) -> Result:
+        """A ``tools/call`` of one of the dispatcher's tools (``call.name``)."""
+        request, name, arguments = call.request, call.name, call.arguments
+        params, session = request.params, request.session
+        as_task = params.get("task") is not None and session.protocol_version == TASKS_VERSION
+        if name == LIST_TOOL and as_task:  # its listed taskSupport is "forbidden"
+            raise RpcError(METHOD_NOT_FOUND, "This tool cannot be called as a task")
+        problem = _argument_error(name, arguments)
+        if problem is not None or name == LIST_TOOL:
+            record = self.calls.add(CallRecord("tools/call", name, arguments, session.client_label))
+            if problem is not None:
+                record.finish("error", error=ValueError(problem))
+                return error_result(problem)
+            result = _list(self.registry, arguments)
+            record.finish("done", result=result)
+            return result
+        target = arguments["name"]
+        if target in NAMES:
+            raise invalid_params(
+                f"Unknown tool: {target} ({CALL_TOOL} calls the notebook's tools; call "
+                f"{target} directly)",
+                {"name": target},
+            )
+        # The same request, now naming the tool: everything else (its _meta, progress
+        # token, a 2026-07-28 retry's requestState and inputResponses) stays as the
+        # client sent it.
+        request.params = {**params, "name": target, "arguments": arguments.get("arguments")}
+        request.via = name
+        return await next(ToolCall.of(request, self.registry.tools))
 
 
 def _argument_error(name: str, arguments: Any) -> str | None:
@@ -177,12 +184,12 @@ def _argument_error(name: str, arguments: Any) -> str | None:
     return argument_problem(check, name, arguments)
 
 
-def _list(server: Calls, arguments: dict[str, Any]) -> dict[str, Any]:
+def _list(registry: Registry, arguments: dict[str, Any]) -> dict[str, Any]:
     exact, query = arguments.get("name"), arguments.get("query")
     words = set(query.lower().split()) if isinstance(query, str) else set()
     found = [
         tool.definition
-        for tool in server.registry.tools.values()
+        for tool in registry.tools.values()
         if tool.name not in NAMES
         and (exact is None or tool.name == exact)
         and _matches(_searched(tool.definition), words)
@@ -237,7 +244,7 @@ __all__ = [
     "DEFINITIONS",
     "LIST_TOOL",
     "NAMES",
-    "answer",
+    "DispatcherTools",
     "asking",
     "listing",
     "offered",

@@ -30,8 +30,12 @@ MAX_HANDED = 1000
 
 
 class Executor(Protocol):
-    # An executor may also have ``cells``: a CellWatch of the loop it runs user code on,
-    # so that a call queued behind a running cell can say so (.queueing).
+    """What the server uses of where user code runs; :class:`ExecutorBase` gives the
+    defaults of everything but :meth:`run`."""
+
+    # The cell that holds the loop user code runs on (a kernel's), so that a call queued
+    # behind it can say so (.queueing); None: no cells there.
+    cells: CellWatch | None
 
     def prepare(self, work: Callable[[], Any], record: CallRecord) -> Callable[[], Any]:
         """``work`` (user code serving ``record``) as it must run on this executor."""
@@ -40,6 +44,30 @@ class Executor(Protocol):
     async def run(self, work: Callable[[], Any], record: CallRecord | None = None) -> Any:
         """Run ``work`` where user code belongs; ``record`` is the call it serves, if any."""
         ...
+
+    def may_pause(self, record: CallRecord) -> bool:
+        """Whether ``record``'s call may stop in a debugger (``%mcp break`` on its tool)."""
+        ...
+
+    def interrupt(self, record: CallRecord) -> bool:
+        """Stop ``record``'s code where it runs now, if this executor can; False if not."""
+        ...
+
+
+class ExecutorBase:
+    """The defaults of :class:`Executor`: no cells, no debugger, no interrupt; user code
+    runs as it is given."""
+
+    cells: CellWatch | None = None
+
+    def prepare(self, work: Callable[[], Any], record: CallRecord) -> Callable[[], Any]:
+        return work
+
+    def may_pause(self, record: CallRecord) -> bool:
+        return False
+
+    def interrupt(self, record: CallRecord) -> bool:
+        return False
 
 
 async def settle(value: Any) -> Any:
@@ -79,11 +107,8 @@ def unchanged(work: Callable[[], Any], record: CallRecord) -> Callable[[], Any]:
     return work
 
 
-class InlineExecutor:
+class InlineExecutor(ExecutorBase):
     """Runs user code on the loop that handles the request (tests, plain scripts)."""
-
-    prepare = staticmethod(unchanged)
-    cells: CellWatch | None = None
 
     async def run(self, work: Callable[[], Any], record: CallRecord | None = None) -> Any:
         if record is not None:
@@ -141,14 +166,12 @@ class _Handoff:
             self.outcome.set_exception(value)
 
 
-class LoopExecutor:
+class LoopExecutor(ExecutorBase):
     """Runs user code on another thread's event loop (the kernel's) and waits for it.
 
     Cancelling the waiting coroutine stops work that has not started yet, and cancels a
     running async tool at its next ``await``.
     """
-
-    prepare = staticmethod(unchanged)
 
     def __init__(
         self,

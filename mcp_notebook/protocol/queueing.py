@@ -39,6 +39,7 @@ Without one, nothing can receive the reply and the call is dropped (Server.clien
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from .calls import CallRecord
@@ -47,6 +48,10 @@ from .request import RequestContext
 GRACE = 0.2  # seconds before the first notice, when a cell holds the kernel at hand-over
 INTERVAL = 5.0  # seconds between two notices while the call waits
 WAITING = ("queued", "awaiting confirmation")  # statuses of a call that has not started
+
+
+def never(record: CallRecord) -> bool:
+    return False
 
 
 class Cell(NamedTuple):
@@ -85,16 +90,20 @@ class CellWatch:
 
 
 def watch(
-    request: RequestContext, record: CallRecord, cells: CellWatch | None, pausing: bool = False
+    request: RequestContext,
+    record: CallRecord,
+    cells: CellWatch | None,
+    pausing: Callable[[CallRecord], bool] = never,
 ) -> Waiting | None:
     """On the server's loop, as ``record``'s call is handed to the kernel: what watches
     its wait until :meth:`Waiting.close`; None when nothing is to be told or marked (no
-    token and no cell running: the common case, which costs no timer). ``pausing``: the
-    call may stop in the debugger (a break is set on its tool), so its wait is told on
-    its own stream as well."""
-    if request.progress_token is None and (cells is None or cells.now is None):
+    token and no cell running: the common case, which costs no timer). ``pausing``: may
+    the call stop in the debugger (a break set on its tool)? Then, with a token, its
+    wait is told on its own stream as well (asked only then)."""
+    token = request.progress_token
+    if token is None and (cells is None or cells.now is None):
         return None
-    return Waiting(request, record, cells, pausing)
+    return Waiting(request, record, cells, token is not None and pausing(record))
 
 
 def waiting_message(cell: Cell | None) -> str:

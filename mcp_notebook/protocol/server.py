@@ -5,7 +5,10 @@ returns (``None`` for notifications, responses and cancelled requests), unless t
 reply channel they offered already delivered it (:mod:`.request`). Classification,
 routing and turning exceptions into JSON-RPC errors happen in :mod:`.dispatch`; this
 module gives it one method table per era. Every handler takes one
-:class:`~.request.RequestContext`.
+:class:`~.request.RequestContext`. The handlers are plain collaborators: ``tools/call``
+(:mod:`.toolcalls`, a thin core behind a chain of interceptors that :mod:`.toolchain`
+composes), the other calls into user code (:mod:`.usercalls`), tasks (:mod:`.taskcalls`,
+:mod:`.taskmethods`).
 """
 
 from __future__ import annotations
@@ -20,8 +23,10 @@ from typing import Any
 from ..registry import Registry, views
 from . import dispatcher_tools, jsonrpc, lifecycle, modern, skills
 from .calls import CallLog
+from .confirmation import Confirm
 from .dispatch import NO_REPLY, Dispatcher, Request
 from .executor import Executor, InlineExecutor
+from .interceptors import Interceptor
 from .jsonrpc import Message, RpcError, invalid_params
 from .kinds import Era
 from .lifecycle import Identity
@@ -30,17 +35,21 @@ from .names import META_SUBSCRIPTION_ID as SUBSCRIPTION_ID
 from .names import TASKS_VERSION
 from .paging import page
 from .request import RUN_USER_CODE, ReplyChannel, RequestContext
+from .rounds import Rounds
 from .session import LOG_LEVELS, Session, Tap, kept_description, kept_subscriptions, tell_taps
 from .taskcalls import TaskCalls, declares_tasks, missing_extension
-from .tasks import Task, TaskStore
-from .usercalls import Confirm, UserCalls
+from .taskmethods import TaskMethods
+from .tasks import TaskStore
+from .toolcalls import ToolCalls
+from .toolchain import ToolChain
+from .usercalls import UserCalls
 
 logger = logging.getLogger(__name__)
 
 Handler = Callable[[RequestContext], Awaitable[dict[str, Any]]]
 
 
-class Server(TaskCalls, UserCalls):
+class Server:
     def __init__(
         self,
         registry: Registry,
@@ -57,10 +66,6 @@ class Server(TaskCalls, UserCalls):
         self.registry = registry
         # Tool calls answered with a task handle; the app's store outlives this server.
         self.tasks = tasks if tasks is not None else TaskStore()
-        self._loop: asyncio.AbstractEventLoop | None = None  # the loop listen streams are on
-        self.tasks.observe(self._task_changed)
-        self._followers: set[asyncio.Future[Any]] = set()  # what ends each running task
-        self._waiters: dict[str, list[asyncio.Future[None]]] = {}  # tasks/result callers
         self.name, self.version, self.instructions = name, version, instructions
         self.executor: Executor = executor or InlineExecutor()
         self.page_size = page_size
@@ -68,10 +73,16 @@ class Server(TaskCalls, UserCalls):
         # Every session sees the dispatcher's two tools (else only clients that ask for it).
         self.dispatcher = dispatcher
         self.sessions: OrderedDict[str, Session] = OrderedDict()
-        # Asks the person at the notebook before a tool runs; returns the arguments to use
-        # (possibly edited) or raises Declined. None: no confirmations.
-        self.confirm: Confirm | None = None
         self.continuations = Continuations()
+        rounds = Rounds(self.continuations, self.executor)
+        self.task_calls = TaskCalls(self.tasks, rounds, self.executor)
+        self.task_methods = TaskMethods(self.tasks, self.task_calls, page_size, self.sessions)
+        self.tasks.observe(self.task_methods.changed)
+        self.user_calls = UserCalls(registry, self.calls, self.executor, rounds)
+        self.tool_calls = ToolCalls(registry, self.calls, self.executor, rounds)
+        self.tool_chain = ToolChain(
+            self.tool_calls, self.task_calls, rounds, self.offers_dispatcher
+        )
         # Observers of every message in and out (add_tap); empty, they cost one truth test.
         self.taps: list[Tap] = []
         self._taps_lock = threading.Lock()
@@ -88,17 +99,35 @@ class Server(TaskCalls, UserCalls):
             shape=self._shape,
         )
 
+    # -- tools/call's chain (protocol/toolchain.py) ------------------------------------------
+    @property
+    def confirm(self) -> Confirm | None:
+        """Asks the person at the notebook before a tool runs (``Confirmer.confirm``):
+        the arguments to use (maybe edited), or raises Declined. None: no confirmations."""
+        return self.tool_chain.confirm
+
+    @confirm.setter
+    def confirm(self, confirm: Confirm | None) -> None:
+        self.tool_chain.confirm = confirm  # in the chain from now on, or out of it
+
+    def intercept(self, interceptor: Interceptor, *, before_record: bool = False) -> None:
+        """Add ``interceptor`` to every ``tools/call``'s chain (protocol/toolchain.py):
+        before the call is recorded, once its tool is known (it may refuse it unrecorded:
+        authorization), or outermost around its run (it sees the record: tracing)."""
+        self.tool_chain.plug(interceptor, before_record)
+
     def _method_tables(self) -> dict[Era, dict[str, Handler]]:
         """The method table of each era (``Session.era``), for the dispatcher."""
+        user, tasks = self.user_calls, self.task_methods
         shared: dict[str, Handler] = {
             "tools/list": self._tools_list,
-            "tools/call": self._tools_call,
+            "tools/call": self.tool_calls,
             "resources/list": self._resources_list,
             "resources/templates/list": self._templates_list,
-            "resources/read": self._resources_read,
+            "resources/read": user.resources_read,
             "prompts/list": self._prompts_list,
-            "prompts/get": self._prompts_get,
-            "completion/complete": self._complete,
+            "prompts/get": user.prompts_get,
+            "completion/complete": user.complete,
         }
         # The methods of each era: 2026-07-28 removed the handshake, ping, setLevel and
         # resource subscriptions, and added discovery and listen streams.
@@ -108,21 +137,21 @@ class Server(TaskCalls, UserCalls):
                 "initialize": self._initialize,
                 "ping": self._ping,
                 "logging/setLevel": self._set_level,
-                "resources/subscribe": self._subscribe,
-                "resources/unsubscribe": self._unsubscribe,
+                "resources/subscribe": user.subscribe,
+                "resources/unsubscribe": user.unsubscribe,
                 # 2025-11-25's experimental tasks (a session's own)
-                "tasks/get": self._handshake_get,
-                "tasks/result": self._handshake_result,
-                "tasks/list": self._handshake_list,
-                "tasks/cancel": self._handshake_cancel,
+                "tasks/get": tasks.handshake_get,
+                "tasks/result": tasks.handshake_result,
+                "tasks/list": tasks.handshake_list,
+                "tasks/cancel": tasks.handshake_cancel,
             },
             "modern": {
                 **shared,
                 "server/discover": self._discover,
                 "subscriptions/listen": self._listen,
-                "tasks/get": self._tasks_get,
-                "tasks/update": self._tasks_update,
-                "tasks/cancel": self._tasks_cancel,
+                "tasks/get": tasks.get,
+                "tasks/update": tasks.update,
+                "tasks/cancel": tasks.cancel,
                 # Agent Skills (protocol/skills.py); their files are resources in both eras.
                 **skills.handlers(self.registry, self.page_size, self.calls),
             },
@@ -246,12 +275,6 @@ class Server(TaskCalls, UserCalls):
             return modern.shape(request.method, result)
         return result
 
-    def _response(self, request: RequestContext, result: dict[str, Any]) -> Message:
-        """The reply :meth:`handle` would give (a call that replies early builds it)."""
-        if request.session.era == "modern":
-            result = modern.shape(request.method, result)
-        return jsonrpc.response(request.id, result)
-
     async def _cancellable(self, handler: Handler, request: RequestContext) -> Any:
         # The request runs in the caller's task (no extra task on the hot path); a client's
         # cancel cancels that task, and only that cancel is turned into "no response"
@@ -305,8 +328,8 @@ class Server(TaskCalls, UserCalls):
                 raise invalid_params("notifications.taskIds must be a list of task ids")
             # Each once: every status change looks its task up in this list.
             named = dict.fromkeys(t for t in task_ids if isinstance(t, str))
-            honored["taskIds"] = [t for t in named if self._known_task(t)]
-        self._loop = asyncio.get_running_loop()
+            honored["taskIds"] = [t for t in named if self.task_methods.known(t)]
+        self.task_calls.loop = asyncio.get_running_loop()
         session.listen_filter = honored
         session.subscriptions = set(honored.get("resourceSubscriptions", []))
         session.subscription_id = request_id
@@ -321,49 +344,12 @@ class Server(TaskCalls, UserCalls):
             self.sessions.pop(session.id, None)
         return {"_meta": {SUBSCRIPTION_ID: request_id}}
 
-    def _known_task(self, task_id: Any) -> bool:
-        try:
-            self.tasks.get(task_id)
-        except RpcError:
-            return False
-        return True
-
-    def _task_changed(self, task: Task) -> None:
-        """A task's status changed (on any thread): tell who asked (2026-07-28: the listen
-        streams that name it; 2025-11-25: its session), wake tasks/result callers."""
-        loop = self._loop
-        if loop is None or loop.is_closed():
-            return
-        try:
-            on_loop = asyncio.get_running_loop() is loop
-        except RuntimeError:
-            on_loop = False
-        if on_loop:
-            self._tell_listeners(task)
-        else:
-            loop.call_soon_threadsafe(self._tell_listeners, task)
-
-    def _tell_listeners(self, task: Task) -> None:
-        self._wake(task)
-        if task.era != "modern":
-            owner = self.sessions.get(task.owner or "")
-            if owner is not None:
-                owner.notify("notifications/tasks/status", task.handshake())
-            return
-        shown: dict[str, Any] | None = None
-        for session in list(self.sessions.values()):
-            wanted = session.listen_filter
-            if wanted is None or task.id not in wanted.get("taskIds", ()):
-                continue
-            shown = shown or task.modern()
-            session.notify("notifications/tasks", shown, session.subscription_id)
-
     def end_listens(self) -> None:
         """Close every listen stream gracefully (the server is stopping). The task store
         outlives this server and keeps the ended tasks; the ones still running here end
         cancelled ("the server stopped"): their work cannot report to a stopped loop."""
-        self.tasks.unobserve(self._task_changed)
-        for follower in list(self._followers):
+        self.tasks.unobserve(self.task_methods.changed)
+        for follower in list(self.task_calls.followers):
             follower.cancel()
         for session in list(self.sessions.values()):
             if session.subscription_id is not None and session.ended is not None:

@@ -1,9 +1,10 @@
 """Tool calls as tasks: the 2026-07-28 extension and the 2025-11-25 experimental tasks.
 
-A mixin of :class:`~mcp_notebook.protocol.server.Server` beside :mod:`.usercalls`. When a
-request declares the extension in its per-request capabilities, the server decides per
-call whether to answer with a task handle (``CreateTaskResult``) instead of holding the
-request open:
+Two interceptors of ``tools/call`` (:mod:`.interceptors`): :meth:`TaskCalls.mode`,
+before the call is recorded, says whether it may become a task (or refuses it);
+:meth:`TaskCalls.run` runs a call that may as a task's work. When a request declares the
+extension in its per-request capabilities, the server decides per call whether to
+answer with a task handle (``CreateTaskResult``) instead of holding the request open:
 
 - ``@mcp.tool(task="required")``: always (a client without the extension gets -32021);
 - ``task="forbidden"``: never;
@@ -28,22 +29,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from .codes import INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_CAPABILITY, SERVER_ERROR
+from .calls import CallRecord
+from .codes import METHOD_NOT_FOUND, MISSING_CAPABILITY
+from .executor import Executor
+from .interceptors import Next, ToolCall
 from .jsonrpc import RpcError, invalid_params
-from .mrtr import SETTLE_SECONDS, Asker, Continuations, Suspended
-from .names import META_RELATED_TASK as RELATED_TASK
+from .mrtr import SETTLE_SECONDS, Asker, Suspended
 from .names import TASKS_EXTENSION, TASKS_VERSION
-from .paging import page
+from .outcomes import Result, settled
 from .queueing import paused_message, waiting_message
 from .request import RequestContext
+from .rounds import Rounds, input_responses
 from .tasklink import TaskLink
 from .tasks import MAX_TTL_MS, Task, TaskStatus, TaskStore
-
-if TYPE_CHECKING:
-    from .calls import CallRecord
 
 logger = logging.getLogger(__name__)
 
@@ -79,19 +81,54 @@ def created(task: Task) -> dict[str, Any]:
 
 
 class TaskCalls:
-    """tools/call as a task, and tasks/get, tasks/update, tasks/cancel (2026-07-28)."""
+    """tools/call as a task: whether it may be one, and following the ones that are."""
 
-    if TYPE_CHECKING:
-        tasks: TaskStore
-        continuations: Continuations
-        executor: Any
-        page_size: int
-        _followers: set[asyncio.Future[Any]]
-        _loop: asyncio.AbstractEventLoop | None
-        _waiters: dict[str, list[asyncio.Future[None]]]
+    def __init__(self, tasks: TaskStore, rounds: Rounds, executor: Executor) -> None:
+        self.tasks, self.rounds, self.executor = tasks, rounds, executor
+        self.followers: set[asyncio.Future[Any]] = set()  # what ends each running task
+        self.loop: asyncio.AbstractEventLoop | None = None  # the loop listen streams are on
+
+    # -- the interceptors -------------------------------------------------------------------
+    def mode(self, call: ToolCall, next: Next) -> Awaitable[Result]:
+        """Before the record: may this call become a task? (-32021 / -32601 if it must
+        be one and cannot, or must not be one and asks.)"""
+        session = call.request.session
+        if session.era == "modern" or session.protocol_version == TASKS_VERSION:
+            assert call.tool is not None  # visibility let it through
+            call.as_task = self.as_task(call.request, call.tool.task)
+        return next(call)  # (older revisions know no tasks)
+
+    def run(self, call: ToolCall, next: Next) -> Awaitable[Result]:
+        """Around the run: a call that may be a task runs as the task's work."""
+        if not call.as_task:
+            return next(call)
+        return self._start(call, next)
+
+    async def _start(self, call: ToolCall, next: Next) -> Result:
+        request, record, context = call.request, call.record, call.context
+        assert record is not None and call.tool is not None
+        asker: Asker | TaskLink
+        if request.session.era == "modern":  # client input (a Context's, a confirmation's)
+            asker = Asker(input_responses(request.params))
+            if context is not None:
+                context.asker = asker
+        else:  # 2025-11-25: filled in as the task is stored, before the work runs
+            asker = TaskLink()
+        call.asker = asker
+        run = asyncio.ensure_future(self._work(call, next))
+        if isinstance(asker, TaskLink):  # 2025-11-25: the client asked for a task
+            return self._handshake_start(run, record, context, request, call.target, asker)
+        return await self.decide(run, asker, context, record, call)
+
+    @staticmethod
+    async def _work(call: ToolCall, next: Next) -> Result:
+        """The work of a call that may be a task (cancelled before it starts: nothing ran);
+        a denied one fails the task with the reason."""
+        assert call.record is not None
+        return await settled(next, call, call.record, call.context, denied_fails=True)
 
     # -- deciding ---------------------------------------------------------------------------
-    def _as_task(self, request: RequestContext, mode: str) -> bool:
+    def as_task(self, request: RequestContext, mode: str) -> bool:
         """Whether this tools/call may become a task (and must, for "required")."""
         if request.session.era != "modern":
             return self._handshake_task(request, mode) is not None
@@ -147,7 +184,7 @@ class TaskCalls:
         except RpcError as refused:
             self._abandon(run, record, refused)
             raise
-        self._loop = asyncio.get_running_loop()
+        self.loop = asyncio.get_running_loop()
         self._attach(task, run, None, context)
         link = link or TaskLink()
 
@@ -168,21 +205,21 @@ class TaskCalls:
             self._settle(task, run)
             return
         follower = asyncio.ensure_future(self._follow(task, run, asker))
-        self._followers.add(follower)  # a reference, until it ends
-        follower.add_done_callback(self._followers.discard)
+        self.followers.add(follower)  # a reference, until it ends
+        follower.add_done_callback(self.followers.discard)
 
-    async def _decide(
+    async def decide(
         self,
         run: asyncio.Future[Any],
         asker: Asker | None,
         context: Any,
         record: CallRecord,
-        request: RequestContext,
-        mode: str,
-        target: str,
-    ) -> dict[str, Any]:
+        call: ToolCall,
+    ) -> Result:
         """The reply to a call that may become a task: its result, an MRTR round, or a
         ``CreateTaskResult`` (the task stored first, so a tasks/get resolves at once)."""
+        assert call.tool is not None
+        request, mode, target = call.request, call.tool.task, call.target
         after = 0.0 if mode == "required" else self.tasks.after
         loop = asyncio.get_running_loop()
         try:
@@ -192,12 +229,7 @@ class TaskCalls:
             raise
         if asks_first:  # input before the task exists: a multi round-trip
             assert asker is not None
-            call = Suspended(run, asker, target, context, record)
-            return {
-                "resultType": "input_required",
-                "inputRequests": asker.input_requests(),
-                "requestState": self.continuations.suspend(call),
-            }
+            return self.rounds.suspend(Suspended(run, asker, target, context, record))
         if run.done() and mode != "required":
             result: dict[str, Any] = run.result()  # fast enough: the plain result
             return result
@@ -212,7 +244,7 @@ class TaskCalls:
         except RpcError as refused:
             self._abandon(run, record, refused)
             raise
-        self._loop = loop
+        self.loop = loop
         self._attach(task, run, asker, context)
         self._track(task, run, asker)
         return created(task)
@@ -221,8 +253,7 @@ class TaskCalls:
         """The store refused the task: the work stops too (interrupted where it runs, as a
         task's cancel would), else every refused call would run on with nothing bounding
         it, its result never told."""
-        interrupt = getattr(self.executor, "interrupt", None)
-        if interrupt is None or not interrupt(record):
+        if not self.executor.interrupt(record):
             run.cancel()
         record.finish("error", error=why)  # if it never started, nothing else will
 
@@ -244,7 +275,7 @@ class TaskCalls:
                 return False  # a call stopped in the debugger waits as long as a person
             if record.status == "queued":
                 queued_since = now if queued_since is None else queued_since
-                if _behind_a_cell(self.executor) or now - queued_since >= QUEUED_GRACE:
+                if self._behind_a_cell() or now - queued_since >= QUEUED_GRACE:
                     return False
             waits: set[asyncio.Future[Any]] = {run}
             asked = None
@@ -278,8 +309,7 @@ class TaskCalls:
             # Sync code running on the kernel's main thread: interrupted where it runs, if
             # the executor can (kernel/capture.py), as Kernel > Interrupt would; it then
             # ends "interrupted" there. Queued: never runs; async: cancelled at its await.
-            interrupt = getattr(self.executor, "interrupt", None)
-            if interrupt is not None and task.record is not None and interrupt(task.record):
+            if task.record is not None and self.executor.interrupt(task.record):
                 return
             loop = run.get_loop()
             if _on(loop):
@@ -344,8 +374,8 @@ class TaskCalls:
         elif record is not None and record.paused:
             note = paused_message(record.target)
         elif record is not None and record.status == "queued":
-            cells = getattr(self.executor, "cells", None)
-            cell = getattr(cells, "now", None)
+            cells = self.executor.cells
+            cell = cells.now if cells is not None else None
             if cell is not None:
                 note = waiting_message(cell)
                 if record.behind != cell.label:
@@ -368,86 +398,10 @@ class TaskCalls:
         else:
             self.tasks.complete(task, run.result())
 
-    # -- the methods ------------------------------------------------------------------------
-    def _task_of(self, request: RequestContext) -> Task:
-        if request.session.era != "modern":
-            return self.tasks.get(request.params.get("taskId"), owner=request.session.id)
-        if not declares_tasks(request.client_capabilities):
-            raise missing_extension(request.method)
-        return self.tasks.get(request.params.get("taskId"))
-
-    async def _tasks_get(self, request: RequestContext) -> dict[str, Any]:
-        return {"resultType": "complete", **self._task_of(request).modern()}
-
-    async def _tasks_update(self, request: RequestContext) -> dict[str, Any]:
-        task = self._task_of(request)
-        responses = request.params.get("inputResponses")
-        if not isinstance(responses, dict):
-            raise invalid_params("tasks/update needs an inputResponses object")
-        # Read once: a cancel on another thread (the monitor's) clears them when it ends
-        # the task, and the answers then go nowhere.
-        supply, asked = task.supply, task.input_requests
-        if supply is not None:
-            pending = asked() if asked is not None else {}
-            # Keys not outstanding now are ignored, as the spec advises.
-            supply({k: v for k, v in responses.items() if k in pending})
-        return {"resultType": "complete"}
-
-    async def _tasks_cancel(self, request: RequestContext) -> dict[str, Any]:
-        task = self._task_of(request)
-        self.tasks.cancel(task)  # an ended task stays as it is: the same empty ack
-        return {"resultType": "complete"}
-
-    # -- 2025-11-25 -------------------------------------------------------------------------
-    async def _handshake_get(self, request: RequestContext) -> dict[str, Any]:
-        return self._task_of(request).handshake()
-
-    async def _handshake_result(self, request: RequestContext) -> dict[str, Any]:
-        """What the call would have returned, once the task ended (this waits for it)."""
-        task = self._task_of(request)
-        while not task.done:
-            await self._ended(task)
-        related = {RELATED_TASK: {"taskId": task.id}}
-        if task.status == "completed" and task.result is not None:
-            meta = {**task.result.get("_meta", {}), **related}
-            return {**task.result, "_meta": meta}
-        error = task.error or {"code": SERVER_ERROR, "message": "The task was cancelled"}
-        raise RpcError(error.get("code", SERVER_ERROR), error.get("message", ""), error.get("data"))
-
-    async def _handshake_list(self, request: RequestContext) -> dict[str, Any]:
-        mine = self.tasks.list(owner=request.session.id, everyone=False)
-        return page("tasks", [t.handshake() for t in mine], request.params, self.page_size)
-
-    async def _handshake_cancel(self, request: RequestContext) -> dict[str, Any]:
-        task = self._task_of(request)
-        if task.done:
-            raise RpcError(
-                INVALID_PARAMS, f"Cannot cancel task: already in terminal status '{task.status}'"
-            )
-        self.tasks.cancel(task, "The task was cancelled by request.")
-        return task.handshake()
-
-    async def _ended(self, task: Task) -> None:
-        """Until the task's next change (``_task_changed`` wakes the waiters)."""
-        self._loop = loop = asyncio.get_running_loop()
-        waiter: asyncio.Future[None] = loop.create_future()
-        self._waiters.setdefault(task.id, []).append(waiter)
-        try:
-            await asyncio.wait_for(waiter, timeout=1.0)  # and look again now and then
-        except asyncio.TimeoutError:
-            pass
-        finally:
-            waiting = self._waiters.get(task.id, [])
-            if waiter in waiting:
-                waiting.remove(waiter)
-            if not waiting:
-                self._waiters.pop(task.id, None)
-
-    def _wake(self, task: Task) -> None:
-        """On the server's loop: wake whoever waits for this task to change."""
-        for waiter in self._waiters.pop(task.id, []):
-            if not waiter.done():
-                waiter.set_result(None)
+    def _behind_a_cell(self) -> bool:
+        """True when the executor knows that a cell holds the kernel now (kernel/cells.py)."""
+        cells = self.executor.cells
+        return cells is not None and cells.now is not None
 
 
 def _awaiting(record: CallRecord) -> bool:
@@ -460,9 +414,3 @@ def _on(loop: asyncio.AbstractEventLoop) -> bool:
         return asyncio.get_running_loop() is loop
     except RuntimeError:
         return False
-
-
-def _behind_a_cell(executor: Any) -> bool:
-    """True when the executor knows that a cell holds the kernel now (kernel/cells.py)."""
-    cells = getattr(executor, "cells", None)
-    return cells is not None and getattr(cells, "now", None) is not None

@@ -9,11 +9,8 @@ its XSRF check, which token-authenticated requests skip (as every Jupyter API ca
 
 from __future__ import annotations
 
-import asyncio
-import http.client
 import json
 import logging
-import socket
 from typing import Any
 
 from jupyter_core.utils import ensure_async
@@ -27,11 +24,12 @@ from ..protocol import jsonrpc
 from ..protocol.jsonrpc import INVALID_REQUEST, RpcError
 from ..reach import PREFIX, endpoint_path
 from ..transports.bodies import announced_length
+from ..transports.lingering import LINGER_BYTES, answer_and_close
+from ..transports.responses import close_response, error_body
 from ..transports.settings import DEFAULT_MAX_BODY
 from .identity import relay_headers
 from .records import Records
 from .relay import (
-    CHUNK,
     PASSED_PREFIX,
     PASSED_REQUEST,
     POOL,
@@ -48,10 +46,6 @@ logger = logging.getLogger(__name__)
 RESOURCE = "kernels"
 # The body limit of a server that does not say its own (an older version).
 FALLBACK_MAX_BODY = 64 * 1024 * 1024
-# After answering a request whose body is still coming, the rest is read and dropped for at
-# most this long and this many bytes before the connection closes.
-LINGER_SECONDS = 5.0
-LINGER_BYTES = 16 * 1024 * 1024
 SSE = "text/event-stream"
 # What a page on another origin (one Jupyter lets in: allow_origin, or a token) must read.
 EXPOSED = "Mcp-Session-Id, MCP-Protocol-Version"
@@ -200,18 +194,12 @@ class RelayHandler(APIHandler):
     def _refuse_unread(self, status: int, message: str) -> None:
         """Answer before the body is read, then drain it (bounded) and close: closing with
         the body unread would reset the connection, and the client lose the answer."""
-        body = jsonrpc.dumps(jsonrpc.error_response(None, RpcError(INVALID_REQUEST, message)))
-        head = [f"HTTP/1.1 {status} {http.client.responses.get(status, 'Error')}"]
-        head += [f"{n}: {v}" for n, v in self._headers.get_all() if n.startswith("Access-Control-")]
-        head += ["Content-Type: application/json", f"Content-Length: {len(body)}"]
-        head.append("Connection: close")
-        response = ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
+        body = error_body(INVALID_REQUEST, message)
+        cors = [(n, v) for n, v in self._headers.get_all() if n.startswith("Access-Control-")]
         self.log.info(
             "mcp_notebook: %s %s: %d %s", self.request.method, self.request.path, status, message
         )
-        task = asyncio.ensure_future(_linger(self.detach(), response))
-        _lingering.add(task)
-        task.add_done_callback(_lingering.discard)
+        answer_and_close(self.detach(), close_response(status, body, cors))
 
     async def _relay(self, name: str) -> None:
         self._body, self._chunks = b"".join(self._chunks), []
@@ -303,25 +291,3 @@ class RelayHandler(APIHandler):
         if self._exchange is not None:
             self._exchange.close()
         super().on_connection_close()
-
-
-_lingering: set[asyncio.Future[None]] = set()  # refused connections being drained
-
-
-async def _linger(stream: iostream.IOStream, response: bytes) -> None:
-    """Answer on a connection taken from tornado, read and drop what the client still
-    sends (up to ``LINGER_BYTES``, for ``LINGER_SECONDS``), then close it."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + LINGER_SECONDS
-    dropped = 0
-    try:
-        await stream.write(response)
-        if stream.socket is not None:
-            stream.socket.shutdown(socket.SHUT_WR)  # the client sees the answer end
-        while dropped <= LINGER_BYTES:
-            read = stream.read_bytes(CHUNK, partial=True)
-            dropped += len(await asyncio.wait_for(read, max(0.0, deadline - loop.time())))
-    except (iostream.StreamClosedError, asyncio.TimeoutError, OSError):
-        pass
-    finally:
-        stream.close()

@@ -1,14 +1,15 @@
 """Streamable HTTP as an ASGI application, so that any ASGI server (uvicorn, hypercorn...)
 serves a :class:`~mcp_notebook.protocol.Server`: both eras, on one endpoint.
 
-It shares with the tornado transport everything that is not socket handling: which way a
-POST goes (posts.py ``classify``), the Host / Origin / token checks (security.py
-``Guard``), the 2026-07-28 checks (modern_post.py ``admit``), the session table's limits
-(admission.py) and the body limit (settings.py). No tornado is imported.
+It shares with the tornado transport everything that is not socket handling: the endpoint
+policy (policy.py: the Host / Origin / token checks, the body limit, which way a POST
+goes, the 2026-07-28 checks, the session lookup, GET and DELETE), and the session table's
+limits (admission.py). This is the ASGI adapter of that policy. No tornado is imported.
 
-What it leaves to the tornado transport: the seed dialect (refused with 400), resuming a
-broken SSE stream (``Last-Event-ID``; streams here are not numbered), and the early reply
-written from the kernel thread (there is no kernel: the reply goes when ``handle`` returns).
+What it leaves to the tornado transport: dialect plug-ins (a POST one claims is refused
+with 400, naming it), resuming a broken SSE stream (``Last-Event-ID``; streams here are
+not numbered), and the early reply written from the kernel thread (there is no kernel:
+the reply goes when ``handle`` returns).
 A request's reply is plain JSON unless something related to it (progress, a confirmation
 asked of the client) was sent while it ran and the client takes SSE: then the response is
 an SSE stream carrying those messages and, last, the reply.
@@ -18,142 +19,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
-from ..errors import McpNotebookError
 from ..protocol import Server, Session, jsonrpc
 from ..protocol.codes import SERVER_ERROR
-from ..protocol.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND, Message, RpcError
-from ..protocol.names import SESSION_HEADER, VERSION_HEADER
-from ..protocol.versions import HANDSHAKE_VERSIONS
-from . import posts
-from .admission import SessionAdmission
-from .modern_checks import admit, reply_status
-from .security import AUTHENTICATE, NOT_FOUND, Guard
+from ..protocol.jsonrpc import Message
+from ..protocol.names import SESSION_HEADER
+from . import policy, posts
+from .admission import Refusal, SessionAdmission
+from .asgi_exchange import Exchange, NotReading, Receive, Scope, Send
+from .modern_checks import reply_status
+from .security import NOT_FOUND, Guard
 from .settings import DEFAULT_MAX_BODY, Limits
 
 logger = logging.getLogger(__name__)
 
-Scope = dict[str, Any]
-Receive = Callable[[], Awaitable[dict[str, Any]]]
-Send = Callable[[dict[str, Any]], Awaitable[None]]
 _GET = "get"  # the key of a session's GET stream among its queues
-SEND_PIECE = 64 * 1024  # bytes of a response body handed to the ASGI server at a time
-
-
-class NotReading(McpNotebookError, ConnectionError):
-    """The client took nothing of a response for ``Limits.write_timeout``."""
-
-
-class Headers(Mapping[str, str]):
-    """An ASGI scope's headers, looked up without regard to case (the first of repeats)."""
-
-    def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
-        self._items: dict[str, str] = {}
-        for name, value in raw:
-            self._items.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
-
-    def __getitem__(self, key: str) -> str:
-        return self._items[key.lower()]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._items)
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-
-class Exchange:
-    """One HTTP request and its response, in ASGI messages."""
-
-    def __init__(
-        self, scope: Scope, receive: Receive, send: Send, write_timeout: float = 30.0
-    ) -> None:
-        self.scope, self.receive, self._send = scope, receive, send
-        self.write_timeout = write_timeout
-        self.headers = Headers(scope.get("headers", []))
-        self.started = False
-        self.streaming = False
-        self.extra: list[tuple[bytes, bytes]] = []  # headers of the response to come
-
-    def header(self, name: str, value: str) -> None:
-        self.extra.append((name.lower().encode("latin-1"), value.encode("latin-1")))
-
-    async def respond(self, status: int, body: bytes = b"", content_type: str = "") -> None:
-        headers = list(self.extra)
-        if content_type:
-            headers.append((b"content-type", content_type.encode()))
-        self.started = True
-        await self._send({"type": "http.response.start", "status": status, "headers": headers})
-        await self._body(body)
-
-    async def fail(
-        self,
-        status: int,
-        message: str,
-        code: int = INVALID_REQUEST,
-        request_id: Any = None,
-        data: Any = None,
-    ) -> None:
-        if status == 401:
-            self.header("WWW-Authenticate", AUTHENTICATE)
-        body = jsonrpc.dumps(jsonrpc.error_response(request_id, RpcError(code, message, data)))
-        await self.respond(status, body, posts.JSON)
-
-    async def start_events(self) -> None:
-        headers = [
-            *self.extra,
-            (b"content-type", posts.SSE.encode()),
-            (b"cache-control", b"no-cache"),
-            (b"x-accel-buffering", b"no"),
-        ]
-        self.started = self.streaming = True
-        await self._send({"type": "http.response.start", "status": 200, "headers": headers})
-
-    async def event(self, message: Message) -> None:
-        data = jsonrpc.encode_reply(message)
-        await self._body(b"event: message\ndata: " + data + b"\n\n", more=True)
-
-    async def end_events(self) -> None:
-        await self._send({"type": "http.response.body", "body": b""})
-
-    async def _body(self, data: bytes, more: bool = False) -> None:
-        """Send ``data``; a large one in pieces, each of which the client must take within
-        ``write_timeout``. An ASGI server buffers what it is given until the client reads
-        it (uvicorn: for ever), so a whole reply handed over at once stays in memory as
-        long as a client that does not read keeps its connection."""
-        if len(data) <= SEND_PIECE:
-            return await self._send({"type": "http.response.body", "body": data, "more_body": more})
-        for start in range(0, len(data), SEND_PIECE):
-            piece = data[start : start + SEND_PIECE]
-            last = start + SEND_PIECE >= len(data)
-            message = {"type": "http.response.body", "body": piece, "more_body": more or not last}
-            try:
-                await asyncio.wait_for(self._send(message), self.write_timeout)
-            except asyncio.TimeoutError:
-                raise NotReading("the client did not read its reply: dropped") from None
-        return None
-
-    async def body(self, limit: int) -> bytes | None:
-        """The whole request body, or None when it passed ``limit`` bytes."""
-        chunks, size = [], 0
-        while True:
-            message = await self.receive()
-            if message["type"] == "http.disconnect":
-                raise ConnectionError("the client went away mid-request")
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > limit:
-                return None
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
-
-    async def disconnected(self) -> None:
-        """Returns when the client closes the connection (the body was read already)."""
-        while (await self.receive())["type"] != "http.disconnect":
-            pass
 
 
 class McpAsgiApp:
@@ -185,6 +66,8 @@ class McpAsgiApp:
             allowed_origins=allowed_origins,
         )
         self.max_body = max_body
+        # No stream is kept to resume: Last-Event-ID is not looked at.
+        self.settings = policy.Settings(server, self.guard, max_body, resumable=False)
         self.admission = SessionAdmission(limits or Limits())
         self.sessions: dict[str, Session] = {}
         # Where a session's messages go: the queue of the request they relate to, else its
@@ -236,125 +119,79 @@ class McpAsgiApp:
     async def _serve(self, exchange: Exchange) -> None:
         if (exchange.scope.get("path", "").rstrip("/") or "/") != self.path:
             return await exchange.fail(404, NOT_FOUND)
-        refusal = self.guard.refusal(exchange.headers)
-        if refusal is not None:
-            return await exchange.fail(*refusal)
         method = exchange.scope.get("method", "GET")
+        client = (exchange.scope.get("client") or ("", 0))[0] or ""
+        request = policy.HttpRequest(method, exchange.headers, b"", client)
+        refused = policy.screen(request, self.settings)
+        if refused is not None:
+            return await exchange.answer(refused)
         if method == "POST":
-            return await self._post(exchange)
-        if method in ("GET", "DELETE"):
-            if self._refuse_modern_stream(exchange):
-                exchange.header("Allow", "POST")
-                version = exchange.headers.get(VERSION_HEADER)
+            # An ASGI server may hold a trickling body for ever: the app bounds it itself.
+            timeout = self.admission.limits.body_timeout
+            try:
+                body = await asyncio.wait_for(exchange.body(self.max_body), timeout)
+            except asyncio.TimeoutError:
+                exchange.header("Connection", "close")
                 return await exchange.fail(
-                    405, f"Method Not Allowed: {method} is not part of {version}"
+                    408, f"Request Timeout: the body did not arrive within {timeout:g} s"
                 )
-            return await (self._get(exchange) if method == "GET" else self._delete(exchange))
-        if method == "OPTIONS":
-            return await exchange.respond(204)
-        exchange.header("Allow", "GET, POST, DELETE, OPTIONS")
-        return await exchange.fail(405, f"Method Not Allowed: {method}")
+            if body is None:
+                return await exchange.fail(413, policy.too_large(self.max_body))
+            request.body = body
+        return await self._carry_out(exchange, policy.decide(request, self, self.settings))
 
-    # -- POST --------------------------------------------------------------------------
-    async def _post(self, exchange: Exchange) -> None:
-        length = _content_length(exchange.headers.get("Content-Length"))
-        if length == _INVALID:
-            return await exchange.fail(400, "Bad Request: invalid Content-Length")
-        if length is not None and length > self.max_body:
-            return await exchange.fail(
-                413, f"Payload Too Large: the limit is {self.max_body} bytes"
-            )
-        # An ASGI server may hold a trickling body for ever: the app bounds it itself.
-        timeout = self.admission.limits.body_timeout
-        try:
-            body = await asyncio.wait_for(exchange.body(self.max_body), timeout)
-        except asyncio.TimeoutError:
-            exchange.header("Connection", "close")
-            return await exchange.fail(
-                408, f"Request Timeout: the body did not arrive within {timeout:g} s"
-            )
-        if body is None:
-            return await exchange.fail(
-                413, f"Payload Too Large: the limit is {self.max_body} bytes"
-            )
-        post = posts.classify(exchange.headers, body)
-        request_id = jsonrpc.readable_id(post.message)
-        if post.way == "refused":
-            error = post.error
-            assert error is not None  # classify gives every refusal its error
-            if post.message is None:
-                request_id = jsonrpc.refused_id(error)
-            return await exchange.fail(
-                post.status, error.message, error.code, request_id, error.data
-            )
-        if post.way == "seed":
-            return await exchange.fail(
-                400, "Bad Request: the seed dialect is served by mcp-notebook's own HTTP server"
-            )
-        if post.way == "modern":
-            return await self._post_modern(exchange, post)
-        if post.way == "initialize":
+    async def _carry_out(self, exchange: Exchange, decision: policy.Decision) -> None:
+        way, post, session = decision.handler, decision.post, decision.session
+        if way == "answer":
+            return await exchange.answer(decision)
+        if way == "stream" or way == "end":
+            assert session is not None
+            if way == "stream":
+                return await self._get(exchange, session)
+            self._end(session.id)
+            return await exchange.answer(decision)
+        assert post is not None
+        if way == "dialect":
+            assert post.claimed is not None
+            name = post.claimed.dialect.name
+            message = f"Bad Request: the {name} dialect is served by mcp-notebook's own HTTP server"
+            request_id = jsonrpc.readable_id(post.message)
+            return await exchange.fail(400, message, request_id=request_id)
+        if way == "initialize":
             return await self._post_initialize(exchange, post)
-        return await self._post_handshake(exchange, post)
+        assert session is not None
+        if way == "modern":
+            return await self._post_modern(exchange, post, session)
+        if way == "call":
+            return await self._post_handshake(exchange, post, session)
+        await self.server.handle(post.message, session)  # "notify"
+        return await exchange.answer(decision)
 
-    async def _post_modern(self, exchange: Exchange, post: posts.Post) -> None:
-        if post.kind != "request":
-            return await exchange.respond(202)
-        admitted = admit(post.message, exchange.headers, self.server)
-        if isinstance(admitted, tuple):
-            status, error = admitted
-            return await exchange.fail(
-                status, error.message, error.code, post.message["id"], error.data
-            )
+    async def _post_modern(self, exchange: Exchange, post: posts.Post, session: Session) -> None:
         queue: asyncio.Queue[Message] = asyncio.Queue()
-        admitted.transport = "http"
+        session.transport = "http"
         # A client that takes no SSE cannot hear anything before the reply: say so at once
         # (a Context's request then fails fast instead of waiting for an answer).
-        admitted.outbound = (
+        session.outbound = (
             (lambda message, related: _put(queue, message))
             if post.wants_sse
             else (lambda message, related: False)
         )
-        await self._answer(exchange, post, admitted, queue, cancel_on_close=True)
+        await self._answer(exchange, post, session, queue, cancel_on_close=True)
 
     async def _post_initialize(self, exchange: Exchange, post: posts.Post) -> None:
-        client = (exchange.scope.get("client") or ("", 0))[0] or ""
-        refusal = self.admission.admit(client, self._end, busy=self._streaming)
-        if refusal is not None:
-            exchange.header("Retry-After", str(refusal.retry_after))
-            return await exchange.fail(
-                refusal.status, refusal.message, refusal.code, post.message["id"]
-            )
+        """An ``initialize`` the session limits let through: a session opens if it
+        succeeds."""
         session = Session(transport="http")
         reply = await self.server.handle(post.message, session)
         if reply is not None and "result" in reply:
+            client = (exchange.scope.get("client") or ("", 0))[0] or ""
             self._open(session, client)
             exchange.header(SESSION_HEADER, session.id)
         await self._reply(exchange, reply, post.wants_json)
 
-    async def _post_handshake(self, exchange: Exchange, post: posts.Post) -> None:
-        message = post.message
-        request_id = message.get("id") if post.kind == "request" else None
-        if (
-            post.kind == "request"
-            and not exchange.headers.get(SESSION_HEADER)
-            and not self.server.serves(message["method"])
-        ):
-            method = message["method"]
-            return await exchange.fail(
-                404, f"Method not found: {method}", METHOD_NOT_FOUND, request_id
-            )
-        session = await self._session(exchange, request_id)
-        if session is None:
-            return None
-        if post.kind != "request":
-            problem = (
-                self.server.notification_problem(message) if post.kind == "notification" else None
-            )
-            if problem is not None:
-                return await exchange.fail(400, problem.message, problem.code)
-            await self.server.handle(message, session)
-            return await exchange.respond(202)
+    async def _post_handshake(self, exchange: Exchange, post: posts.Post, session: Session) -> None:
+        request_id = post.message["id"]
         queues = self._queues.setdefault(session.id, {})
         queue: asyncio.Queue[Message] = asyncio.Queue()
         if post.wants_sse:  # else what relates to it goes to the GET stream, if one is open
@@ -448,44 +285,18 @@ class McpAsgiApp:
         for queue in self._queues.pop(session_id, {}).values():
             queue.put_nowait({})  # wakes a GET stream, which then ends
 
-    async def _session(self, exchange: Exchange, request_id: Any = None) -> Session | None:
-        session_id = exchange.headers.get(SESSION_HEADER)
-        if not session_id:
-            await exchange.fail(
-                400, f"Bad Request: {SESSION_HEADER} header is required", request_id=request_id
-            )
-            return None
-        session = self.sessions.get(session_id)
-        if session is None:
-            await exchange.fail(
-                404, "Session not found: it ended or never existed", request_id=request_id
-            )
-            return None
-        version = exchange.headers.get(VERSION_HEADER)
-        if version is not None and version not in HANDSHAKE_VERSIONS:
-            await exchange.fail(
-                400,
-                f"Bad Request: unsupported {VERSION_HEADER} {version!r}; "
-                f"supported: {', '.join(HANDSHAKE_VERSIONS)}",
-                request_id=request_id,
-            )
-            return None
-        self.admission.touch(session_id)
-        return session
+    # -- the session table, as the policy asks it (policy.SessionTable) ----------------
+    def find(self, session_id: str) -> Session | None:
+        return self.sessions.get(session_id)
 
-    def _refuse_modern_stream(self, exchange: Exchange) -> bool:
-        version = exchange.headers.get(VERSION_HEADER)
-        if exchange.headers.get(SESSION_HEADER) or version is None:
-            return False
-        return version not in HANDSHAKE_VERSIONS
+    def touch(self, session_id: str) -> None:
+        self.admission.touch(session_id)
+
+    def refuse_session(self, client: str) -> Refusal | None:
+        return self.admission.admit(client, self._end, busy=self._streaming)
 
     # -- GET: the session's stream of messages unrelated to a request ------------------
-    async def _get(self, exchange: Exchange) -> None:
-        if posts.SSE not in exchange.headers.get("Accept", "").lower():
-            return await exchange.fail(406, "Not Acceptable: the GET stream is text/event-stream")
-        session = await self._session(exchange)
-        if session is None:
-            return None
+    async def _get(self, exchange: Exchange, session: Session) -> None:
         queues = self._queues.setdefault(session.id, {})
         if _GET in queues:
             return await exchange.fail(409, "Conflict: this session already has an open GET stream")
@@ -510,30 +321,6 @@ class McpAsgiApp:
             gone.cancel()
             if queues.get(_GET) is queue:
                 queues.pop(_GET, None)
-
-    async def _delete(self, exchange: Exchange) -> None:
-        session = await self._session(exchange)
-        if session is None:
-            return None
-        self._end(session.id)
-        return await exchange.respond(200)
-
-
-_INVALID = -1
-
-
-def _content_length(value: str | None) -> int | None:
-    """The header's byte count, None without one, ``_INVALID`` unless ASCII digits.
-
-    ``str.isdigit`` admits "²" and other digits ``int`` refuses, and ``int`` refuses
-    more than 4,300 digits: either would escape as a 500. A number too long to be a
-    real body is kept as a number over any limit."""
-    if value is None:
-        return None
-    digits = value.strip()
-    if not digits or not digits.isascii() or not digits.isdigit():
-        return _INVALID
-    return int(digits) if len(digits) <= 18 else 10**18
 
 
 # A stream's backlog: past this, messages nobody reads are not delivered.

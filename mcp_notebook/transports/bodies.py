@@ -11,18 +11,9 @@ from typing import Any
 import tornado.httputil
 import tornado.routing
 
+from .policy import announced_length
 
-def announced_length(headers: tornado.httputil.HTTPHeaders) -> int | None:
-    """The body size a request announces (None: no Content-Length); ``ValueError`` for a
-    value that is not one. ``str.isdigit`` is not enough: it accepts "²", and 5,000
-    digits, which ``int()`` refuses past Python's digit limit."""
-    value = headers.get("Content-Length")
-    if value is None:
-        return None
-    value = value.strip()
-    if not (value.isascii() and value.isdigit()):
-        raise ValueError(f"invalid Content-Length {value[:40]!r}")
-    return int(value) if len(value) <= 18 else 10**18  # anything longer is over any limit
+__all__ = ["WholeBody", "announced_length"]
 
 
 class WholeBody(tornado.routing.PathMatches):

@@ -11,60 +11,23 @@ back to tornado's HTTP server for the client's next request.
 from __future__ import annotations
 
 import contextlib
-import http.client
 import logging
 import socket
 import threading
-import time
 from collections.abc import Callable
 from typing import Any
 
-import tornado.httputil
 import tornado.iostream
 
-from ..protocol import jsonrpc
+from .responses import json_response
 
 logger = logging.getLogger(__name__)
 _NO_SIGNAL = getattr(socket, "MSG_NOSIGNAL", 0)
 # A response up to this size leaves in one TCP segment, which Nagle's algorithm does not
 # hold back on an idle connection; a bigger one turns it off first, as tornado does.
 _ONE_SEGMENT = 1400
-_date: tuple[int, bytes] = (0, b"")
 
-
-def http_date() -> bytes:
-    """The Date header's value, formatted once a second."""
-    global _date
-    now = int(time.time())
-    if _date[0] != now:
-        _date = (now, tornado.httputil.format_timestamp(now).encode())
-    return _date[1]
-
-
-def json_response(reply: dict[str, Any] | None, status: int = 200) -> bytes:
-    """The HTTP/1.1 response for a POST's reply: JSON, or 202 when none is due."""
-    if reply is None:
-        head = b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n"
-        return head + b"Date: " + http_date() + b"\r\n\r\n"
-    body = jsonrpc.encode_reply(reply)
-    return b"".join(
-        (
-            _STATUS_LINES.get(status) or _status_line(status),
-            b"Content-Type: application/json\r\nDate: ",
-            http_date(),
-            b"\r\nContent-Length: ",
-            str(len(body)).encode(),
-            b"\r\n\r\n",
-            body,
-        )
-    )
-
-
-def _status_line(status: int) -> bytes:
-    return f"HTTP/1.1 {status} {http.client.responses.get(status, 'Unknown')}\r\n".encode()
-
-
-_STATUS_LINES = {200: _status_line(200)}
+__all__ = ["DirectReply", "always_ok", "duplicate_socket", "json_response"]
 
 
 def always_ok(reply: dict[str, Any]) -> int:

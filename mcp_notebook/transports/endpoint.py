@@ -1,6 +1,6 @@
 """What a request handler needs of the HTTP transport that serves it.
 
-The handlers (handler.py, modern_post.py) are given their transport by http.py, which
+The handlers (handler.py, streamed.py) are given their transport by http.py, which
 imports them to build its routes. They name it by this protocol, not by ``HttpTransport``,
 so the imports go one way (http -> handler -> endpoint) and transports/ has no cycle.
 """
@@ -14,6 +14,7 @@ import tornado.iostream
 from ..protocol import Server, Session
 from .direct import DirectReply
 from .limits import Refusal
+from .policy import Settings
 from .security import Guard
 from .settings import Limits
 from .sse import SseStream
@@ -24,6 +25,7 @@ class Endpoint(Protocol):
 
     server: Server
     guard: Guard
+    settings: Settings  # what the endpoint policy needs (policy.py)
     limits: Limits
     max_body: int
     streams: dict[str, dict[str, SseStream]]  # per session: its streams by key
@@ -31,6 +33,8 @@ class Endpoint(Protocol):
 
     @property
     def sessions(self) -> dict[str, Session]: ...
+
+    def find(self, session_id: str) -> Session | None: ...
 
     def refuse_session(self, client: str) -> Refusal | None: ...
 

@@ -1,32 +1,33 @@
-"""The request handler of the MCP endpoint: POST, GET (SSE) and DELETE, era by era.
+"""The tornado adapter of the MCP endpoint: POST, GET (SSE) and DELETE.
 
-A POST goes one of five ways (posts.py ``classify``), each served by one method:
-refused, the seed dialect (seed_http.py), 2026-07-28 (modern_post.py), a handshake-era
-``initialize``, or any other handshake-era message on its session (here). How replies
-leave (JSON, SSE, early from the kernel thread) is replying.py's.
+What a request gets is decided by the endpoint policy (policy.py, shared with the ASGI
+app); this handler turns tornado's request into a ``policy.HttpRequest`` and carries out
+the ``Decision``: an answer, or the protocol handler it names (one method each, below).
+How replies leave (JSON, SSE, early from the kernel thread) is replying.py's.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar
+import itertools
+from typing import Any
 
 import tornado.web
 
 from ..protocol import Session
-from ..protocol.jsonrpc import INVALID_REQUEST, METHOD_NOT_FOUND
-from ..protocol.names import SESSION_HEADER, VERSION_HEADER
+from ..protocol.jsonrpc import INVALID_REQUEST, Message
+from ..protocol.names import SESSION_HEADER
 from ..protocol.request import ANSWERED_EARLY, RUN_USER_CODE
-from ..protocol.versions import HANDSHAKE_VERSIONS
-from . import posts, relayed, seed_http
-from .modern_post import ModernRequests
-from .posts import Post, PostWay
-from .replying import error_body
+from . import policy, relayed
+from .modern_checks import reply_status
+from .posts import Post
+from .replying import ReplyingHandler
+from .responses import error_body
 from .security import NOT_FOUND
-from .sse import BadEventId, SseStream, parse_event_id
+from .sse import SseStream
 
 GET_STREAM = "g"
+_stream_numbers = itertools.count(1)  # 2026 streams are never resumed: local names do
 
 
 class NotFoundHandler(tornado.web.RequestHandler):
@@ -36,94 +37,87 @@ class NotFoundHandler(tornado.web.RequestHandler):
         self.finish(error_body(INVALID_REQUEST, NOT_FOUND))
 
 
-class McpHandler(ModernRequests):
+class McpHandler(ReplyingHandler):
     """The endpoint, for requests whose body tornado reads whole first: none, or a known
     size within the limit (see bodies.py ``WholeBody``). Others go to StreamedMcpHandler."""
 
-    SUPPORTED_METHODS = ("GET", "POST", "DELETE", "OPTIONS")
-    # The handshake-era call this POST waits for: dropped if the client hangs up first.
-    # The session, id and serving task of the handshake-era call this POST waits for.
+    # Every method reaches the policy, which answers those the endpoint has not with 405.
+    SUPPORTED_METHODS = ("GET", "POST", "DELETE", "OPTIONS", "PUT", "PATCH", "HEAD")
+    # The session, id and serving task of the handshake-era call this POST waits for:
+    # dropped if the client hangs up first.
     _handshake_call: tuple[Session, Any, Any] | None = None
+    _call: asyncio.Future[Message | None] | None = None  # the 2026-07-28 request served
 
-    def _session(self, message: object = None) -> Session | None:
-        """The request's session, or None after answering 400/404."""
-        session_id = self.request.headers.get(SESSION_HEADER)
-        request_id = message.get("id") if isinstance(message, dict) else None
-        if not session_id:
-            self.fail(
-                400, f"Bad Request: {SESSION_HEADER} header is required", request_id=request_id
-            )
-            return None
-        session = self.transport.sessions.get(session_id)
-        if session is None:
-            self.fail(404, "Session not found: it ended or never existed", request_id=request_id)
-            return None
-        version = self.request.headers.get(VERSION_HEADER)
-        if version is not None and version not in HANDSHAKE_VERSIONS:
-            self.fail(
-                400,
-                f"Bad Request: unsupported {VERSION_HEADER} {version!r}; "
-                f"supported: {', '.join(HANDSHAKE_VERSIONS)}",
-                request_id=request_id,
-            )
-            return None
-        self.transport.touch(session_id)
-        return session
-
-    # -- POST: one client message, served by the method of its way ---------------------
+    # Every method is served the same way: the policy decides, the handler carries it out.
     async def post(self) -> None:
-        post = posts.classify(self.request.headers, self._body())
-        self._message = post.message
-        await self._ways[post.way](self, post)
+        await self._serve()
+
+    async def get(self) -> None:
+        await self._serve()
+
+    async def delete(self) -> None:
+        await self._serve()
+
+    async def options(self) -> None:
+        await self._serve()
+
+    async def put(self) -> None:
+        await self._serve()
+
+    async def patch(self) -> None:
+        await self._serve()
+
+    async def head(self) -> None:
+        await self._serve()
+
+    async def _serve(self) -> None:
+        request = self.request
+        asked = policy.HttpRequest(
+            request.method or "GET", request.headers, self._body(), request.remote_ip or ""
+        )
+        decision = policy.decide(asked, self.transport, self.transport.settings)
+        if decision.post is not None:
+            self._message = decision.post.message
+        await self._carry_out(decision)
         self._let_go()  # answered, or its connection lent to the call (no on_finish then)
 
-    async def _post_refused(self, post: Post) -> None:
-        error = post.error
-        assert error is not None  # classify gives every refusal its error
-        self.fail(post.status, error.message, error.code, data=error.data)
+    async def _carry_out(self, decision: policy.Decision) -> None:
+        way, post, session = decision.handler, decision.post, decision.session
+        if way == "answer":
+            return self.answer(decision)
+        if way == "stream" or way == "end":
+            assert session is not None
+            if way == "stream":
+                return await self._get_stream(session, decision.resume)
+            self.transport.end_session(session.id)
+            return self.answer(decision)
+        assert post is not None
+        if way == "dialect":
+            assert post.claimed is not None
+            dialect, claim = post.claimed.dialect, post.claimed.claim
+            return await dialect.serve(self, self.transport.server, claim)
+        if way == "initialize":
+            return await self._open_session(post)
+        assert session is not None
+        if way == "call":
+            return await self._call_handshake(post, session)
+        if way == "modern":
+            return await self._call_modern(post, session)
+        await self.transport.server.handle(post.message, session)  # "notify"
+        return self.answer(decision)
 
-    async def _post_seed(self, post: Post) -> None:
-        await seed_http.answer(self, self.transport.server, post.seed, post.shape)
-
-    async def _post_initialize(self, post: Post) -> None:
-        """A handshake-era ``initialize``: a session opens if it succeeds and the limits
-        on sessions (limits.py) let one more open for this client."""
+    async def _open_session(self, post: Post) -> None:
+        """A handshake-era ``initialize`` the session limits let through: a session opens
+        if it succeeds."""
         message = post.message
-        client = self.request.remote_ip or ""
-        refusal = self.transport.refuse_session(client)
-        if refusal is not None:
-            self.set_header("Retry-After", str(refusal.retry_after))
-            return self.fail(refusal.status, refusal.message, refusal.code, message["id"])
         session = Session(
             transport="http", via=relayed.via(self.request.headers, self.transport.guard)
         )
         reply = await self.transport.server.handle(message, session)
         if reply is not None and "result" in reply:
-            self.transport.new_session(session, client)
+            self.transport.new_session(session, self.request.remote_ip or "")
             self.set_header(SESSION_HEADER, session.id)
         return self._reply(reply, post.wants_json)
-
-    async def _post_handshake(self, post: Post) -> None:
-        """Any other handshake-era message, on the session its ``Mcp-Session-Id`` names;
-        a notification or response gets 202."""
-        message, server = post.message, self.transport.server
-        has_session = bool(self.request.headers.get(SESSION_HEADER))
-        if post.kind == "request" and not has_session and not server.serves(message["method"]):
-            # A method outside the handshake era, called without a session.
-            method, request_id = message["method"], message["id"]
-            return self.fail(404, f"Method not found: {method}", METHOD_NOT_FOUND, request_id)
-        session = self._session(message)
-        if session is None:
-            return None
-        if post.kind == "request":
-            return await self._call_handshake(post, session)
-        problem = server.notification_problem(message) if post.kind == "notification" else None
-        if problem is not None:
-            return self.fail(400, problem.message, problem.code)
-        await server.handle(message, session)
-        self.set_status(202)
-        self.finish()
-        return None
 
     async def _call_handshake(self, post: Post, session: Session) -> None:
         """A request on a session. Its reply leaves early from the kernel thread (a JSON
@@ -158,28 +152,44 @@ class McpHandler(ModernRequests):
         stream.finish()
         return None
 
-    # One method per way a POST can go; posts.classify chooses.
-    _ways: ClassVar[dict[PostWay, Callable[[McpHandler, Post], Awaitable[None]]]] = {
-        "refused": _post_refused,
-        "seed": _post_seed,
-        "modern": ModernRequests._post_modern,
-        "initialize": _post_initialize,
-        "handshake": _post_handshake,
-    }
+    # -- 2026-07-28: one self-contained request; closing its stream cancels it ----------
+    async def _call_modern(self, post: Post, session: Session) -> None:
+        """Serve a request that passed the checks; its reply goes as JSON, early from the
+        kernel thread, or on the request's SSE stream once something was streamed."""
+        message, wants_json = post.message, post.wants_json
+        stream = SseStream(f"m{next(_stream_numbers)}", numbered=False)
+        stream.writer = self
+        self._stream = stream
+        session.transport = "http"
+        session.via = relayed.via(self.request.headers, self.transport.guard)
+        session.outbound = lambda outgoing, related: _sent(stream, outgoing)
+        early = wants_json and message["method"] in ANSWERED_EARLY
+        direct = self._direct_reply(reply_status, self._cancel_call) if early else None
+        self._call = asyncio.ensure_future(self.transport.server.handle(message, session, direct))
+        try:
+            reply = await self._call
+        except asyncio.CancelledError:
+            if direct is not None and direct.armed:
+                direct.abandon()
+            return None  # the client closed the stream: that is how it cancels
+        if direct is not None and direct.armed:
+            return await direct.finish(reply)  # the response may have left already
+        if stream.resumable or stream.writer is not self:
+            if reply is not None:
+                stream.send(reply)
+            stream.finish()
+            return None
+        self.set_status(reply_status(reply) if reply else 200)
+        return self._reply(reply, wants_json)
+
+    def _cancel_call(self) -> None:
+        call = self._call
+        if call is not None and not call.done():
+            call.cancel()
 
     # -- GET: the server->client stream, or the resumption of a broken one -------------
-    async def get(self) -> None:
-        if self._refuse_modern_stream():
-            return None
-        if "text/event-stream" not in self.request.headers.get("Accept", "").lower():
-            return self.fail(406, "Not Acceptable: the GET stream is text/event-stream")
-        session = self._session()
-        if session is None:
-            return None
-        try:
-            resume = parse_event_id(self.request.headers.get("Last-Event-ID"))
-        except BadEventId as exc:
-            return self.fail(400, f"Bad Request: {exc}")
+    async def _get_stream(self, session: Session, resume: tuple[str, int] | None) -> None:
+        """The session's server->client stream, or the resumption of a broken one."""
         if resume is not None:
             stream = self.transport.streams.get(session.id, {}).get(resume[0])
             if stream is None:
@@ -207,8 +217,8 @@ class McpHandler(ModernRequests):
         self._cancel_call()  # 2026-07-28: closing the response stream cancels the request
         self._call_unreachable()
         self._let_go()
-        if self.seed_closed is not None:
-            self.seed_closed.set()
+        if self.held_open is not None:
+            self.held_open.set()
         if self._ended is not None:
             self._ended.set()
 
@@ -221,18 +231,7 @@ class McpHandler(ModernRequests):
             return
         self.transport.server.client_gone(*call)
 
-    # -- DELETE: end the session -------------------------------------------------------
-    async def delete(self) -> None:  # async: StreamedMcpHandler's awaits the body first
-        if self._refuse_modern_stream():
-            return
-        session = self._session()
-        if session is None:
-            return
-        self.transport.end_session(session.id)
-        self.set_status(200)
-        self.finish()
 
-    async def options(self) -> None:
-        # No CORS: browsers on other origins are refused above; loopback pages need none.
-        self.set_status(204)
-        self.finish()
+def _sent(stream: SseStream, message: dict[str, Any]) -> bool:
+    stream.send(message)
+    return True

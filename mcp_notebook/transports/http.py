@@ -13,7 +13,6 @@ session's GET stream. Every SSE event has an id, and ``Last-Event-ID`` resumes a
 from __future__ import annotations
 
 import asyncio
-import http.client
 import itertools
 import logging
 import socket
@@ -29,16 +28,17 @@ import tornado.iostream
 import tornado.web
 from tornado.routing import Rule
 
-from ..protocol import Server, Session, jsonrpc
-from ..protocol.jsonrpc import INVALID_REQUEST, RpcError
+from ..protocol import Server, Session
+from ..protocol.jsonrpc import INVALID_REQUEST
 from ..threads import start_thread
-from . import binding
+from . import binding, policy
 from .bodies import WholeBody
 from .direct import DirectReply
 from .endpoint import Endpoint
 from .handler import GET_STREAM, McpHandler, NotFoundHandler
 from .limits import ConnectionLimiter, Refusal, SessionAdmission
-from .security import AUTHENTICATE, NOT_FOUND, Guard
+from .responses import close_response, error_body
+from .security import NOT_FOUND, Guard
 from .settings import DEFAULT_MAX_BODY, Limits
 from .sse import SseStream
 from .streamed import StreamedMcpHandler
@@ -80,6 +80,7 @@ class HttpTransport:
             allowed_origins=allowed_origins,
             relay_key=relay_key,
         )
+        self.settings = policy.Settings(server, self.guard, max_body)
         # Per session: its streams by key (the GET stream and one per streamed POST).
         self.streams: dict[str, dict[str, SseStream]] = {}
         self._stream_numbers = itertools.count(1)
@@ -96,6 +97,9 @@ class HttpTransport:
     @property
     def sessions(self) -> dict[str, Session]:
         return self.server.sessions
+
+    def find(self, session_id: str) -> Session | None:
+        return self.server.sessions.get(session_id)
 
     @property
     def url(self) -> str:
@@ -203,15 +207,14 @@ class HttpTransport:
     ) -> bytes | None:
         """None if a request may reach the endpoint (it carries the token: its connection is
         trusted), else the response the endpoint would give it (limits.py sends it early)."""
-        refusal = self.guard.refusal(headers)
-        if refusal is None:
+        refused = policy.gate(headers, self.guard)
+        if refused is None:
             return None
-        status, message = refusal
-        extra = {"WWW-Authenticate": AUTHENTICATE} if status == 401 else {}
         if start_line.path.split("?", 1)[0] != self.path:
-            status, message, extra = 404, NOT_FOUND, {}  # what NotFoundHandler answers
-        body = jsonrpc.dumps(jsonrpc.error_response(None, RpcError(INVALID_REQUEST, message)))
-        return _response(status, body, extra)
+            return close_response(404, error_body(INVALID_REQUEST, NOT_FOUND))  # NotFoundHandler's
+        error = refused.error
+        assert error is not None  # a refusal carries its error
+        return close_response(refused.status, error_body(error.code, error.message))
 
     # -- sessions ----------------------------------------------------------------------
     def refuse_session(self, client: str) -> Refusal | None:
@@ -329,15 +332,6 @@ class _LimitedHttpServer(tornado.httpserver.HTTPServer):
     def start_request(self, server_conn: Any, request_conn: Any) -> Any:
         delegate = super().start_request(server_conn, request_conn)
         return self.limiter.wrap(server_conn.stream, request_conn, delegate)
-
-
-def _response(status: int, body: bytes, headers: dict[str, str]) -> bytes:
-    """A complete HTTP/1.1 JSON response after which the connection closes."""
-    reason = http.client.responses.get(status, "Error")
-    lines = [f"HTTP/1.1 {status} {reason}", "Content-Type: application/json"]
-    lines += [f"{name}: {value}" for name, value in headers.items()]
-    lines += [f"Content-Length: {len(body)}", "Connection: close", "", ""]
-    return "\r\n".join(lines).encode("latin-1") + body
 
 
 def _log_request(handler: tornado.web.RequestHandler) -> None:

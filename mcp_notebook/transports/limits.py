@@ -57,6 +57,7 @@ import tornado.iostream
 # Re-exported for their users (http.py, endpoint.py, tests): they live in a tornado-free module.
 from .admission import Refusal as Refusal
 from .admission import SessionAdmission as SessionAdmission
+from .lingering import answer_and_close
 from .settings import Limits
 
 logger = logging.getLogger(__name__)
@@ -68,7 +69,6 @@ MIN_CONNECTIONS = 8
 ACCEPT_BATCH = 128  # connections accepted per readiness event, like tornado
 ACCEPT_PAUSE = 0.25  # seconds without accepting after EMFILE with nothing to shed
 PEEK_BYTES = 16 * 1024  # enough for the headers of a request that carries the token
-DRAIN_CHUNK = 64 * 1024  # bytes read at a time from a refused request, and dropped
 WRITE_PROGRESS = 64 * 1024  # bytes a client must read per write_timeout, when it has them
 _OUT_OF_FDS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
@@ -372,8 +372,9 @@ class ConnectionLimiter:
             record.deadline = None
 
     def refuse(self, stream: tornado.iostream.IOStream, answer: bytes) -> None:
-        """Send ``answer`` on a detached connection, then close it without reading a body."""
-        task = asyncio.ensure_future(_answer_and_close(stream, answer))
+        """Send ``answer`` on a detached connection, drain what the client still sends (a
+        body is never read), then close it (lingering.py)."""
+        task = answer_and_close(stream, answer)
         self._refusing.add(task)
         task.add_done_callback(self._refusing.discard)
 
@@ -385,22 +386,6 @@ Screen = Callable[[tornado.httputil.RequestStartLine, tornado.httputil.HTTPHeade
 
 def has_body(headers: tornado.httputil.HTTPHeaders) -> bool:
     return "Transfer-Encoding" in headers or headers.get("Content-Length", "0").strip() != "0"
-
-
-async def _answer_and_close(stream: tornado.iostream.IOStream, answer: bytes) -> None:
-    try:
-        await stream.write(answer)
-        # Our side is done; reading on until the client closes (or the connection's header
-        # deadline) lets it read the answer: closing with its body unread would reset it.
-        if stream.socket is None:
-            return
-        stream.socket.shutdown(socket.SHUT_WR)
-        while True:
-            await stream.read_bytes(DRAIN_CHUNK, partial=True)
-    except (tornado.iostream.StreamClosedError, OSError):
-        pass
-    finally:
-        stream.close()
 
 
 class _FirstRequest(tornado.httputil.HTTPMessageDelegate):

@@ -1,7 +1,7 @@
 """Whether a 2026-07-28 POST may be served, and the HTTP status of its reply.
 
-Pure and tornado-free: the tornado handler (modern_post.py) and the ASGI app (asgi.py)
-share it.
+Pure and tornado-free: the endpoint policy (policy.py) admits with it; both adapters
+(handler.py, asgi.py) give a reply its status with it.
 """
 
 from __future__ import annotations

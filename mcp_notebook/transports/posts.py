@@ -1,12 +1,13 @@
 """Which way one POST to the endpoint goes, from its headers and body alone.
 
-The endpoint speaks three dialects on one URL; a POST is one of five ways, and the
-handler has one method for each (``McpHandler._ways``):
+The endpoint speaks both eras of MCP on one URL, and whatever dialect plug-ins claim
+(dialects.py); a POST is one of five ways, which the endpoint policy (policy.py) turns
+into what to do:
 
 - ``refused``: a content type, ``Accept`` or body the endpoint cannot take (415, 406, 400);
-- ``seed``: a seed-000 dialect session without ``Mcp-Session-Id`` (seed_http.py);
+- ``dialect``: claimed by a dialect plug-in, without ``Mcp-Session-Id`` (dialects.py);
 - ``modern``: a 2026-07-28 request, which says so in ``_meta`` or ``MCP-Protocol-Version``
-  (modern_post.py);
+  (modern_checks.py);
 - ``initialize``: a handshake-era ``initialize``, which opens a session;
 - ``handshake``: any other handshake-era message, on its session.
 
@@ -15,7 +16,6 @@ Pure: no tornado, no I/O, so the order of these checks is read (and tested) in o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -23,10 +23,10 @@ from ..protocol import jsonrpc, modern
 from ..protocol.jsonrpc import RpcError
 from ..protocol.names import SESSION_HEADER, VERSION_HEADER
 from ..protocol.versions import HANDSHAKE_VERSIONS
-from . import seed_http
+from . import dialects
+from .dialects import Claimed
 
-PostWay = Literal["refused", "seed", "modern", "initialize", "handshake"]
-SeedShape = Literal["single", "batch", "lines"]
+PostWay = Literal["refused", "dialect", "modern", "initialize", "handshake"]
 JSON = "application/json"
 SSE = "text/event-stream"
 
@@ -40,8 +40,7 @@ class Post:
     kind: str = ""  # jsonrpc.kind: request, notification or response
     wants_json: bool = False  # the client accepts a JSON response (else SSE)
     wants_sse: bool = False
-    seed: Sequence[Any] = ()  # "seed": the dialect's messages, in order
-    shape: SeedShape = "single"  # "seed": how the replies are written back
+    claimed: Claimed | None = None  # "dialect": which plug-in took it, and its claim
     status: int = 400  # "refused": the HTTP status, and the error it carries
     error: RpcError | None = None
 
@@ -49,25 +48,28 @@ class Post:
 def classify(headers: Any, body: bytes) -> Post:
     """The way of a POST with these headers (tornado's ``HTTPHeaders``) and this body."""
     content_type = headers.get("Content-Type", "")
-    if content_type.split(";")[0].strip().lower() not in (JSON, seed_http.NDJSON):
+    extra = dialects.media_types()
+    media_type = content_type.split(";")[0].strip().lower()
+    if media_type != JSON and media_type not in extra:
         return _refused(415, "Unsupported Media Type: send application/json")
     accept = headers.get("Accept", "*/*").lower()
     wants_json = JSON in accept or "*/*" in accept
     wants_sse = SSE in accept
-    if not wants_json and not wants_sse and seed_http.NDJSON not in accept:
+    if not wants_json and not wants_sse and not any(media in accept for media in extra):
         return _refused(406, "Not Acceptable: accept application/json or text/event-stream")
     has_session = bool(headers.get(SESSION_HEADER))
     try:
         message = jsonrpc.parse(body)
     except RpcError as error:
-        lines = None if has_session else seed_http.ndjson_messages(body)
-        if lines and seed_http.first_is_seed(lines):
-            return Post("seed", seed=lines, shape="lines")
+        claimed = None if has_session else dialects.claim(body, dialects.UNPARSED)
+        if claimed is not None:
+            return Post("dialect", claimed=claimed)
         return Post("refused", error=error)
     is_modern = not has_session and _is_modern(message, headers)
-    if not has_session and not is_modern and seed_http.first_is_seed([message]):
-        shape: SeedShape = "batch" if isinstance(message, list) else "single"
-        return Post("seed", message, seed=[message], shape=shape)
+    if not has_session and not is_modern:
+        claimed = dialects.claim(body, message)
+        if claimed is not None:
+            return Post("dialect", message, claimed=claimed)
     try:
         kind = jsonrpc.kind(message)
     except RpcError as error:

@@ -2,8 +2,8 @@
 read, errors as HTTP statuses with JSON-RPC bodies, a reply as JSON or one SSE event, SSE
 streams, and the early reply written from the kernel thread (direct.py).
 
-The ways of a POST build on this: modern_post.py (2026-07-28), handler.py (the
-handshake era, GET, DELETE) and seed_http.py (the seed dialect).
+The protocol handlers build on this: handler.py (both eras, GET, DELETE) and the
+dialect plug-ins (dialects.py).
 """
 
 from __future__ import annotations
@@ -19,19 +19,15 @@ from tornado.http1connection import HTTP1Connection
 
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import INVALID_REQUEST, Message, RpcError
-from .bodies import announced_length
+from . import policy
 from .direct import DirectReply, always_ok
 from .endpoint import Endpoint
+from .responses import error_body
 from .security import AUTHENTICATE
 from .sse import SseStream
 
 RETRY_MS = 500  # how long a client waits before resuming a stream that broke
-# Statuses given before the request is looked at: their replies name no request id.
-_UNREAD = (401, 403, 413)
-
-
-def error_body(code: int, message: str, request_id: Any = None) -> bytes:
-    return jsonrpc.dumps(jsonrpc.error_response(request_id, RpcError(code, message)))
+_UNREAD = policy.UNREAD  # statuses given before the body is read: no request id
 
 
 class ReplyingHandler(tornado.web.RequestHandler):
@@ -43,7 +39,8 @@ class ReplyingHandler(tornado.web.RequestHandler):
         self._ended: asyncio.Event | None = None
         self._message: Any = None  # the decoded body, once post() has read it
         self._stream: SseStream | None = None  # the SSE stream this response carries
-        self.seed_closed: asyncio.Event | None = None  # a seed-dialect stream's end
+        # A dialect plug-in's response held open until the client hangs up.
+        self.held_open: asyncio.Event | None = None
 
     def _body(self) -> bytes:
         return self.request.body
@@ -76,8 +73,7 @@ class ReplyingHandler(tornado.web.RequestHandler):
         self.set_header("Content-Type", "application/json")
         if status == 401:
             self.set_header("WWW-Authenticate", AUTHENTICATE)
-        error = RpcError(code, message, data)
-        self.finish(jsonrpc.dumps(jsonrpc.error_response(request_id, error)))
+        self.finish(error_body(code, message, request_id, data))
 
     def _readable_id(self) -> Any:
         """The id of the request this body holds, if it has one a reply may echo."""
@@ -90,20 +86,26 @@ class ReplyingHandler(tornado.web.RequestHandler):
         return jsonrpc.readable_id(message)
 
     def prepare(self) -> None:
-        headers = self.request.headers
-        refusal = self.transport.guard.refusal(headers)
-        if refusal is not None:
-            return self.fail(*refusal)
-        try:
-            length = announced_length(headers)
-        except ValueError as exc:
-            return self.fail(400, f"Bad Request: {exc}")
-        if length is not None and length > self.transport.max_body:
-            return self.fail(413, self._too_large_message())
+        request = policy.HttpRequest(self.request.method or "GET", self.request.headers)
+        refused = policy.screen(request, self.transport.settings)
+        if refused is not None:
+            self.answer(refused)
+
+    def answer(self, decision: policy.Decision) -> None:
+        """Send a decision's answer: its status, headers and error (or no body)."""
+        for name, value in decision.headers:
+            self.set_header(name, value)
+        error = decision.error
+        if error is not None:
+            return self.fail(
+                decision.status, error.message, error.code, decision.request_id, error.data
+            )
+        self.set_status(decision.status)
+        self.finish()
         return None
 
     def _too_large_message(self) -> str:
-        return f"Payload Too Large: the limit is {self.transport.max_body} bytes"
+        return policy.too_large(self.transport.max_body)
 
     def write_error(self, status_code: int, **kwargs: Any) -> None:
         request_id = None if status_code in _UNREAD else self._readable_id()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
-from collections.abc import Mapping
 from urllib.parse import urlsplit
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -83,18 +82,3 @@ class Guard:
         if authorization and hmac.compare_digest(authorization.strip().encode(), self._expected):
             return None
         return "Missing or invalid bearer token" if authorization else "Missing bearer token"
-
-    def refusal(self, headers: Mapping[str, str]) -> tuple[int, str] | None:
-        """The endpoint's verdict on a request's headers: (403 or 401, message), or None.
-
-        Host and Origin come first, so that a request from a rebound page is 403 whether
-        or not it carries the token."""
-        problem = self.host_problem(headers.get("Host"))
-        if problem is None:
-            problem = self.origin_problem(headers.get("Origin"))
-        if problem is not None:
-            return 403, f"Forbidden: {problem}"
-        problem = self.auth_problem(headers.get("Authorization"))
-        if problem is not None:
-            return 401, f"Unauthorized: {problem}"
-        return None

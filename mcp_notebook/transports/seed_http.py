@@ -4,6 +4,9 @@ A POST without a session whose first message is in the dialect is one dialect se
 its messages are translated onto a standard session of the in-process server, in order.
 The answer is plain JSON, or — when the client accepts ``application/x-ndjson`` — a
 chunked stream of JSON lines that stays open for notifications after a full handshake.
+
+A plug-in of the endpoint (dialects.py): it registers itself when imported, and the
+registry imports it on first use, so it is on by default.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from ..protocol import Server, Session, jsonrpc
 from ..protocol.jsonrpc import RpcError
 from ..protocol.seed import SeedSession, is_seed_message
 from ..wire.framing import FramingError, NdjsonFramer
+from . import dialects
 
 NDJSON = "application/x-ndjson"
 
@@ -33,6 +37,22 @@ def ndjson_messages(body: bytes) -> list[Any] | None:
 def first_is_seed(messages: list[Any]) -> bool:
     first = messages[0] if messages else None
     return is_seed_message(first[0] if isinstance(first, list) and first else first)
+
+
+def claim(body: bytes, message: Any) -> tuple[list[Any], str] | None:
+    """The dialect's messages and the shape of their replies (single, batch or lines),
+    when the first message of this session-less POST is in the dialect."""
+    if message is dialects.UNPARSED:
+        lines = ndjson_messages(body)
+        return (lines, "lines") if lines and first_is_seed(lines) else None
+    if not first_is_seed([message]):
+        return None
+    return [message], "batch" if isinstance(message, list) else "single"
+
+
+async def serve(handler: Any, server: Server, claimed: tuple[list[Any], str]) -> None:
+    messages, shape = claimed
+    await answer(handler, server, messages, shape)
 
 
 async def answer(handler: Any, server: Server, messages: Sequence[Any], shape: str) -> None:
@@ -81,8 +101,8 @@ async def answer(handler: Any, server: Server, messages: Sequence[Any], shape: s
                 replies.append(reply)
         if stream:
             if seed.handshake_complete:
-                handler.seed_closed = asyncio.Event()
-                await handler.seed_closed.wait()  # notifications until the client hangs up
+                handler.held_open = asyncio.Event()
+                await handler.held_open.wait()  # notifications until the client hangs up
             return
         _finish(handler, replies, shape)
     finally:
@@ -119,3 +139,6 @@ def _encoded(message: Any) -> bytes:
     if "method" in message:
         return jsonrpc.dumps(message)
     return jsonrpc.encode_reply(message)
+
+
+dialects.register(dialects.Dialect("seed", NDJSON, claim, serve))

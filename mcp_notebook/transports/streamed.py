@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import http.client
-import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -15,18 +13,11 @@ import tornado.ioloop
 import tornado.iostream
 import tornado.web
 
-from ..protocol import jsonrpc
-from ..protocol.jsonrpc import INVALID_REQUEST, RpcError
-from .direct import http_date
+from ..protocol.jsonrpc import INVALID_REQUEST
 from .endpoint import Endpoint
 from .handler import McpHandler
-from .security import AUTHENTICATE
-
-# After answering a request whose body is still coming, the rest is read and dropped for
-# at most this long and this many bytes before the connection closes. Closing at once
-# would make the client's TCP stack reset the connection, and a reset loses our answer.
-LINGER_SECONDS = 5.0
-LINGER_BYTES = 16 * 1024 * 1024
+from .lingering import LINGER_BYTES, LINGER_SECONDS, answer_and_close, shut_write
+from .responses import close_response, error_body
 
 
 @tornado.web.stream_request_body
@@ -87,28 +78,26 @@ class StreamedMcpHandler(McpHandler):
     ) -> None:
         if self._body_read():
             return super().fail(status, message, code, request_id, data)
-        self._refuse(status, jsonrpc.error_response(None, RpcError(code, message, data)))
+        self._refuse(status, error_body(code, message, None, data))
 
     def _body_read(self) -> bool:
         return self.request._body_future.done()  # tornado has no public name for this
 
-    def _refuse(self, status: int, reply: dict[str, Any]) -> None:
+    def _refuse(self, status: int, body: bytes) -> None:
         """Answer now, while the body is still coming; close once it is drained."""
         if self._refused:
             return
         self._refused = True
         self._chunks.clear()
-        response = _close_response(status, jsonrpc.dumps(reply))
+        response = close_response(status, body)
         if not self._prepared_future_done():
             # Still in prepare(): the connection can be taken from tornado, body unread.
-            task = asyncio.ensure_future(_linger(self.detach(), response))
-            _lingering.add(task)
-            task.add_done_callback(_lingering.discard)
+            answer_and_close(self.detach(), response)
             return
         stream = self._connection().stream
         # tornado goes on reading the body into data_received, which drops it.
         self._answered = stream.write(response)
-        self._answered.add_done_callback(lambda _: _shut_write(stream))
+        self._answered.add_done_callback(lambda _: shut_write(stream))
         self._later(LINGER_SECONDS, self._close)
 
     def _prepared_future_done(self) -> bool:
@@ -146,21 +135,9 @@ class StreamedMcpHandler(McpHandler):
             return False
         return True
 
-    async def post(self) -> None:
+    async def _serve(self) -> None:
         if await self._after_body():
-            await super().post()
-
-    async def get(self) -> None:
-        if await self._after_body():
-            await super().get()
-
-    async def delete(self) -> None:
-        if await self._after_body():
-            await super().delete()
-
-    async def options(self) -> None:
-        if await self._after_body():
-            await super().options()
+            await super()._serve()
 
     def on_connection_close(self) -> None:
         self._stop_timers()
@@ -169,41 +146,3 @@ class StreamedMcpHandler(McpHandler):
     def on_finish(self) -> None:
         self._stop_timers()
         super().on_finish()
-
-
-_lingering: set[asyncio.Future[None]] = set()  # refused connections being drained
-
-
-def _close_response(status: int, body: bytes) -> bytes:
-    """A whole HTTP/1.1 response that ends the connection."""
-    reason = http.client.responses.get(status, "Error")
-    head = [f"HTTP/1.1 {status} {reason}", "Content-Type: application/json"]
-    if status == 401:
-        head.append(f"WWW-Authenticate: {AUTHENTICATE}")
-    head += [f"Content-Length: {len(body)}", "Connection: close"]
-    return "\r\n".join(head).encode() + b"\r\nDate: " + http_date() + b"\r\n\r\n" + body
-
-
-def _shut_write(stream: tornado.iostream.IOStream) -> None:
-    """Send FIN after the answer: the client sees it end, and we can still read."""
-    with contextlib.suppress(OSError, AttributeError):
-        if not stream.closed():
-            stream.socket.shutdown(socket.SHUT_WR)
-
-
-async def _linger(stream: tornado.iostream.IOStream, response: bytes) -> None:
-    """Answer on a connection taken from tornado, drain what the client still sends (up to
-    ``LINGER_BYTES``, for ``LINGER_SECONDS``), then close it."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + LINGER_SECONDS
-    dropped = 0
-    try:
-        await stream.write(response)
-        _shut_write(stream)
-        while dropped <= LINGER_BYTES:
-            read = stream.read_bytes(65536, partial=True)
-            dropped += len(await asyncio.wait_for(read, max(0.0, deadline - loop.time())))
-    except (tornado.iostream.StreamClosedError, asyncio.TimeoutError, OSError):
-        pass
-    finally:
-        stream.close()

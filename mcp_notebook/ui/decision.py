@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..protocol import CallRecord
-from ..protocol.usercalls import Declined
+from ..protocol.outcomes import Declined
 
 PENDING = "pending"
 APPROVED, DENIED, EXPIRED, CANCELLED = "approved", "denied", "timed out", "cancelled"

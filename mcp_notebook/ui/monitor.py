@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 PAUSE = "Pause next call"
 UNPAUSE = "Next call pauses: cancel"
+UNPAUSE_DEAF = "Next call pauses once a debugger listens: cancel"
 PAUSE_TIP = "The next tool call stops at its first line in the kernel's debugger (%mcp break *)"
 _HINT = "<i>Select a call to see its arguments, result, output and traceback.</i>"
 _FILTER_WORDS = {"all": "every status", "failed": "failed (any)"}
@@ -133,7 +134,7 @@ class Monitor(widgets.VBox):
         """Re-render; ``changed`` holds the ids of calls that changed (None: all)."""
         self.header.value = render.server_state(self._state())
         if self._pauses is not None:
-            self.pause.description = UNPAUSE if self._pauses.next_call else PAUSE
+            self.pause.description = self._pause_label()
         if self.tasks is not None:
             self.tasks.refresh()  # also on the header's tick: ages change
         if changed is None or changed:
@@ -258,7 +259,15 @@ class Monitor(widgets.VBox):
         pauses = self._pauses
         if pauses is not None:
             pauses.next_call = not pauses.next_call
-            self.pause.description = UNPAUSE if pauses.next_call else PAUSE
+            self.pause.description = self._pause_label()
+
+    def _pause_label(self) -> str:
+        """What the button offers; while set, whether a debugger would see the pause (no
+        Debugger panel open: calls run on, as with %mcp break)."""
+        pauses = self._pauses
+        if not pauses.next_call:
+            return PAUSE
+        return UNPAUSE if pauses.listening else UNPAUSE_DEAF
 
     def close(self) -> None:
         with self._lock:

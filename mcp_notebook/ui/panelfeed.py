@@ -278,7 +278,8 @@ class PanelFeed:
             if not isinstance(on, bool) or self._pauses is None:
                 raise Refused('"on" must be true or false, in a kernel with the extension')
             self._pauses.next_call = on
-            return {"ok": True, "on": self._pauses.next_call}
+            # "listening": whether a debugger would see the pause (none: calls run on).
+            return {"ok": True, "on": self._pauses.next_call, "listening": self._pauses.listening}
         call = data.get("call")
         if isinstance(call, bool) or not isinstance(call, int):
             raise Refused('"call" must be a call number')

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
+from mcp_notebook.ui.monitor import PAUSE, UNPAUSE_DEAF
+
 from ..conftest import connect, start_server
 from .debugging import Debugger
 from .test_debugger import SETUP, TOOL_CELL
@@ -22,6 +24,19 @@ async def runs_through_and_keeps_the_break(served) -> None:
     assert served.kernel.eval(
         "__import__('mcp_notebook.kernel.breaks').kernel.breaks.BREAKS.wanted"
     ) == {"scaled": "n > 20"}
+
+
+async def test_the_monitors_pause_says_when_no_debugger_listens(kernel, frontend):
+    """The monitor's Pause next call said "Next call pauses" with no debugger to stop in,
+    and the next call then ran on: the button now says it waits for a debugger."""
+    served = start_server(kernel, SETUP)
+    kernel.run(TOOL_CELL)
+    frontend.open_monitor(served.kernel)
+    (button,) = frontend.find("Button", "mcp-pause-next")
+    frontend.click(button)
+    await frontend.until(lambda: frontend.state(button)["description"] == UNPAUSE_DEAF)
+    frontend.click(button)
+    await frontend.until(lambda: frontend.state(button)["description"] == PAUSE)
 
 
 async def test_a_break_says_when_no_debugger_listens_before_and_after_one_did(kernel):

@@ -12,6 +12,8 @@ import queue
 
 import pytest
 
+from mcp_notebook.ui.monitor import UNPAUSE
+
 from ..conftest import connect, start_server
 from ..sdk_scenarios import Progress
 from ..waiting import wait_until
@@ -234,7 +236,8 @@ async def test_the_monitors_pause_button_stops_the_next_call_of_any_tool(
 ):
     (button,) = frontend.find("Button", "mcp-pause-next")  # the monitor of `table`
     frontend.click(button)
-    await frontend.until(lambda: frontend.state(button)["description"].startswith("Next call"))
+    # A debugger is attached: the button says the next call pauses, nothing more.
+    await frontend.until(lambda: frontend.state(button)["description"] == UNPAUSE)
     async with connect(served, "legacy") as agent:
         call = asyncio.ensure_future(agent.call_tool("add", {"a": 1}))
         thread_id = await asyncio.to_thread(stopped_thread, debugger)

@@ -473,7 +473,8 @@ def test_no_auth_server_needs_no_token(ep: Endpoint) -> None:
         session = reply.headers["Mcp-Session-Id"]
         assert ep.rpc(session, "ping", auth=DROP)["result"] == {}
     finally:
-        ep.kernel.run(f"%mcp start --port {ep.port} --token {ep.token}")
+        # "=": a random token may start with "-", which argparse would read as an option.
+        ep.kernel.run(f"%mcp start --port {ep.port} --token={ep.token}")
     assert ep.kernel.eval("mcp.url") == ep.url
     expect_error(ep.initialize(auth=DROP), 401, INVALID_REQUEST, "unauthorized")
     assert_healthy(ep)

@@ -98,6 +98,7 @@ export interface IAnswer {
   decided?: string;
   detail?: IDetail;
   on?: boolean;
+  listening?: boolean; // a pause set: whether a debugger would see it
 }
 
 type Message = { [key: string]: unknown };

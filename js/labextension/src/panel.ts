@@ -433,8 +433,10 @@ export class McpPanel extends Widget {
     const pause = button('Pause next call', 'mcp-pause', actions, () => {
       const on = !pause.classList.contains('mcp-on');
       void feed.request('pause', { on }).then(reply => {
-        pause.classList.toggle('mcp-on', reply.ok && !!reply.on);
-        pause.textContent = reply.ok && reply.on ? 'Pausing the next call' : 'Pause next call';
+        const set = reply.ok && !!reply.on;
+        pause.classList.toggle('mcp-on', set);
+        pause.textContent = !set ? 'Pause next call'
+          : reply.listening ? 'Pausing the next call' : 'Pausing the next call once a debugger listens';
       });
     });
   }

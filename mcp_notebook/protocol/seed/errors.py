@@ -12,15 +12,13 @@ from ..codes import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
-    SEED_NOT_INITIALIZED,
-    SEED_OUTPUT_MISMATCH,
-    SEED_TOOL_FAILED,
 )
 from ..jsonrpc import Message, RpcError
 
-TOOL_FAILED = SEED_TOOL_FAILED
-OUTPUT_MISMATCH = SEED_OUTPUT_MISMATCH
-NOT_INITIALIZED = SEED_NOT_INITIALIZED
+# The dialect's own codes, in the -32000 range JSON-RPC leaves to implementations.
+TOOL_FAILED = -32000
+OUTPUT_MISMATCH = -32001
+NOT_INITIALIZED = -32002  # the value LSP uses, whose framing and handshake the seed borrows
 PHRASES = {
     PARSE_ERROR: "Parse error",
     INVALID_REQUEST: "Invalid Request",

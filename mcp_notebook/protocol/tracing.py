@@ -1,0 +1,178 @@
+"""OpenTelemetry spans and metrics of every MCP request (the optional ``[otel]`` extra).
+
+Imported only when tracing is switched on (:mod:`.telemetry` decides): a server without
+it never imports ``opentelemetry`` and its request path is unchanged.
+
+Names and attributes follow the OpenTelemetry semantic conventions for MCP
+(open-telemetry/semantic-conventions-genai v0.1.0, ``docs/gen-ai/mcp.md``; Development
+status): one SERVER span per request or notification, named ``{mcp.method.name}
+{target}`` (the tool or prompt name), parented by the W3C trace context in the request's
+``params._meta`` (``traceparent``, ``tracestate``). A ``tools/call`` gets child spans for
+what its record went through: waiting for the kernel (``queued``), waiting for a person
+(``awaiting confirmation``) and running. The ``mcp.server.operation.duration`` histogram
+(seconds; its count is the number of operations) carries the span's low-cardinality
+attributes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from opentelemetry import metrics, propagate, trace
+from opentelemetry.trace import SpanKind, Status, StatusCode
+
+from .calls import CallRecord
+from .interceptors import Next, ToolCall
+from .outcomes import Result
+from .request import RequestContext
+
+Dispatch = Callable[[Any, RequestContext], Awaitable[Any]]
+
+SCOPE = "mcp_notebook"
+DURATION = "mcp.server.operation.duration"
+# The conventions' recommended bucket boundaries for mcp.server.operation.duration.
+BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
+# The statuses of a call's record that become child spans, with the span's name.
+PHASES = {
+    "queued": "wait for the kernel",
+    "awaiting confirmation": "wait for confirmation",
+    "running": "run",
+}
+TOOL_ERROR = "tool_error"  # error.type of a tool result with isError (the conventions')
+# The attributes the duration metric keeps (bounded cardinality: no ids, no URIs).
+METRIC_KEYS = (
+    "mcp.method.name",
+    "gen_ai.tool.name",
+    "gen_ai.prompt.name",
+    "gen_ai.operation.name",
+    "mcp.protocol.version",
+    "error.type",
+    "rpc.response.status_code",
+)
+
+
+class Tracing:
+    """One server's spans and metrics: its dispatch wrapper and its tool-call interceptor."""
+
+    def __init__(self, tracer_provider: Any = None, meter_provider: Any = None) -> None:
+        self.tracer = trace.get_tracer(SCOPE, tracer_provider=tracer_provider)
+        meter = metrics.get_meter(SCOPE, meter_provider=meter_provider)
+        self.duration = meter.create_histogram(
+            DURATION,
+            unit="s",
+            description="MCP request or notification duration as observed on the server",
+            explicit_bucket_boundaries_advisory=list(BUCKETS),
+        )
+        # record -> [(status, time_ns)]: the phases of the tool calls in flight only.
+        self._phases: dict[CallRecord, list[tuple[str, int]]] = {}
+
+    def wrap(self, dispatch: Dispatch) -> Dispatch:
+        """``dispatch`` inside a server span per request or notification."""
+
+        async def traced(message: Any, request: RequestContext) -> Any:
+            method = message.get("method") if isinstance(message, dict) else None
+            if not isinstance(method, str):
+                return await dispatch(message, request)  # a response, or malformed
+            params = message.get("params")
+            params = params if isinstance(params, dict) else {}
+            attributes = _request_attributes(method, message.get("id"), params)
+            name = _span_name(method, attributes)
+            start = time.perf_counter()
+            with self.tracer.start_as_current_span(
+                name,
+                context=_parent(params),
+                kind=SpanKind.SERVER,
+                attributes=attributes,
+                record_exception=False,
+            ) as span:
+                reply = await dispatch(message, request)
+                attributes.update(_outcome(span, reply, request))
+            kept = {k: attributes[k] for k in METRIC_KEYS if k in attributes}
+            self.duration.record(time.perf_counter() - start, kept)
+            return reply
+
+        return traced
+
+    # -- tools/call's phases: an interceptor outermost around the run --------------------
+    async def phases(self, call: ToolCall, after: Next) -> Result:
+        record = call.record
+        assert record is not None  # plugged around the run: the call is recorded
+        steps = self._phases[record] = [(record.status, time.time_ns())]
+        try:
+            return await after(call)
+        finally:
+            steps.append(("", time.time_ns()))
+            del self._phases[record]
+            self._child_spans(steps, call.name)
+
+    def observe(self, record: CallRecord) -> None:
+        """A call log observer: notes when a traced call changes status (any thread)."""
+        steps = self._phases.get(record)
+        if steps is not None:
+            steps.append((record.status, time.time_ns()))
+
+    def _child_spans(self, steps: list[tuple[str, int]], tool: str) -> None:
+        for (status, start), (_, end) in itertools.pairwise(steps):
+            phase = PHASES.get(status)
+            if phase is None:
+                continue
+            name = f"{phase} {tool}" if status == "running" else phase
+            span = self.tracer.start_span(
+                name, start_time=start, attributes={"mcp.call.status": status}
+            )
+            span.end(end_time=end)
+
+
+def _parent(params: dict[str, Any]) -> Any:
+    """The W3C trace context in ``params._meta``, through the configured propagator."""
+    meta = params.get("_meta")
+    if not isinstance(meta, dict) or "traceparent" not in meta:
+        return None  # the current context: a span the transport opened, or none
+    carrier = {k: v for k in ("traceparent", "tracestate") if isinstance(v := meta.get(k), str)}
+    return propagate.extract(carrier)
+
+
+def _request_attributes(method: str, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
+    attributes: dict[str, Any] = {"mcp.method.name": method}
+    if request_id is not None:
+        attributes["jsonrpc.request.id"] = str(request_id)
+    name = params.get("name")
+    if method == "tools/call" and isinstance(name, str):
+        attributes["gen_ai.tool.name"] = name
+        attributes["gen_ai.operation.name"] = "execute_tool"
+    elif method == "prompts/get" and isinstance(name, str):
+        attributes["gen_ai.prompt.name"] = name
+    uri = params.get("uri")
+    if method.startswith("resources/") and isinstance(uri, str):
+        attributes["mcp.resource.uri"] = uri
+    return attributes
+
+
+def _span_name(method: str, attributes: dict[str, Any]) -> str:
+    target = attributes.get("gen_ai.tool.name") or attributes.get("gen_ai.prompt.name")
+    return f"{method} {target}" if target else method
+
+
+def _outcome(span: Any, reply: Any, request: RequestContext) -> dict[str, Any]:
+    """The attributes known once the request is answered; the span's error status."""
+    session = request.session
+    found: dict[str, Any] = {"mcp.session.id": session.id}
+    if session.protocol_version:
+        found["mcp.protocol.version"] = session.protocol_version
+    error: Any = None
+    if isinstance(reply, dict):
+        failure, result = reply.get("error"), reply.get("result")
+        if isinstance(failure, dict):
+            code = str(failure.get("code"))
+            found["error.type"] = found["rpc.response.status_code"] = code
+            error = failure.get("message")
+        elif isinstance(result, dict) and result.get("isError") is True:
+            found["error.type"] = TOOL_ERROR
+            error = "the tool reported an error"
+    span.set_attributes(found)
+    if error is not None:
+        span.set_status(Status(StatusCode.ERROR, str(error)))
+    return found

@@ -286,3 +286,40 @@ async def test_tracing_switched_on_reaches_the_running_server() -> None:
     mcp.tracing(tracer_provider=provider)
     await server.handle({"jsonrpc": "2.0", "id": 1, "method": "ping"}, Session())
     assert [s.name for s in exporter.get_finished_spans()] == ["ping"]
+
+
+async def test_made_up_methods_and_tools_add_no_metric_series() -> None:
+    traced = Traced()
+    tools(traced)
+    await traced.initialize()
+    for n in range(50):
+        await traced.send(f"made/up{n}")
+        await traced.send("tools/call", {"name": f"nope{n}", "arguments": {}})
+        await traced.send("prompts/get", {"name": f"nope{n}"})
+    data = traced.reader.get_metrics_data()
+    assert data is not None
+    series = [
+        dict(point.attributes or {})
+        for resource in data.resource_metrics
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+        for point in metric.data.data_points
+    ]
+    assert len(series) <= 4, series  # initialize, _OTHER, tools/call and prompts/get refused
+    assert {s["mcp.method.name"] for s in series} >= {"_OTHER", "tools/call"}
+    # the spans keep what the client asked for
+    assert (traced.span("made/up7").attributes or {})["error.type"] == "-32601"
+    assert "tools/call nope7" in {s.name for s in traced.spans()}
+
+
+@pytest.mark.parametrize("traceparent", ["garbage", 42, "00-" + "0" * 32 + "-" + "0" * 16 + "-01"])
+async def test_a_malformed_traceparent_starts_a_new_trace(traceparent: Any) -> None:
+    traced = Traced()
+    tools(traced)
+    await traced.initialize()
+    meta = {"traceparent": traceparent, "tracestate": ["not", "a", "string"]}
+    params = {"name": "add", "arguments": {"a": 1, "b": 1}, "_meta": meta}
+    reply = await traced.send("tools/call", params)
+    assert reply["result"]["structuredContent"] == {"result": 2}
+    span = traced.span("tools/call add")
+    assert span.parent is None and span.context.trace_id != 0

@@ -9,6 +9,7 @@ other than ``none``, or ``OTEL_EXPORTER_OTLP_ENDPOINT`` / ``..._TRACES_ENDPOINT`
 
 from __future__ import annotations
 
+import logging
 import os
 import weakref
 from collections.abc import Mapping
@@ -17,15 +18,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .server import Server
-    from .tracing import Tracing
 
+logger = logging.getLogger(__name__)
 ENDPOINTS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
 MISSING = (
     "tracing needs the OpenTelemetry API: pip install 'mcp-notebook[otel]' "
     "(opentelemetry-api and opentelemetry-sdk)"
 )
-# The servers traced so far, with their spans' maker (a server is traced at most once).
-TRACED: weakref.WeakKeyDictionary[Server, Tracing] = weakref.WeakKeyDictionary()
+# The servers traced so far (a server is traced at most once).
+TRACED: weakref.WeakSet[Server] = weakref.WeakSet()
 
 
 @dataclass
@@ -61,12 +62,17 @@ def apply(settings: TracingSettings, server: Server) -> bool:
     if not settings.wanted():
         return False
     try:
-        from .tracing import Tracing
+        from .tracing import Tracing, observe
     except ImportError as exc:
+        if settings.on is None and settings.tracer_provider is None:
+            logger.warning("OTEL_* asks for traces, but %s", MISSING)  # serve untraced
+            return False
         raise ImportError(MISSING) from exc
-    tracing = Tracing(settings.tracer_provider, settings.meter_provider)
-    TRACED[server] = tracing
+    tracing = Tracing(
+        server.serves, server.registry, settings.tracer_provider, settings.meter_provider
+    )
+    TRACED.add(server)
     server.around_dispatch(tracing.wrap)
     server.intercept(tracing.phases)  # outermost around the run
-    server.calls.subscribe(tracing.observe)
+    observe(server.calls)
     return True

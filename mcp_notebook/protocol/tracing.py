@@ -18,14 +18,18 @@ from __future__ import annotations
 
 import itertools
 import time
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from opentelemetry import metrics, propagate, trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
-from .calls import CallRecord
+from ..registry import Registry
+from .calls import CallLog, CallRecord
 from .interceptors import Next, ToolCall
+from .jsonrpc import valid_id
+from .kinds import Era
 from .outcomes import Result
 from .request import RequestContext
 
@@ -41,6 +45,8 @@ PHASES = {
     "awaiting confirmation": "wait for confirmation",
     "running": "run",
 }
+OTHER = "_OTHER"  # a method the server does not know, in the metric
+NOTIFICATIONS = frozenset({"notifications/initialized", "notifications/cancelled"})
 TOOL_ERROR = "tool_error"  # error.type of a tool result with isError (the conventions')
 # The attributes the duration metric keeps (bounded cardinality: no ids, no URIs).
 METRIC_KEYS = (
@@ -54,10 +60,40 @@ METRIC_KEYS = (
 )
 
 
-class Tracing:
-    """One server's spans and metrics: its dispatch wrapper and its tool-call interceptor."""
+# record -> [(status, time_ns)]: the phases of the traced tool calls in flight only (of
+# every traced server: one observer per call log, however often a server restarts).
+_LIVE: dict[CallRecord, list[tuple[str, int]]] = {}
+_OBSERVED: weakref.WeakSet[CallLog] = weakref.WeakSet()
 
-    def __init__(self, tracer_provider: Any = None, meter_provider: Any = None) -> None:
+
+def observe(calls: CallLog) -> None:
+    """Note the status changes of traced calls in ``calls`` (once per call log)."""
+    if calls not in _OBSERVED:
+        _OBSERVED.add(calls)
+        calls.subscribe(_changed)
+
+
+def _changed(record: CallRecord) -> None:
+    """A call log observer (any thread): when a traced call changes status."""
+    steps = _LIVE.get(record)
+    if steps is not None:
+        steps.append((record.status, time.time_ns()))
+
+
+class Tracing:
+    """One server's spans and metrics: its dispatch wrapper and its tool-call interceptor.
+
+    ``known(method, era)`` and ``tools``/``prompts`` (the registry's) say which names the
+    metric may carry: a client's made-up method or tool name is not a new series."""
+
+    def __init__(
+        self,
+        known: Callable[[str, Era], bool],
+        registry: Registry,
+        tracer_provider: Any = None,
+        meter_provider: Any = None,
+    ) -> None:
+        self.known, self.registry = known, registry
         self.tracer = trace.get_tracer(SCOPE, tracer_provider=tracer_provider)
         meter = metrics.get_meter(SCOPE, meter_provider=meter_provider)
         self.duration = meter.create_histogram(
@@ -66,8 +102,6 @@ class Tracing:
             description="MCP request or notification duration as observed on the server",
             explicit_bucket_boundaries_advisory=list(BUCKETS),
         )
-        # record -> [(status, time_ns)]: the phases of the tool calls in flight only.
-        self._phases: dict[CallRecord, list[tuple[str, int]]] = {}
 
     def wrap(self, dispatch: Dispatch) -> Dispatch:
         """``dispatch`` inside a server span per request or notification."""
@@ -90,29 +124,34 @@ class Tracing:
             ) as span:
                 reply = await dispatch(message, request)
                 attributes.update(_outcome(span, reply, request))
-            kept = {k: attributes[k] for k in METRIC_KEYS if k in attributes}
-            self.duration.record(time.perf_counter() - start, kept)
+            self.duration.record(time.perf_counter() - start, self._bounded(attributes, request))
             return reply
 
         return traced
+
+    def _bounded(self, attributes: dict[str, Any], request: RequestContext) -> dict[str, Any]:
+        """The metric's attributes: names the server knows, else ``_OTHER`` or none."""
+        kept = {k: attributes[k] for k in METRIC_KEYS if k in attributes}
+        method = kept["mcp.method.name"]
+        if not (self.known(method, request.session.era) or method in NOTIFICATIONS):
+            kept["mcp.method.name"] = OTHER
+        if kept.get("gen_ai.tool.name") not in self.registry.tools:
+            kept.pop("gen_ai.tool.name", None)
+        if kept.get("gen_ai.prompt.name") not in self.registry.prompts:
+            kept.pop("gen_ai.prompt.name", None)
+        return kept
 
     # -- tools/call's phases: an interceptor outermost around the run --------------------
     async def phases(self, call: ToolCall, after: Next) -> Result:
         record = call.record
         assert record is not None  # plugged around the run: the call is recorded
-        steps = self._phases[record] = [(record.status, time.time_ns())]
+        steps = _LIVE[record] = [(record.status, time.time_ns())]
         try:
             return await after(call)
         finally:
             steps.append(("", time.time_ns()))
-            del self._phases[record]
+            del _LIVE[record]
             self._child_spans(steps, call.name)
-
-    def observe(self, record: CallRecord) -> None:
-        """A call log observer: notes when a traced call changes status (any thread)."""
-        steps = self._phases.get(record)
-        if steps is not None:
-            steps.append((record.status, time.time_ns()))
 
     def _child_spans(self, steps: list[tuple[str, int]], tool: str) -> None:
         for (status, start), (_, end) in itertools.pairwise(steps):
@@ -137,7 +176,7 @@ def _parent(params: dict[str, Any]) -> Any:
 
 def _request_attributes(method: str, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
     attributes: dict[str, Any] = {"mcp.method.name": method}
-    if request_id is not None:
+    if valid_id(request_id):
         attributes["jsonrpc.request.id"] = str(request_id)
     name = params.get("name")
     if method == "tools/call" and isinstance(name, str):

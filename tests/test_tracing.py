@@ -323,3 +323,19 @@ async def test_a_malformed_traceparent_starts_a_new_trace(traceparent: Any) -> N
     assert reply["result"]["structuredContent"] == {"result": 2}
     span = traced.span("tools/call add")
     assert span.parent is None and span.context.trace_id != 0
+
+
+def test_the_standard_environment_alone_exports_the_spans() -> None:
+    environ = {
+        "PATH": "",
+        "PYTHONPATH": ":".join(sys.path),
+        "OTEL_TRACES_EXPORTER": "console",
+        "OTEL_METRICS_EXPORTER": "none",
+        "OTEL_SERVICE_NAME": "notebook-under-test",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", UNTRACED], capture_output=True, text=True, env=environ, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert '"name": "tools/call echo"' in done.stdout
+    assert '"service.name": "notebook-under-test"' in done.stdout

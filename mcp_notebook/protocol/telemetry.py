@@ -68,6 +68,10 @@ def apply(settings: TracingSettings, server: Server) -> bool:
             logger.warning("OTEL_* asks for traces, but %s", MISSING)  # serve untraced
             return False
         raise ImportError(MISSING) from exc
+    if settings.on is None and settings.tracer_provider is None:
+        from .otelsdk import configure  # switched on by OTEL_*: the SDK as they say
+
+        configure(os.environ)
     tracing = Tracing(
         server.serves, server.registry, settings.tracer_provider, settings.meter_provider
     )

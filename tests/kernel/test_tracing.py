@@ -15,7 +15,8 @@ from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapProp
 from ..conftest import MODES, connect, start_server
 from ..stdio import module_params
 
-SETUP = '''
+# Run in a kernel with mcp_notebook loaded: its spans go to memory, spans_of reads them.
+TRACED_IN_MEMORY = '''
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -25,11 +26,6 @@ provider = TracerProvider()
 provider.add_span_processor(SimpleSpanProcessor(exported))
 mcp.tracing(tracer_provider=provider)
 
-@mcp.tool
-def add(a: int, b: int) -> int:
-    """Add two numbers."""
-    return a + b
-
 def spans_of(trace_id):
     """(name, parent span id, own span id) of the kernel's spans in that trace."""
     return [
@@ -38,6 +34,15 @@ def spans_of(trace_id):
         if format(s.context.trace_id, "032x") == trace_id
     ]
 '''
+SETUP = (
+    TRACED_IN_MEMORY
+    + '''
+@mcp.tool
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+'''
+)
 
 
 @pytest.fixture(scope="module")
@@ -53,15 +58,13 @@ def client_span() -> tuple[Any, dict[str, str]]:
     return span, carrier
 
 
-def check_one_trace(served, span: Any) -> None:
+def check_one_trace(kernel: Any, span: Any, tool: str = "add") -> None:
     trace_id = format(span.get_span_context().trace_id, "032x")
     client_id = format(span.get_span_context().span_id, "016x")
-    spans = {
-        name: (parent, own) for name, parent, own in served.kernel.eval(f"spans_of({trace_id!r})")
-    }
-    server_parent, server_id = spans["tools/call add"]
+    spans = {name: (parent, own) for name, parent, own in kernel.eval(f"spans_of({trace_id!r})")}
+    server_parent, server_id = spans[f"tools/call {tool}"]
     assert server_parent == client_id  # the kernel's server span continues the client's
-    assert spans["run add"][0] == server_id  # and the run on the kernel is its child
+    assert spans[f"run {tool}"][0] == server_id  # and the run on the kernel is its child
 
 
 @MODES
@@ -71,7 +74,7 @@ async def test_the_kernels_spans_continue_the_clients_trace(served, mode):
         result = await client.call_tool("add", {"a": 2, "b": 3}, meta=meta)
     span.end()
     assert result.content[0].text == "5"
-    check_one_trace(served, span)
+    check_one_trace(served.kernel, span)
 
 
 @MODES
@@ -81,4 +84,4 @@ async def test_the_bridge_carries_the_trace_context_into_the_kernel(served, mode
         result = await client.call_tool("add", {"a": 20, "b": 22}, meta=meta)
     span.end()
     assert result.content[0].text == "42"
-    check_one_trace(served, span)
+    check_one_trace(served.kernel, span)

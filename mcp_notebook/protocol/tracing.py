@@ -159,10 +159,7 @@ class Tracing:
             if phase is None:
                 continue
             name = f"{phase} {tool}" if status == "running" else phase
-            span = self.tracer.start_span(
-                name, start_time=start, attributes={"mcp.call.status": status}
-            )
-            span.end(end_time=end)
+            self.tracer.start_span(name, start_time=start).end(end_time=end)
 
 
 def _parent(params: dict[str, Any]) -> Any:

@@ -339,3 +339,24 @@ def test_the_standard_environment_alone_exports_the_spans() -> None:
     assert done.returncode == 0, done.stderr
     assert '"name": "tools/call echo"' in done.stdout
     assert '"service.name": "notebook-under-test"' in done.stdout
+
+
+def test_otel_variables_without_the_extra_leave_the_server_untraced(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4317")
+    monkeypatch.setitem(sys.modules, "mcp_notebook.protocol.tracing", None)  # not installed
+    server = Server(NotebookMCP().registry)
+    assert apply(TracingSettings(), server) is False
+    assert "pip install 'mcp-notebook[otel]'" in caplog.text
+    with pytest.raises(ImportError, match=r"mcp-notebook\[otel\]"):
+        apply(TracingSettings(True), server)  # asked for in a cell: said at once
+
+
+def test_a_missing_exporter_is_logged_and_the_call_still_served() -> None:
+    environ = {"PATH": "", "PYTHONPATH": ":".join(sys.path), "OTEL_TRACES_EXPORTER": "nosuch"}
+    done = subprocess.run(
+        [sys.executable, "-c", UNTRACED], capture_output=True, text=True, env=environ, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert "no OpenTelemetry exporter 'nosuch'" in done.stderr

@@ -19,9 +19,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 from mcp_notebook import NotebookMCP
-from mcp_notebook.protocol import InlineExecutor, Server, Session
+from mcp_notebook.protocol import InlineExecutor, Server, Session, modern
 from mcp_notebook.protocol.calls import CallRecord
 from mcp_notebook.protocol.interceptors import ToolCall
+from mcp_notebook.protocol.names import META_CAPABILITIES, META_VERSION
 from mcp_notebook.protocol.telemetry import TracingSettings, apply, configured
 
 _ids = itertools.count(1)
@@ -360,3 +361,21 @@ def test_a_missing_exporter_is_logged_and_the_call_still_served() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "no OpenTelemetry exporter 'nosuch'" in done.stderr
+
+
+async def test_a_2026_request_has_its_version_and_no_session() -> None:
+    traced = Traced()
+    tools(traced)
+    meta = {META_VERSION: "2026-07-28", META_CAPABILITIES: {}}
+    message = {
+        "jsonrpc": "2.0",
+        "id": "call-1",
+        "method": "tools/call",
+        "params": {"name": "add", "arguments": {"a": 1, "b": 2}, "_meta": meta},
+    }
+    reply = await traced.server.handle(message, modern.open_request(message))
+    assert reply is not None and "result" in reply, reply
+    attributes = dict(traced.span("tools/call add").attributes or {})
+    assert attributes["mcp.protocol.version"] == "2026-07-28"
+    assert attributes["jsonrpc.request.id"] == "call-1"
+    assert "mcp.session.id" not in attributes

@@ -195,7 +195,8 @@ def _span_name(method: str, attributes: dict[str, Any]) -> str:
 def _outcome(span: Any, reply: Any, request: RequestContext) -> dict[str, Any]:
     """The attributes known once the request is answered; the span's error status."""
     session = request.session
-    found: dict[str, Any] = {"mcp.session.id": session.id}
+    # A 2026-07-28 request has no session: its Session is of that request alone.
+    found: dict[str, Any] = {} if session.era == "modern" else {"mcp.session.id": session.id}
     if session.protocol_version:
         found["mcp.protocol.version"] = session.protocol_version
     error: Any = None

@@ -379,3 +379,27 @@ async def test_a_2026_request_has_its_version_and_no_session() -> None:
     assert attributes["mcp.protocol.version"] == "2026-07-28"
     assert attributes["jsonrpc.request.id"] == "call-1"
     assert "mcp.session.id" not in attributes
+
+
+async def test_a_task_s_run_is_a_child_span_when_it_ends_after_the_reply() -> None:
+    traced = Traced()
+    release = asyncio.Event()
+
+    @traced.mcp.tool
+    async def gate() -> str:
+        """Waits for the test."""
+        await release.wait()
+        return "through"
+
+    traced.session = traced.server.open_session(Session())
+    traced.session.outbound = lambda message, related: True  # task status notifications
+    await traced.initialize()
+    created = await traced.send("tools/call", {"name": "gate", "arguments": {}, "task": {}})
+    task_id = created["result"]["task"]["taskId"]
+    request = traced.span("tools/call gate")  # answered with the task, the call goes on
+    assert "run gate" not in traced.children(request)
+    release.set()
+    done = await traced.send("tasks/result", {"taskId": task_id})
+    assert done["result"]["content"][0]["text"] == "through"
+    run = traced.children(request)["run gate"]
+    assert run.end_time > request.end_time

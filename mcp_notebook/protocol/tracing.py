@@ -29,7 +29,7 @@ from ..registry import Registry
 from .calls import CallLog, CallRecord
 from .interceptors import Next, ToolCall
 from .jsonrpc import valid_id
-from .kinds import Era
+from .kinds import FINAL_STATUSES, Era
 from .outcomes import Result
 from .request import RequestContext
 
@@ -60,9 +60,32 @@ METRIC_KEYS = (
 )
 
 
-# record -> [(status, time_ns)]: the phases of the traced tool calls in flight only (of
-# every traced server: one observer per call log, however often a server restarts).
-_LIVE: dict[CallRecord, list[tuple[str, int]]] = {}
+class _Phases:
+    """What a traced tool call's record went through: ``steps``, (status, time_ns)."""
+
+    __slots__ = ("context", "detached", "steps", "tool", "tracer")
+
+    def __init__(self, tracer: Any, context: Any, tool: str, status: str) -> None:
+        self.tracer, self.context, self.tool = tracer, context, tool
+        self.steps = [(status, time.time_ns())]
+        # The request was answered before its call ended (a task): the span of what is
+        # left is made when the record ends, by the call log's observer.
+        self.detached = False
+
+    def spans(self) -> None:
+        """A child span of the request's for each phase (explicit start and end times)."""
+        self.steps.append(("", time.time_ns()))
+        for (status, start), (_, end) in itertools.pairwise(self.steps):
+            phase = PHASES.get(status)
+            if phase is not None:
+                name = f"{phase} {self.tool}" if status == "running" else phase
+                span = self.tracer.start_span(name, context=self.context, start_time=start)
+                span.end(end_time=end)
+
+
+# The traced tool calls in flight only (of every traced server: one observer per call
+# log, however often a server restarts). Popping an entry claims its spans.
+_LIVE: dict[CallRecord, _Phases] = {}
 _OBSERVED: weakref.WeakSet[CallLog] = weakref.WeakSet()
 
 
@@ -75,15 +98,24 @@ def observe(calls: CallLog) -> None:
 
 def _changed(record: CallRecord) -> None:
     """A call log observer (any thread): when a traced call changes status."""
-    steps = _LIVE.get(record)
-    if steps is not None:
-        steps.append((record.status, time.time_ns()))
+    phases = _LIVE.get(record)
+    if phases is None:
+        return
+    phases.steps.append((record.status, time.time_ns()))
+    if phases.detached and record.status in FINAL_STATUSES:
+        _claimed(record)
+
+
+def _claimed(record: CallRecord) -> None:
+    phases = _LIVE.pop(record, None)
+    if phases is not None:
+        phases.spans()
 
 
 class Tracing:
     """One server's spans and metrics: its dispatch wrapper and its tool-call interceptor.
 
-    ``known(method, era)`` and ``tools``/``prompts`` (the registry's) say which names the
+    ``known(method, era)`` and the ``registry``'s tools and prompts say which names the
     metric may carry: a client's made-up method or tool name is not a new series."""
 
     def __init__(
@@ -145,21 +177,15 @@ class Tracing:
     async def phases(self, call: ToolCall, after: Next) -> Result:
         record = call.record
         assert record is not None  # plugged around the run: the call is recorded
-        steps = _LIVE[record] = [(record.status, time.time_ns())]
+        here = trace.set_span_in_context(trace.get_current_span())
+        phases = _LIVE[record] = _Phases(self.tracer, here, call.name, record.status)
         try:
             return await after(call)
         finally:
-            steps.append(("", time.time_ns()))
-            del _LIVE[record]
-            self._child_spans(steps, call.name)
-
-    def _child_spans(self, steps: list[tuple[str, int]], tool: str) -> None:
-        for (status, start), (_, end) in itertools.pairwise(steps):
-            phase = PHASES.get(status)
-            if phase is None:
-                continue
-            name = f"{phase} {tool}" if status == "running" else phase
-            self.tracer.start_span(name, start_time=start).end(end_time=end)
+            # Detached first, then looked at: the observer or this claims the spans, once.
+            phases.detached = True
+            if record.status in FINAL_STATUSES:
+                _claimed(record)
 
 
 def _parent(params: dict[str, Any]) -> Any:

@@ -19,6 +19,7 @@ from .openfiles import raise_open_file_limit
 from .protocol import InlineExecutor, LoopExecutor, Server
 from .protocol.confirmation import Confirmer
 from .protocol.executor import Executor
+from .protocol.telemetry import apply as apply_tracing
 from .protocol.unattended import parse_headless
 from .registry import Kind
 from .transports.binding import check_address
@@ -178,6 +179,7 @@ class NotebookMCP(BaseMCP):
             tasks=self.tasks,
         )
         server.confirm = Confirmer(self).confirm
+        apply_tracing(self.tracing_settings, server)
         return server
 
     def _serve(self, transport: HttpTransport, server: Server) -> None:

@@ -16,6 +16,7 @@ from .protocol import CallLog
 from .protocol.confirmation import Policy, needs_confirmation, parse_policy
 from .protocol.session import LOG_LEVELS
 from .protocol.tasks import TaskStore
+from .protocol.telemetry import TracingSettings, apply
 from .protocol.unattended import parse_headless
 from .registration import Registrations
 from .registry import Registry, Tool
@@ -50,6 +51,19 @@ class BaseMCP(Registrations, SkillRegistrations):
         self._log_targets: list[LogTarget] = []
         self._log_lock = threading.Lock()
         self._serving_url: str | None = None  # set by whoever serves it over HTTP
+        # OpenTelemetry traces of the requests (protocol/telemetry.py): env, or mcp.tracing().
+        self.tracing_settings = TracingSettings()
+
+    def tracing(
+        self, on: bool = True, *, tracer_provider: Any = None, meter_provider: Any = None
+    ) -> None:
+        """Trace every MCP request with OpenTelemetry from the next server on (the one
+        running, too): ``tracer_provider`` / ``meter_provider`` default to the global
+        ones. ``on=False`` leaves the next servers untraced (a traced one stays so)."""
+        self.tracing_settings = TracingSettings(on, tracer_provider, meter_provider)
+        server = getattr(self, "_server", None)
+        if server is not None:
+            apply(self.tracing_settings, server)
 
     @property
     def running(self) -> bool:

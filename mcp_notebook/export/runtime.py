@@ -35,6 +35,7 @@ from ..base import BaseMCP
 from ..protocol import CallRecord, InlineExecutor, Server
 from ..protocol.confirmation import Confirmer
 from ..protocol.executor import Executor, ExecutorBase, settle
+from ..protocol.telemetry import apply as apply_tracing
 from ..protocol.unattended import HEADLESS, headless_banner
 from ..registry import pictures
 from ..registry.content import CONVERTERS
@@ -110,6 +111,7 @@ def server_of(app: BaseMCP, *, inline: bool = False) -> Server:
         calls=app.calls,
     )
     server.confirm = Confirmer(app).confirm  # app.ui is None: nobody at a notebook
+    apply_tracing(app.tracing_settings, server)
     return server
 
 

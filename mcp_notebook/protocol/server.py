@@ -47,6 +47,7 @@ from .usercalls import UserCalls
 logger = logging.getLogger(__name__)
 
 Handler = Callable[[RequestContext], Awaitable[dict[str, Any]]]
+Dispatch = Callable[[Any, RequestContext], Awaitable[Message | None]]
 
 
 class Server:
@@ -115,6 +116,10 @@ class Server:
         before the call is recorded, once its tool is known (it may refuse it unrecorded:
         authorization), or outermost around its run (it sees the record: tracing)."""
         self.tool_chain.plug(interceptor, before_record)
+
+    def around_dispatch(self, wrap: Callable[[Dispatch], Dispatch]) -> None:
+        """Wrap every message's dispatch from now on (tracing: protocol/telemetry.py)."""
+        self._dispatcher.dispatch = wrap(self._dispatcher.dispatch)  # type: ignore[method-assign,assignment]
 
     def _method_tables(self) -> dict[Era, dict[str, Handler]]:
         """The method table of each era (``Session.era``), for the dispatcher."""

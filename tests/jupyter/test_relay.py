@@ -24,6 +24,7 @@ from mcp_notebook import discovery
 from ..conftest import MODES
 from ..kernel.test_http_modern import SETUP as MODERN_SETUP
 from ..kernel.test_http_modern import Modern
+from ..kernel.test_tracing import TRACED_IN_MEMORY, check_one_trace, client_span
 from ..stdio import module_params
 from ..waiting import OPEN_GET_STREAMS, until, wait_until
 from .server import JupyterServer, ServerKernel
@@ -99,6 +100,22 @@ async def test_the_sdk_lists_calls_reads_and_gets_through_jupyter_server(jupyter
         assert read.contents[0].text == "notes"
         prompt = await client.get_prompt("summarize", {"topic": "sales"})
         assert prompt.messages[0].content.text == "Summarize sales."
+
+
+@pytest.fixture(scope="module")
+def traced(kernel) -> ServerKernel:
+    kernel.run(TRACED_IN_MEMORY)  # the running server is traced from now on
+    return kernel
+
+
+@MODES
+async def test_the_relay_carries_the_trace_context_into_the_kernel(jupyter, endpoint, traced, mode):
+    span, meta = client_span()
+    async with sdk(endpoint, jupyter.headers, mode) as client:
+        result = await client.call_tool("size", {"text": "four"}, meta=meta)
+    span.end()
+    assert result.content[0].text == "4"
+    check_one_trace(traced, span, "size")
 
 
 @MODES

@@ -1,0 +1,87 @@
+"""One trace from a client's span into the kernel's: the SDK client's call carries
+``_meta.traceparent``, straight over HTTP and through ``mcp-notebook bridge``, and the
+spans the notebook's server makes in the kernel continue that trace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from mcp.client import Client
+from opentelemetry import trace
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+from ..conftest import MODES, connect, start_server
+from ..stdio import module_params
+
+# Run in a kernel with mcp_notebook loaded: its spans go to memory, spans_of reads them.
+TRACED_IN_MEMORY = '''
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+exported = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(exported))
+mcp.tracing(tracer_provider=provider)
+
+def spans_of(trace_id):
+    """(name, parent span id, own span id) of the kernel's spans in that trace."""
+    return [
+        (s.name, s.parent and format(s.parent.span_id, "016x"), format(s.context.span_id, "016x"))
+        for s in exported.get_finished_spans()
+        if format(s.context.trace_id, "032x") == trace_id
+    ]
+'''
+SETUP = (
+    TRACED_IN_MEMORY
+    + '''
+@mcp.tool
+def add(a: int, b: int) -> int:
+    """Add two numbers."""
+    return a + b
+'''
+)
+
+
+@pytest.fixture(scope="module")
+def served(kernel):
+    return start_server(kernel, SETUP, "%mcp start --port 0 --name traced")
+
+
+def client_span() -> tuple[Any, dict[str, str]]:
+    """A span of the client's own (its SDK's, in this process) and its W3C context."""
+    span = TracerProvider().get_tracer("agent").start_span("agent step")
+    carrier: dict[str, str] = {}
+    TraceContextTextMapPropagator().inject(carrier, context=trace.set_span_in_context(span))
+    return span, carrier
+
+
+def check_one_trace(kernel: Any, span: Any, tool: str = "add") -> None:
+    trace_id = format(span.get_span_context().trace_id, "032x")
+    client_id = format(span.get_span_context().span_id, "016x")
+    spans = {name: (parent, own) for name, parent, own in kernel.eval(f"spans_of({trace_id!r})")}
+    server_parent, server_id = spans[f"tools/call {tool}"]
+    assert server_parent == client_id  # the kernel's server span continues the client's
+    assert spans[f"run {tool}"][0] == server_id  # and the run on the kernel is its child
+
+
+@MODES
+async def test_the_kernels_spans_continue_the_clients_trace(served, mode):
+    span, meta = client_span()
+    async with connect(served, mode) as client:
+        result = await client.call_tool("add", {"a": 2, "b": 3}, meta=meta)
+    span.end()
+    assert result.content[0].text == "5"
+    check_one_trace(served.kernel, span)
+
+
+@MODES
+async def test_the_bridge_carries_the_trace_context_into_the_kernel(served, mode):
+    span, meta = client_span()
+    async with Client(module_params("bridge", "traced"), mode=mode) as client:
+        result = await client.call_tool("add", {"a": 20, "b": 22}, meta=meta)
+    span.end()
+    assert result.content[0].text == "42"
+    check_one_trace(served.kernel, span)

@@ -449,3 +449,12 @@ def test_the_panel_lists_each_skill_once_not_each_of_its_files(tmp_path):
         ("skill", "refunds", "A skill on disk."),
         ("skill", "refunds/chargebacks", "A skill on disk."),
     ]
+
+
+def test_a_resource_named_like_a_skill_leaves_the_skill_whole():
+    """``mcp.resource(name=X)`` beside a skill named X moved "X" to its URI: the skill lost
+    its SKILL.md, and skills/list no longer listed it."""
+    app = app_with_skill()
+    app.resource("notes", uri="notes://sales", name="sales-analysis")
+    assert "skill://team/sales-analysis/SKILL.md" in app.registry.resources
+    assert "notes://sales" in app.registry.resources

@@ -106,7 +106,13 @@ class Registry:
         def change(r: Registry) -> list[Event]:
             old = r.resources.get(resource.uri)
             # A resource is known by its URI; re-registering a name at a new URI moves it.
-            stale = [u for u, x in r.resources.items() if x.name == resource.name]
+            # A skill's files keep their place: a resource that shares a skill's name is
+            # not that skill (mcp.skill replaces it, mcp.remove drops it).
+            stale = [
+                u
+                for u, x in r.resources.items()
+                if x.name == resource.name and not getattr(x, "skill_path", "")
+            ]
             items = {u: x for u, x in r.resources.items() if u not in stale or u == resource.uri}
             r.resources = {**items, resource.uri: resource}
             moved = any(u != resource.uri for u in stale)

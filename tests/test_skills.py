@@ -458,3 +458,13 @@ def test_a_resource_named_like_a_skill_leaves_the_skill_whole():
     app.resource("notes", uri="notes://sales", name="sales-analysis")
     assert "skill://team/sales-analysis/SKILL.md" in app.registry.resources
     assert "notes://sales" in app.registry.resources
+
+
+def test_a_skill_shows_as_its_uri_and_size_not_its_bytes():
+    """``mcp.skill(...)`` as a cell's last line displayed the whole dataclass, file bytes
+    included."""
+    skill = app_with_skill().skill("short", description="A short one.", text="Hi.")
+    assert (
+        repr(skill)
+        == f"<skill skill://short/SKILL.md: 1 file, {skill.entry['resources'][0]['size']:,} bytes>"
+    )

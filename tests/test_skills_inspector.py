@@ -6,6 +6,7 @@ HTTP on 2026-07-28."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import nbformat
@@ -53,7 +54,9 @@ def verified(target: list[str], tmp_path: Path) -> list[dict]:
     home.mkdir(exist_ok=True)
     env = agent_clis.environment(home)
     # A stdio server gets only the variables the CLI passes: this checkout's package too.
-    passed = ["-e", f"PYTHONPATH={env.get('PYTHONPATH', '')}", "-e", f"HOME={home}"]
+    # (PYTHONPATH only when set: the CLI refuses an empty value.)
+    python_path = env.get("PYTHONPATH")
+    passed = [*(["-e", f"PYTHONPATH={python_path}"] if python_path else []), "-e", f"HOME={home}"]
     options = ["--protocol-era", "modern", "--method", "skills/list", "--verify"]
     # The options first: what follows a server command is that command's own arguments.
     argv = [*agent_clis.inspector(), *passed, *options, *target]
@@ -76,3 +79,12 @@ def test_the_inspector_verifies_every_skill_over_http(notebook, tmp_path):
         served.stop()
     files = {f["uri"] for r in reports for f in r["files"]}
     assert "skill://team/notes/assets/mark.bin" in files  # a blob's digest checked too
+
+
+def test_the_inspector_verifies_every_skill_over_stdio(notebook, tmp_path):
+    """The CLI spawns ``mcp-notebook serve --transport stdio``; "--" ends the CLI's own
+    options, which include a ``--transport`` of its own."""
+    serve = [sys.executable, "-m", "mcp_notebook", "serve", str(notebook), "--transport", "stdio"]
+    reports = verified(["--", *serve], tmp_path)
+    files = {f["uri"] for r in reports for f in r["files"]}
+    assert "skill://refunds/examples/email.md" in files

@@ -125,7 +125,7 @@ def _mime(path: str) -> str:
     return mime_for(path) or "application/octet-stream"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Skill:
     """A skill at ``path`` (``[prefix/]name``) with its SKILL.md and supporting files."""
 
@@ -168,6 +168,11 @@ class Skill:
                 {"uri": f.uri, "digest": f.digest, "size": f.size} for f in chosen.values()
             ],
         }
+
+    def __repr__(self) -> str:  # a cell's last line shows it: the bytes would fill the page
+        files = self.entry["resources"]
+        size = sum(f["size"] for f in files)
+        return f"<skill {self.uri}: {len(files)} file{'s' * (len(files) != 1)}, {size:,} bytes>"
 
     @property
     def description(self) -> str:

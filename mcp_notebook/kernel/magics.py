@@ -316,7 +316,7 @@ class McpMagics(Magics):
         # The front end that ran the cell shows its MCP panel, if it has the extension.
         kernel = getattr(self.shell, "kernel", None)
         ui.open_panel(kernel.get_parent("shell") if kernel is not None else None)
-        display(ui.monitor())
+        display(ui.monitor())  # type: ignore[no-untyped-call]  # IPython's, unannotated
 
     def _confirm(self, args: argparse.Namespace) -> None:
         if args.timeout is not None:

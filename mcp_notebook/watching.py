@@ -36,8 +36,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .headless import NotebookError, NotebookKernel
 from .notebookfile import CodeCell, UnreadableNotebook, code_cells, first_change, read_notebook
+from .notebookkernel import NotebookKernel
+from .notebookstart import NotebookError
 from .threads import untraced
 
 logger = logging.getLogger(__name__)

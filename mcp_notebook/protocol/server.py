@@ -32,7 +32,6 @@ from .kinds import Era
 from .lifecycle import Identity
 from .mrtr import Continuations
 from .names import META_SUBSCRIPTION_ID as SUBSCRIPTION_ID
-from .names import TASKS_VERSION
 from .paging import page
 from .request import RUN_USER_CODE, ReplyChannel, RequestContext
 from .rounds import Rounds
@@ -43,6 +42,7 @@ from .tasks import TaskStore
 from .toolcalls import ToolCalls
 from .toolchain import ToolChain
 from .usercalls import UserCalls
+from .versions import TASKS_VERSION
 
 logger = logging.getLogger(__name__)
 

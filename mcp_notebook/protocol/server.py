@@ -71,7 +71,8 @@ class Server:
         self.page_size = page_size
         self.calls = calls if calls is not None else CallLog()
         # Every session sees the dispatcher's two tools (else only clients that ask for it).
-        self.dispatcher = dispatcher
+        # Not the JSON-RPC router, which is ``_dispatcher``.
+        self.dispatcher_tools_for_all = dispatcher
         self.sessions: OrderedDict[str, Session] = OrderedDict()
         self.continuations = Continuations()
         rounds = Rounds(self.continuations, self.executor)
@@ -432,7 +433,7 @@ class Server:
 
     def offers_dispatcher(self, request: RequestContext) -> bool:
         """Whether this request sees the dispatcher's tools (protocol/dispatcher_tools.py)."""
-        return dispatcher_tools.offered(self.dispatcher, request.client_capabilities)
+        return dispatcher_tools.offered(self.dispatcher_tools_for_all, request.client_capabilities)
 
     async def _resources_list(self, request: RequestContext) -> dict[str, Any]:
         ui = views.supports_ui(request.client_capabilities)

@@ -70,8 +70,7 @@ class Server:
         self.executor: Executor = executor or InlineExecutor()
         self.page_size = page_size
         self.calls = calls if calls is not None else CallLog()
-        # Every session sees the dispatcher's two tools (else only clients that ask for it).
-        # Not the JSON-RPC router, which is ``_dispatcher``.
+        # Every session sees the dispatcher's tools, else only clients that ask (not _dispatcher)
         self.dispatcher_tools_for_all = dispatcher
         self.sessions: OrderedDict[str, Session] = OrderedDict()
         self.continuations = Continuations()

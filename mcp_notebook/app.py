@@ -232,7 +232,9 @@ class NotebookMCP(BaseMCP):
         """Serve again where the stopped server was (a failed restart on its port).
 
         Whatever goes wrong here is logged: the caller raises the error of the restart."""
-        executor, dispatcher = (old.executor, old.dispatcher) if old is not None else (None, False)
+        executor, dispatcher = (
+            (old.executor, old.dispatcher_tools_for_all) if old is not None else (None, False)
+        )
         server = self._new_server(self.name, executor, dispatcher)
         try:
             transport = self._bind(server, host, port, max_body, token)
@@ -289,7 +291,7 @@ class NotebookMCP(BaseMCP):
             "running": transport is not None,
             "url": transport.url if transport else None,
             "auth": bool(self._token) if transport else None,
-            "dispatcher": self._server.dispatcher if self._server else None,
+            "dispatcher": self._server.dispatcher_tools_for_all if self._server else None,
             "sessions": len(transport.sessions) if transport else 0,
             **{k: v for k, v in super().status().items() if k not in ("running", "url")},
         }

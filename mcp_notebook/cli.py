@@ -136,8 +136,9 @@ def _shows(text: str) -> bool:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from .headless import ServeOptions, serve_http, serve_stdio
+    from .headless import serve_http, serve_stdio
     from .notebookfile import UnreadableNotebook
+    from .notebookstart import ServeOptions
 
     path = args.notebook or _default_notebook()
     if not path.is_file():

@@ -96,7 +96,8 @@ def _process_start(pid: int) -> float | None:
     import psutil  # here: the kernel extension imports this module at start-up
 
     try:
-        return psutil.Process(pid).create_time()
+        started: float = psutil.Process(pid).create_time()
+        return started
     except psutil.Error:
         return None
 
@@ -156,10 +157,15 @@ def register(
     # ASCII: a notebook name that isn't UTF-8 (a lone surrogate) is written escaped, and
     # read back as the same name.
     body = json.dumps(data).encode("ascii")
-    if sys.platform != "win32":
+    if sys.platform == "win32":
+        _write_windows(target, body)
+    else:
         ownerfolder.check(target.parent, create=True)
         ownerfolder.write_private(target, body, _patiently)
-        return target
+    return target
+
+
+def _write_windows(target: Path, body: bytes) -> None:
     temporary = target.with_suffix(".tmp")
     try:
         # Jupyter's own writer for connection files: an owner-only ACL on Windows (where
@@ -173,7 +179,6 @@ def register(
     except OSError:
         unregister(temporary)  # no token left behind in a stray file
         raise
-    return target
 
 
 def unregister(path: Path | str | None) -> None:
@@ -224,7 +229,8 @@ def _same_process(record: ServerRecord) -> bool:
     ):
         return False  # the same, told by wall-clock start times (macOS, Windows)
     try:
-        return process.status() != psutil.STATUS_ZOMBIE
+        alive: bool = process.status() != psutil.STATUS_ZOMBIE
+        return alive
     except psutil.NoSuchProcess:
         return False
     except psutil.Error:

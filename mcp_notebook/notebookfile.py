@@ -94,7 +94,7 @@ def _read_ipynb(text: str) -> list[tuple[str, str]]:
         import nbformat
 
         try:
-            read = nbformat.reads(text, as_version=4)
+            read = nbformat.reads(text, as_version=4)  # type: ignore[no-untyped-call]  # nbformat has no annotations
         except nbformat.ValidationError as exc:  # not a ValueError: jsonschema's own
             raise ValueError(exc.message) from exc
         return [(c.cell_type, c.source) for c in read.cells]

@@ -36,7 +36,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .headless import NotebookError, NotebookKernel
 from .notebookfile import (
     CodeCell,
     UnreadableNotebook,
@@ -45,6 +44,8 @@ from .notebookfile import (
     markdown_cells,
     read_notebook,
 )
+from .notebookkernel import NotebookKernel
+from .notebookstart import NotebookError
 from .threads import untraced
 
 logger = logging.getLogger(__name__)

@@ -75,16 +75,17 @@ def kernel_loop() -> Iterator[asyncio.AbstractEventLoop]:
 
 
 # --- Test tiers -------------------------------------------------------------------------
-# Every test gets exactly one of three markers, assigned here and nowhere else, so that
+# Every test gets exactly one of four markers, assigned here and nowhere else, so that
 # `python -m pytest -m unit` is the fast run for daily work and plain `python -m pytest`
-# (what CI runs) still runs everything:
+# (what CI runs) still runs everything, the static checks once:
 #   unit    in-process: the package, fakes, loopback sockets and threads of this process;
+#   static  mypy, import-linter and ruff over the whole tree (tests/static/);
 #   kernel  a real ipykernel (jupyter_client), with or without a bridge subprocess;
 #   e2e     a whole program: `mcp-notebook serve`, Node (conformance), JupyterLab+chromium.
 # A folder or module below decides first, then the fixtures a test uses, then the test's
 # own node id (for modules that mix tiers); everything else is unit. A unit test that
 # starts a kernel or one of those programs fails and says where to classify it.
-TIERS = ("e2e", "kernel", "unit")
+TIERS = ("e2e", "kernel", "static", "unit")
 TIER_OF_PATH = {
     "tests/browser/": "e2e",
     "tests/conformance/": "e2e",
@@ -110,6 +111,7 @@ TIER_OF_PATH = {
     "tests/docs/test_run_blocks.py": "kernel",
     "tests/kernel/": "kernel",
     "tests/stress/": "kernel",
+    "tests/static/": "static",
     "tests/fuzz/test_bridge.py": "kernel",
 }
 TIER_OF_FIXTURE = {"kernel": "kernel", "served": "kernel"}

@@ -13,10 +13,10 @@ import nbformat
 import pytest
 
 from mcp_notebook import NotebookMCP
-from mcp_notebook.headless import NotebookError
 from mcp_notebook.kernel.live import VariableWatcher
 from mcp_notebook.kernel.reloading import Reloads
 from mcp_notebook.notebookfile import CodeCell, UnreadableNotebook, code_cells, first_change
+from mcp_notebook.notebookstart import NotebookError
 from mcp_notebook.registry import Tool
 from mcp_notebook.watching import Watcher
 

@@ -10,8 +10,8 @@ import threading
 import pytest
 
 from mcp_notebook import notebookfile
-from mcp_notebook.headless import NotebookError
 from mcp_notebook.notebookfile import UnreadableNotebook, code_cells
+from mcp_notebook.notebookstart import NotebookError
 from mcp_notebook.watching import Watcher
 
 from .test_reloading import StandInKernel, percent

@@ -24,7 +24,14 @@ import nbformat
 import psutil
 import pytest
 
-from mcp_notebook import discovery, headless, openfiles, stopping
+from mcp_notebook import (
+    discovery,
+    headless,
+    notebookkernel,
+    notebookstart,
+    openfiles,
+    stopping,
+)
 from mcp_notebook.bridge import protocol_stdout
 from mcp_notebook.startview import GUTTER
 
@@ -119,7 +126,7 @@ def serve_until(stop: Any, folder: Path, path: Path) -> tuple[int, int, Any]:
 
     stopper = threading.Thread(target=stop_once_serving, daemon=True)
     stopper.start()
-    code = headless.serve_http(path, headless.ServeOptions(port=0, auth=False))
+    code = headless.serve_http(path, notebookstart.ServeOptions(port=0, auth=False))
     stopper.join(60)  # a console handler may return after serve did
     if "error" in seen:
         raise seen["error"]
@@ -275,9 +282,11 @@ def test_the_kernel_gets_no_console_window_on_windows(platform, monkeypatch, tmp
             launches.append(kwargs)
             raise Launched
 
-    monkeypatch.setattr(headless, "KernelManager", Manager)
+    monkeypatch.setattr(notebookkernel, "KernelManager", Manager)
     monkeypatch.setattr(sys, "platform", platform)
-    kernel = headless.NotebookKernel(write_notebook(tmp_path, "x = 1"), headless.ServeOptions())
+    kernel = notebookkernel.NotebookKernel(
+        write_notebook(tmp_path, "x = 1"), notebookstart.ServeOptions()
+    )
     with pytest.raises(Launched):
         kernel.start()
     [kwargs] = launches
@@ -486,13 +495,13 @@ def test_a_closed_console_does_not_wait_the_full_five_seconds_for_a_busy_kernel(
     interrupted: list[int] = []  # the main thread's unwinding is the other tests' concern
     monkeypatch.setattr(stopping._thread, "interrupt_main", interrupted.append)
     monkeypatch.setattr(signal, "signal", lambda signum, handler: None)
-    kernel = headless.NotebookKernel(Path("x.ipynb"), headless.ServeOptions())
+    kernel = notebookkernel.NotebookKernel(Path("x.ipynb"), notebookstart.ServeOptions())
     kernel.manager = Manager()  # type: ignore[assignment]
     stopped = threading.Event()
     stopper = headless._stop_on_request(kernel, stopped)
     assert stopper.on_console_event(stopping.CTRL_CLOSE_EVENT) is True
     assert interrupted == [signal.SIGINT] and stopped.is_set()
-    assert waits == [headless.HURRIED_SHUTDOWN] and headless.HURRIED_SHUTDOWN < 4
+    assert waits == [notebookkernel.HURRIED_SHUTDOWN] and notebookkernel.HURRIED_SHUTDOWN < 4
 
 
 def test_the_console_handler_is_never_freed(monkeypatch):

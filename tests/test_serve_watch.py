@@ -401,7 +401,8 @@ def _cell_until(running: Path, released: Path | None, label: str) -> str:
 
 @pytest.fixture
 def kernel_in_process(tmp_path):
-    from mcp_notebook.headless import NotebookKernel, ServeOptions
+    from mcp_notebook.notebookkernel import NotebookKernel
+    from mcp_notebook.notebookstart import ServeOptions
 
     flags = {n: tmp_path / n for n in ("running", "released", "started", "may_end")}
     path = tmp_path / "watched.ipynb"
@@ -417,7 +418,7 @@ def kernel_in_process(tmp_path):
 async def test_an_interrupt_that_arrives_after_its_cell_ended_spares_the_queued_tool_call(
     kernel_in_process,
 ):
-    from mcp_notebook.headless import _INTERRUPT_REQUEST
+    from mcp_notebook.notebookkernel import _INTERRUPT_REQUEST
     from mcp_notebook.watching import Watcher
 
     kernel, path, flags = kernel_in_process

@@ -113,12 +113,12 @@ def test_serves_start_path_loads_no_jsonschema_nbformat_or_pydantic():
     quickstart = ROOT / "notebooks" / "quickstart.ipynb"
     code = f"""\
 import io, json, pathlib, sys
-from mcp_notebook import __version__, cli, headless
+from mcp_notebook import __version__, cli, headless, notebookstart
 from mcp_notebook.bridge import Bridge
 from mcp_notebook.bridge.startup import LateTarget, Startup
 from mcp_notebook.protocol.lifecycle import Identity
 
-cells = headless.read_code_cells(pathlib.Path({str(quickstart)!r}))
+cells = notebookstart.read_code_cells(pathlib.Path({str(quickstart)!r}))
 startup = Startup("quickstart", Identity("quickstart", __version__))
 output = io.BytesIO()
 bridge = Bridge(LateTarget(startup), output, startup=startup)

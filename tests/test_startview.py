@@ -1,5 +1,5 @@
 """What `serve` shows on stderr while the notebook starts (startview.py), and how it reads
-the notebook (headless.read_code_cells): no kernel."""
+the notebook (notebookstart.read_code_cells): no kernel."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 import pytest
 
 from mcp_notebook import startview
-from mcp_notebook.headless import NotebookError, read_code_cells, sets_instructions
+from mcp_notebook.notebookstart import NotebookError, read_code_cells, sets_instructions
 from mcp_notebook.startview import GUTTER, StartView
 
 

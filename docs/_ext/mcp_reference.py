@@ -3,7 +3,7 @@
 ``argparse-reference`` renders an ``argparse`` parser: the whole parser's help, then each
 subcommand's help under a rubric of its own (an anchor to link to). It documents both
 ``mcp-notebook`` (``mcp_notebook.cli:_parser``) and ``%mcp``
-(``mcp_notebook.kernel.magics:_parser``) from the parsers the commands run with.
+(``mcp_notebook.kernel.magicparser:magic_parser``) from the parsers the commands run with.
 """
 
 from __future__ import annotations

@@ -71,7 +71,7 @@ class Abort:
 class Reply:
     status: int
     headers: http.client.HTTPMessage
-    messages: Iterator[Message]
+    messages: Iterator[Any]  # parsed JSON values: a server may send other than objects
 
 
 class Link:
@@ -141,7 +141,7 @@ class Link:
         connection: http.client.HTTPConnection,
         response: http.client.HTTPResponse,
         abort: Abort | None,
-    ) -> Iterator[Message]:
+    ) -> Iterator[Any]:
         content_type = (response.headers.get("Content-Type") or "").lower()
         try:
             if content_type.startswith("text/event-stream"):

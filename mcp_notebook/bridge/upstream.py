@@ -187,7 +187,7 @@ class Upstream:
                 self._link = link
             return self._link, None if establish else self.session_id
 
-    def _headers(self, link: Link, session_id: str | None, accept: str = ACCEPT) -> dict:
+    def _headers(self, link: Link, session_id: str | None, accept: str = ACCEPT) -> dict[str, str]:
         version = self.protocol_version if session_id else None
         return link.headers(session_id, accept, {VERSION_HEADER: version} if version else None)
 

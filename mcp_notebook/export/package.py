@@ -25,6 +25,7 @@ from pathlib import Path
 from .._version import __version__
 from ..errors import McpNotebookError
 from ..notebookfile import code_cells
+from ..protocol.versions import FIRST_MODERN, LATEST_HANDSHAKE
 from . import runtime_modules, wheel
 from .extract import Extracted, Problem, extract
 
@@ -338,7 +339,7 @@ The commands name the wheel's file rather than `--find-links {WHEELS}`: a packag
 same name on an index could otherwise be installed in its place.
 Importing the package with a runtime outside that range fails with a message saying so.
 
-Both protocol eras are served (handshake-era sessions and 2026-07-28 stateless requests).
+Both protocol eras are served (handshake-era sessions and {FIRST_MODERN} stateless requests).
 The ASGI app refuses Host headers other than loopback unless `MCP_NOTEBOOK_HOST` /
 `MCP_NOTEBOOK_ALLOWED_HOSTS` name them, and browser Origins other than loopback unless
 `MCP_NOTEBOOK_ALLOWED_ORIGINS` does; without `MCP_NOTEBOOK_TOKEN` it makes a token and
@@ -386,7 +387,7 @@ def test_lists_its_tools_over_mcp():
     server = server_of(mcp, inline=True)
     session = Session()
     init = {{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {{
-        "protocolVersion": "2025-06-18", "capabilities": {{}},
+        "protocolVersion": "{LATEST_HANDSHAKE}", "capabilities": {{}},
         "clientInfo": {{"name": "test", "version": "1"}}}}}}
     listing = {{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}}
 

@@ -46,6 +46,7 @@ MODULES = (
     "mcp_notebook.lazy",
     "mcp_notebook.registration",
     "mcp_notebook.skills",
+    "mcp_notebook.resource_registration",
     "mcp_notebook.stdoutclaim",
     "mcp_notebook.stopping",
     "mcp_notebook.export",

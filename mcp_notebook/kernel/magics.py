@@ -13,111 +13,22 @@ from IPython.display import display
 
 from ..app import NotebookMCP
 from ..clients import (
-    BRIDGE_DISPATCHER_HELP,
     CLIENTS,
-    DISPATCHER_FLAG,
-    DISPATCHER_HELP,
     snippet,
     stdio_command,
     through_jupyter_snippet,
 )
-from ..errors import McpNotebookError
-from ..exposure import ALLOW_FLAG, UnsafeBind, who_can_reach
+from ..exposure import UnsafeBind, who_can_reach
 from ..protocol.calls import mib
-from ..protocol.confirmation import POLICIES, describe
+from ..protocol.confirmation import describe
 from ..protocol.dispatcher_tools import CALL_TOOL, LIST_TOOL
 from ..reach import TOKEN_PLACEHOLDER, loopback_note, through_jupyter
 from . import breaks, capture
+from .magicparser import HelpShown, magic_parser
 from .magicwords import count as _count
 from .magicwords import duration as _duration
 from .magicwords import summary as _summary
 from .magicwords import words as _words
-
-
-class _HelpShown(McpNotebookError):
-    """``-h`` printed the help: the magic ends there, with nothing more to say."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports bad input as a UsageError instead of exiting the kernel."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"%mcp: {message}\n{self.format_usage()}")
-
-    def exit(self, status: int = 0, message: str | None = None) -> None:  # type: ignore[override]
-        if status or message:
-            raise UsageError(message or self.format_usage())
-        raise _HelpShown  # argparse printed the help once, as help: not an error too
-
-
-def _parser() -> _Parser:
-    parser = _Parser(prog="%mcp", add_help=True)
-    commands = parser.add_subparsers(dest="command", parser_class=_Parser)
-    start = commands.add_parser("start", help="serve over Streamable HTTP")
-    start.add_argument("--host", default="127.0.0.1")
-    start.add_argument("--port", type=int, default=None, help="0 picks a free port")
-    start.add_argument("--name", default=None, help="server name shown to clients")
-    auth = start.add_mutually_exclusive_group()
-    auth.add_argument("--token", default=None, help="bearer token (default: random)")
-    auth.add_argument("--no-auth", action="store_true", help="accept requests without a token")
-    start.add_argument(
-        ALLOW_FLAG,
-        action="store_true",
-        help="with --no-auth on a non-loopback --host: let every host that reaches it in",
-    )
-    start.add_argument(DISPATCHER_FLAG, action="store_true", help=DISPATCHER_HELP)
-    commands.add_parser("stop", help="stop serving")
-    commands.add_parser("status", help="show the server state")
-    commands.add_parser("list", help="list registered tools, resources and prompts")
-    config = commands.add_parser("config", help="print the configuration for an MCP client")
-    config.add_argument("client", choices=CLIENTS)
-    config.add_argument(DISPATCHER_FLAG, action="store_true", help=BRIDGE_DISPATCHER_HELP)
-    monitor = commands.add_parser("monitor", help="show a live monitor of calls")
-    monitor.add_argument("--history", type=int, default=None, help="calls kept (default 1000)")
-    confirm = commands.add_parser(
-        "confirm", help="which tools ask before they run: " + "|".join(POLICIES) + "|TOOL..."
-    )
-    confirm.add_argument("policy", nargs="*", help=f"{', '.join(POLICIES)}, or tool names")
-    confirm.add_argument("--timeout", type=float, default=None, help="seconds (default 120)")
-    debug = commands.add_parser("debug", help="post-mortem debugger on a failed call")
-    debug.add_argument("call_id", type=int, help="the call's number (mcp.calls[i].id)")
-    trace = commands.add_parser("trace", help="show raw JSON-RPC traffic in the monitors")
-    trace.add_argument("state", choices=("on", "off"))
-    history = commands.add_parser(
-        "history", help="show or set the limits of the call history (mcp.calls)"
-    )
-    history.add_argument("--max-mb", type=float, default=None, help="MiB all calls hold")
-    history.add_argument(
-        "--call-kb", type=float, default=None, help="KiB kept of each argument/result/output"
-    )
-    history.add_argument("--max-calls", type=int, default=None, help="calls kept")
-    history.add_argument("--clear", action="store_true", help="forget every call")
-    tasks = commands.add_parser(
-        "tasks", help="list the tasks clients poll, set when a call becomes one, cancel one"
-    )
-    tasks.add_argument(
-        "--after",
-        default=None,
-        help="an optional-task call becomes a task once it ran this long (e.g. 2s, 500ms)",
-    )
-    tasks.add_argument("--cancel", default=None, metavar="TASK", help="a task's id or number")
-    record = commands.add_parser("record", help="record calls, then save them as pytest tests")
-    record.add_argument("action", choices=("start", "stop", "save"))
-    record.add_argument("path", nargs="?", help="save: the pytest file to write")
-    export = commands.add_parser("export", help="write the saved notebook as an MCP package")
-    export.add_argument("directory", help="the package's folder")
-    export.add_argument("--notebook", default=None, help="the notebook file (default: this one)")
-    export.add_argument("--package", default=None, help="import name (default: NAME_mcp)")
-    stop_at = commands.add_parser(
-        "break", help="the tool's next call stops at its first line in the kernel's debugger"
-    )
-    stop_at.add_argument("tool", help="a tool's name, or * for whichever tool is called next")
-    stop_at.add_argument(
-        "--when", default=None, help="a Python expression over its arguments (quotes optional)"
-    )
-    unbreak = commands.add_parser("unbreak", help="drop %%mcp break on a tool (all: no TOOL)")
-    unbreak.add_argument("tool", nargs="?", default=None)
-    return parser
 
 
 @magics_class
@@ -125,7 +36,7 @@ class McpMagics(Magics):
     def __init__(self, shell: Any, app: NotebookMCP) -> None:
         super().__init__(shell)
         self.app = app
-        self.parser = _parser()
+        self.parser = magic_parser()
         # %mcp record: calls with ids after the first, up to the second (None: still on).
         self._recorded: tuple[int, int | None] | None = None
 
@@ -159,7 +70,7 @@ class McpMagics(Magics):
         """The parsed line, or None when it asked for help (argparse printed it)."""
         try:
             return self.parser.parse_args(words)
-        except _HelpShown:
+        except HelpShown:
             return None
 
     def _record(self, args: argparse.Namespace) -> None:
@@ -316,7 +227,7 @@ class McpMagics(Magics):
         # The front end that ran the cell shows its MCP panel, if it has the extension.
         kernel = getattr(self.shell, "kernel", None)
         ui.open_panel(kernel.get_parent("shell") if kernel is not None else None)
-        display(ui.monitor())
+        display(ui.monitor())  # type: ignore[no-untyped-call]  # IPython's, unannotated
 
     def _confirm(self, args: argparse.Namespace) -> None:
         if args.timeout is not None:

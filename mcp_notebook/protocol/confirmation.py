@@ -28,6 +28,7 @@ from .mrtr import Asker
 from .outcomes import Declined, Result
 from .session import ClientUnavailable, Session
 from .tasklink import TaskLink
+from .versions import FIRST_MODERN
 
 # The arguments to run ``call`` with: its own (the very dict) when nobody is asked, else
 # an awaitable of what the person approved (maybe edited); raises Declined.
@@ -210,7 +211,7 @@ async def ask_client(
         # tool can produce (protocol/mrtr.py); the confirmation comes before it starts.
         raise Declined(
             f"Tool '{tool.name}' needs the user's confirmation, but no notebook front end is "
-            f"attached and a 2026-07-28 client cannot be asked before a tool starts. {how}"
+            f"attached and a {FIRST_MODERN} client cannot be asked before a tool starts. {how}"
         )
     if "elicitation" not in session.client_capabilities:
         raise Declined(

@@ -30,10 +30,10 @@ from .calls import CallLog, CallRecord
 from .codes import METHOD_NOT_FOUND
 from .interceptors import Next, ToolCall
 from .jsonrpc import Message, RpcError, invalid_params
-from .names import META_CAPABILITIES, TASKS_VERSION
+from .names import META_CAPABILITIES
 from .outcomes import Result
 from .request import RequestContext
-from .versions import modern_version
+from .versions import TASKS_VERSION, modern_version
 
 LIST_TOOL = "list_notebook_tools"
 CALL_TOOL = "call_notebook_tool"

@@ -14,14 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .jsonrpc import invalid_params
-from .names import (
-    APPS_EXTENSION,
-    META_SERVER_INFO,
-    SKILLS_EXTENSION,
-    TASKS_EXTENSION,
-    TASKS_VERSION,
-)
-from .versions import ALL_VERSIONS, negotiate
+from .names import APPS_EXTENSION, META_SERVER_INFO, SKILLS_EXTENSION, TASKS_EXTENSION
+from .versions import ALL_VERSIONS, TASKS_VERSION, negotiate
 
 
 def capabilities(version: str | None = None) -> dict[str, Any]:

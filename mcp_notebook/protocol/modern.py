@@ -16,7 +16,7 @@ from .names import META_CLIENT_INFO as CLIENT_INFO
 from .names import META_LOG_LEVEL as LOG_LEVEL
 from .names import META_VERSION as VERSION
 from .session import LOG_LEVELS, Session
-from .versions import MODERN_VERSIONS, meta_version
+from .versions import FIRST_MODERN, MODERN_VERSIONS, meta_version
 
 # Results a client may cache, and for how long. A notebook changes under the client's
 # feet, so nothing is fresh for long: clients re-list, or listen for changes.
@@ -45,7 +45,7 @@ def open_request(message: Message) -> Session:
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     if not isinstance(meta, dict):
-        raise RpcError(INVALID_PARAMS, "Invalid params: the request needs _meta (2026-07-28)")
+        raise RpcError(INVALID_PARAMS, f"Invalid params: the request needs _meta ({FIRST_MODERN})")
     version = meta.get(VERSION)
     if not isinstance(version, str):
         raise RpcError(INVALID_PARAMS, f"Invalid params: _meta needs {VERSION!r}")

@@ -32,11 +32,10 @@ META_RELATED_TASK = "io.modelcontextprotocol/related-task"  # 2025-11-25 tasks
 # The bridge to the notebook's server: the last progress it sent for a request it held
 # while the notebook started (bridge/held.py), so the server's own goes on above it.
 META_PROGRESS_SENT = "mcp-notebook/progressSent"
-# Tasks: the 2026-07-28 extension's name, and the handshake revision with experimental tasks.
+# Tasks: the 2026-07-28 extension's name (versions.TASKS_VERSION: the handshake revision).
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 # MCP Apps (registry/views.py says the same: the core below cannot import this module).
 APPS_EXTENSION = "io.modelcontextprotocol/ui"
-TASKS_VERSION = "2025-11-25"
 # Agent Skills over MCP (registry/skills.py says the same; protocol/skills.py serves it).
 SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 # What a request must carry to say who sent it (what the bridge copies into its own).

@@ -30,19 +30,20 @@ from .interceptors import Interceptor
 from .jsonrpc import Message, RpcError, invalid_params
 from .kinds import Era
 from .lifecycle import Identity
+from .listening import honored_filter
 from .mrtr import Continuations
 from .names import META_SUBSCRIPTION_ID as SUBSCRIPTION_ID
-from .names import TASKS_VERSION
 from .paging import page
 from .request import RUN_USER_CODE, ReplyChannel, RequestContext
 from .rounds import Rounds
-from .session import LOG_LEVELS, Session, Tap, kept_description, kept_subscriptions, tell_taps
-from .taskcalls import TaskCalls, declares_tasks, missing_extension
+from .session import LOG_LEVELS, Session, Tap, kept_description, tell_taps
+from .taskcalls import TaskCalls
 from .taskmethods import TaskMethods
 from .tasks import TaskStore
 from .toolcalls import ToolCalls
 from .toolchain import ToolChain
 from .usercalls import UserCalls
+from .versions import TASKS_VERSION
 
 logger = logging.getLogger(__name__)
 
@@ -71,8 +72,8 @@ class Server:
         self.executor: Executor = executor or InlineExecutor()
         self.page_size = page_size
         self.calls = calls if calls is not None else CallLog()
-        # Every session sees the dispatcher's two tools (else only clients that ask for it).
-        self.dispatcher = dispatcher
+        # Every session sees the dispatcher's tools, else only clients that ask (not _dispatcher)
+        self.dispatcher_tools_for_all = dispatcher
         self.sessions: OrderedDict[str, Session] = OrderedDict()
         self.continuations = Continuations()
         rounds = Rounds(self.continuations, self.executor)
@@ -313,27 +314,9 @@ class Server:
     async def _listen(self, request: RequestContext) -> dict[str, Any]:
         """A stream of the change notifications the client opted into, until it hangs up."""
         session, request_id = request.session, request.id
-        wanted = request.params.get("notifications")
-        if not isinstance(wanted, dict):
-            raise invalid_params("subscriptions/listen needs a notifications filter object")
-        honored: dict[str, Any] = {
-            key: True
-            for key in ("toolsListChanged", "promptsListChanged", "resourcesListChanged")
-            if wanted.get(key) is True
-        }
-        uris = wanted.get("resourceSubscriptions")
-        if isinstance(uris, list) and uris:
-            # The first ones within a session's bounds: the acknowledgement says which.
-            honored["resourceSubscriptions"] = kept_subscriptions(uris)
-        task_ids = wanted.get("taskIds")
-        if task_ids is not None:
-            if not declares_tasks(request.client_capabilities):
-                raise missing_extension("task status notifications")
-            if not isinstance(task_ids, list):
-                raise invalid_params("notifications.taskIds must be a list of task ids")
-            # Each once: every status change looks its task up in this list.
-            named = dict.fromkeys(t for t in task_ids if isinstance(t, str))
-            honored["taskIds"] = [t for t in named if self.task_methods.known(t)]
+        honored = honored_filter(
+            request.params, request.client_capabilities, self.task_methods.known
+        )
         self.task_calls.loop = asyncio.get_running_loop()
         session.listen_filter = honored
         session.subscriptions = set(honored.get("resourceSubscriptions", []))
@@ -439,7 +422,7 @@ class Server:
 
     def offers_dispatcher(self, request: RequestContext) -> bool:
         """Whether this request sees the dispatcher's tools (protocol/dispatcher_tools.py)."""
-        return dispatcher_tools.offered(self.dispatcher, request.client_capabilities)
+        return dispatcher_tools.offered(self.dispatcher_tools_for_all, request.client_capabilities)
 
     async def _resources_list(self, request: RequestContext) -> dict[str, Any]:
         ui = views.supports_ui(request.client_capabilities)

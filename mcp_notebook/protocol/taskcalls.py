@@ -39,13 +39,14 @@ from .executor import Executor
 from .interceptors import Next, ToolCall
 from .jsonrpc import RpcError, invalid_params
 from .mrtr import SETTLE_SECONDS, Asker, Suspended
-from .names import TASKS_EXTENSION, TASKS_VERSION
+from .names import TASKS_EXTENSION
 from .outcomes import Result, settled
 from .queueing import paused_message, waiting_message
 from .request import RequestContext
 from .rounds import Rounds, input_responses
 from .tasklink import TaskLink
 from .tasks import MAX_TTL_MS, Task, TaskStatus, TaskStore
+from .versions import TASKS_VERSION
 
 logger = logging.getLogger(__name__)
 

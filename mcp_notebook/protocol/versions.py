@@ -7,6 +7,7 @@ from .names import META_VERSION
 
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST_HANDSHAKE = HANDSHAKE_VERSIONS[-1]
+TASKS_VERSION = "2025-11-25"  # the handshake revision with experimental tasks
 
 
 def negotiate(requested: object) -> str:
@@ -18,6 +19,7 @@ def negotiate(requested: object) -> str:
 
 # 2026-07-28 and later: no handshake, every request says its version in _meta.
 MODERN_VERSIONS = ("2026-07-28",)
+FIRST_MODERN = MODERN_VERSIONS[0]  # the revision that removed the handshake
 ALL_VERSIONS = (*HANDSHAKE_VERSIONS, *MODERN_VERSIONS)
 
 

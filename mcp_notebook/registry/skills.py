@@ -170,8 +170,8 @@ class Skill:
         }
 
     def __repr__(self) -> str:  # a cell's last line shows it: the bytes would fill the page
-        files = self.entry["resources"]
-        size = sum(f["size"] for f in files)
+        files = list(self.contents.values())
+        size = sum(f.size for f in files)
         return f"<skill {self.uri}: {len(files)} file{'s' * (len(files) != 1)}, {size:,} bytes>"
 
     @property

@@ -77,7 +77,7 @@ class ServersHandler(APIHandler):
     """``GET mcp-notebook/api/servers``: the notebook servers this Jupyter Server relays to."""
 
     @web.authenticated
-    @authorized("read", resource=RESOURCE)
+    @authorized("read", resource=RESOURCE)  # type: ignore[untyped-decorator]  # unannotated
     def get(self) -> None:
         base = self.base_url
         origin = f"{self.request.protocol}://{self.request.host}"
@@ -167,17 +167,17 @@ class RelayHandler(APIHandler):
             self._chunks.append(chunk)
 
     @web.authenticated
-    @authorized("execute", resource=RESOURCE)
+    @authorized("execute", resource=RESOURCE)  # type: ignore[untyped-decorator]  # unannotated
     async def get(self, name: str) -> None:
         await self._relay(name)
 
     @web.authenticated
-    @authorized("execute", resource=RESOURCE)
+    @authorized("execute", resource=RESOURCE)  # type: ignore[untyped-decorator]  # unannotated
     async def post(self, name: str) -> None:
         await self._relay(name)
 
     @web.authenticated
-    @authorized("execute", resource=RESOURCE)
+    @authorized("execute", resource=RESOURCE)  # type: ignore[untyped-decorator]  # unannotated
     async def delete(self, name: str) -> None:
         await self._relay(name)
 
@@ -252,7 +252,8 @@ class RelayHandler(APIHandler):
             self.finish(set_content_type=self._headers.get("Content-Type", "application/json"))
 
     def _client_gone(self) -> bool:
-        return self.request.connection.stream.closed()  # type: ignore[union-attr]
+        closed: bool = self.request.connection.stream.closed()  # type: ignore[union-attr]
+        return closed
 
     # -- relay.Sink: the kernel's response, passed on as it arrives -----------------------
     def start(self, status: int, reason: str, headers: httputil.HTTPHeaders) -> None:

@@ -18,6 +18,7 @@ import socket
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
+from typing import cast
 
 from tornado.ioloop import IOLoop
 from tornado.iostream import IOStream
@@ -42,7 +43,8 @@ def usable(stream: IOStream) -> bool:
     unread: int = getattr(stream, "_read_buffer_size", 0)  # IOStream's; no public name
     if stream.closed() or unread:
         return False
-    sock = stream.socket
+    # tornado sets it to None on close; its declared type says a socket always
+    sock = cast("socket.socket | None", stream.socket)
     if sock is None:
         return False
     try:

@@ -19,7 +19,7 @@ from ..reach import URL_ENV
 def server_url(serverapp: Any, env: dict[str, str] | os._Environ[str]) -> str:
     if env.get("JUPYTERHUB_SERVICE_PREFIX"):
         return env.get("JUPYTERHUB_PUBLIC_URL") or env["JUPYTERHUB_SERVICE_PREFIX"]
-    url = serverapp.connection_url  # public_url would carry the server's token
+    url: str = serverapp.connection_url  # public_url would carry the server's token
     shown = getattr(serverapp, "custom_display_url", "")
     if shown:
         url = shown.split("?", 1)[0]  # the user's name for the server (a proxy in front)

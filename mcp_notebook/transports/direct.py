@@ -158,6 +158,9 @@ class DirectReply:
             self._on_hang_up()
         self.abandon()
 
+    def _done(self) -> bool:
+        return self._unsent is not None or self._socket is None
+
     def _close_socket(self) -> None:  # under the lock
         if self._socket is not None:
             self._socket.close()
@@ -165,7 +168,7 @@ class DirectReply:
 
     # -- any thread --------------------------------------------------------------------
     def send(self, reply: dict[str, Any]) -> bool:
-        if self._unsent is not None or self._socket is None:
+        if self._done():
             return False  # answered already (e.g. cancelled meanwhile), or the client left
         data = json_response(reply, self._status(reply))
         with self._lock:

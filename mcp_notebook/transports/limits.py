@@ -115,7 +115,8 @@ def open_file_count() -> int | None:
         import psutil
 
         process = psutil.Process()
-        return process.num_handles() if sys.platform == "win32" else process.num_fds()
+        count: int = process.num_handles() if sys.platform == "win32" else process.num_fds()
+        return count
     except Exception:  # not installed, or not allowed to ask
         pass
     try:

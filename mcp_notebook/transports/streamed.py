@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import tornado.ioloop
 import tornado.iostream
@@ -101,7 +101,8 @@ class StreamedMcpHandler(McpHandler):
         self._later(LINGER_SECONDS, self._close)
 
     def _prepared_future_done(self) -> bool:
-        prepared = self._prepared_future
+        # tornado declares it None; _execute sets a Future while prepare() runs
+        prepared = cast("asyncio.Future[None] | None", self._prepared_future)
         return prepared is None or prepared.done()
 
     def _too_slow(self) -> None:

@@ -39,7 +39,7 @@ NO_ANSWER = (
 )
 
 
-class CellInsert(widgets.HBox):
+class CellInsert(widgets.HBox):  # type: ignore[misc]  # ipywidgets has no types
     """The button and its note; ``show(code)`` sets what a click inserts (None: hidden).
 
     ``frontends`` asks the front ends (default: the kernel's own registry, made at the

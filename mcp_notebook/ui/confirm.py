@@ -26,7 +26,7 @@ _OUTCOMES = {
 }
 
 
-class ConfirmPanel(widgets.VBox):
+class ConfirmPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets has no types
     """``lock``: the one the Hub's renders hold; clicks and edits are handled under it."""
 
     def __init__(self, decision: Decision, lock: Any = None) -> None:
@@ -103,7 +103,7 @@ class ConfirmPanel(widgets.VBox):
         self._say(_OUTCOMES.get(state, f"{state.capitalize()}: {self.decision.reason}."))
 
 
-class PromptArea(widgets.VBox):
+class PromptArea(widgets.VBox):  # type: ignore[misc]  # ipywidgets has no types
     """Shown (empty) under the cell that starts the server; holds prompts while no monitor
     is open. An empty box takes no room."""
 

@@ -127,7 +127,7 @@ class Hub:
                 old.close()
             # An empty text/plain: front ends without widgets show nothing, not "VBox()".
             bundle = {"text/plain": "", WIDGET_MIME: _view(self.area)}
-            display(bundle, raw=True)
+            display(bundle, raw=True)  # type: ignore[no-untyped-call]  # IPython's, unannotated
         self._poke()
 
     def set_trace(self, on: bool) -> None:
@@ -304,7 +304,7 @@ class Hub:
         if self.area is not None:
             self.area.add(panel)
         elif not self.monitors:
-            display(panel)
+            display(panel)  # type: ignore[no-untyped-call]  # IPython's, unannotated
 
     def _hide(self, decision: Decision) -> None:
         with self.widgets:  # not while a timer thread re-renders the monitors

@@ -36,7 +36,7 @@ _HINT = "<i>Select a call to see its arguments, result, output and traceback.</i
 _FILTER_WORDS = {"all": "every status", "failed": "failed (any)"}
 
 
-class Monitor(widgets.VBox):
+class Monitor(widgets.VBox):  # type: ignore[misc]  # ipywidgets has no types
     """One view of the calls; ``state()`` gives the header's facts (``Hub.state``), and
     ``on_close(monitor)`` runs when it closes."""
 

@@ -75,8 +75,6 @@ def _part(text: str | None, call_id: int, what: str) -> dict[str, Any] | None:
 def _output_text(record: CallRecord) -> str | None:
     texts = []
     for item in list(record.output):
-        if not isinstance(item, dict):
-            continue
         if "text" in item:
             texts.append(str(item["text"]))
         elif isinstance(item.get("data"), dict) and "text/plain" in item["data"]:

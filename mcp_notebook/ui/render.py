@@ -81,7 +81,7 @@ def row(record: CallRecord) -> str:
 
 
 def era(session: Any) -> str:
-    version = session.protocol_version
+    version: str | None = session.protocol_version
     if getattr(session, "era", "handshake") == "modern":
         modern = version if version in MODERN_VERSIONS else MODERN_VERSIONS[-1]
         if getattr(session, "subscription_id", None) is not None:

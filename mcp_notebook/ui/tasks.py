@@ -45,7 +45,7 @@ def row(task: Any, now: float | None = None) -> str:
     return " ".join([*padded, progress(task)]).replace(" ", NBSP)
 
 
-class TaskView(widgets.VBox):
+class TaskView(widgets.VBox):  # type: ignore[misc]  # ipywidgets has no types
     """The tasks of ``store``, newest first; select one and Cancel it."""
 
     def __init__(self, store: Any, rows: int = 5) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mcp_notebook.cli import _parser as cli_parser
-from mcp_notebook.kernel.magics import _parser as magics_parser
+from mcp_notebook.kernel.magicparser import magic_parser as magics_parser
 
 from .site import build
 

@@ -1,7 +1,8 @@
-"""Static checks CI enforces through the test run: the core's types and the import contracts.
+"""Static checks CI enforces through the test run (the ``static`` tier, run once by plain
+``python -m pytest``, not by ``-m unit``): the package's types and the import contracts.
 
-Both read their configuration from pyproject.toml: ``[tool.mypy]`` (wire/, registry/, protocol/
-checked strictly) and ``[tool.importlinter]`` (layers, forbidden imports, no cycles).
+Both read their configuration from pyproject.toml: ``[tool.mypy]`` (every module strictly)
+and ``[tool.importlinter]`` (layers, forbidden imports, no cycles).
 """
 
 import os
@@ -10,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(*command: str) -> subprocess.CompletedProcess[str]:
@@ -21,7 +22,7 @@ def run(*command: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_the_core_passes_mypy_strict():
+def test_the_package_passes_mypy_strict():
     result = run(sys.executable, "-m", "mypy")
     assert result.returncode == 0, result.stdout + result.stderr
 

@@ -163,3 +163,26 @@ async def test_through_the_bridge_over_stdio_the_same_bytes_and_digests(served, 
         for entry in entries:
             assert (await raw(client, "skills/get", {"uri": entry["uri"]}))["skill"] == entry
             await check_manifest(client, entry)
+
+
+async def test_through_the_bridge_a_cell_run_again_is_heard_with_its_new_bytes(served, afterwards):
+    """A client of ``mcp-notebook bridge`` (stdio) hears the skill change as a client of the
+    notebook's HTTP endpoint does, and reads the new bytes."""
+    changed = asyncio.Event()
+
+    async def on_message(message: Any) -> None:
+        if getattr(message, "method", None) == "notifications/resources/list_changed":
+            changed.set()
+
+    afterwards(served.kernel, 'make_skill("Regions first.")')
+    params = module_params("bridge", "skills")
+    streams = served.kernel.eval(OPEN_GET_STREAMS)
+    async with Client(params, mode="legacy", message_handler=on_message) as client:
+        await client.read_resource(SKILL_MD)  # the bridge is through to the notebook
+        await until(
+            lambda: served.kernel.eval(OPEN_GET_STREAMS) > streams, "the bridge's GET stream"
+        )
+        served.kernel.run('make_skill("Totals first, through the bridge.")')
+        await asyncio.wait_for(changed.wait(), 10)
+        read = await client.read_resource(SKILL_MD)
+        assert "Totals first, through the bridge." in read.contents[0].text

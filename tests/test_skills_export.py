@@ -10,12 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+import pytest
 
 from mcp_notebook import NotebookMCP
 from mcp_notebook.base import BaseMCP
 from mcp_notebook.export.package import export_notebook
+from mcp_notebook.export.skill_folders import copy_folders
 from mcp_notebook.notebookfile import code_cells
 from mcp_notebook.protocol import Server, modern
+from mcp_notebook.registry.skills import SkillError
 
 from .export.notebooks import skill_folder_notebook
 
@@ -150,3 +153,28 @@ def test_exporting_again_copies_the_folder_as_it_is_now(tmp_path, monkeypatch):
     copied = copy / "sales" / "references"
     assert (copied / "guide.md").read_bytes() == b"# Guide\n\nBy region and by quarter.\n"
     assert sorted(p.name for p in copied.iterdir()) == ["guide.md"]
+
+
+def test_a_folder_path_that_climbs_out_is_copied_inside_the_package(tmp_path):
+    """``..`` or an absolute path names where the folder was, never where its copy goes."""
+    notebook_dir = tmp_path / "project"
+    skill_folder_notebook(notebook_dir, tmp_path / "other")
+    package = tmp_path / "out" / "pkg"
+    folder = str(notebook_dir / "skills" / "sales")
+    index = copy_folders({"../../../../etc/sales": folder, folder: folder}, package)
+    assert sorted(index.values()) == ["outside/1-sales", "outside/2-sales"]
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and package not in p.parents]
+    assert sorted(p.relative_to(tmp_path).parts[0] for p in written) == ["other"] + ["project"] * 6
+
+
+def test_a_symlink_put_in_the_folder_after_the_probe_is_not_copied(tmp_path):
+    """The copy follows read_folder's rules again: a link to a secret made between the
+    probe's read and the copy makes the export fail, and copies none of it."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("password")
+    skill_folder_notebook(tmp_path / "project", tmp_path / "other")
+    folder = tmp_path / "project" / "skills" / "sales"
+    (folder / "references" / "leak.md").symlink_to(secret)
+    with pytest.raises(SkillError, match="leads out of the skill folder"):
+        copy_folders({"skills/sales": str(folder)}, tmp_path / "pkg")
+    assert not list((tmp_path / "pkg").rglob("*.md"))

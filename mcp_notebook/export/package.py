@@ -7,7 +7,9 @@ wheel, built from this installation's files: wheel.py, while no index has it),
 with ``__init__.py`` (refuses a runtime outside the range), ``notebook.py`` (the code,
 extract.py), ``__main__.py`` (``python -m PACKAGE``),
 ``asgi.py`` (``PACKAGE.asgi:app``), ``ray.py`` (``PACKAGE.ray:app``, replicas on Ray Serve,
-ray_serve.py), and ``DIR/tests/`` (what it registers, served).
+ray_serve.py), the skills' sources (``notebook.ipynb``: the markdown cells; ``skill_folders/``:
+the folders of ``mcp.skill(path=...)``, skill_folders.py), and ``DIR/tests/`` (what it
+registers, served).
 """
 
 from __future__ import annotations

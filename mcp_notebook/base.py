@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from .protocol import CallLog
@@ -48,6 +49,10 @@ class BaseMCP(Registrations, SkillRegistrations):
         # The variables that mcp.resource(var=...) reads: the notebook's, or the module's.
         self.namespace: dict[str, Any] | None = None
         self.watched: dict[str, str] = {}  # variable -> URI of the resource that serves it
+        # mcp.skill(path=...): each folder as written -> where it led (an export copies
+        # those); in an exported package, each as written -> the package's copy.
+        self.skill_folders_read: dict[str, str] = {}
+        self.skill_folder_copies: dict[str, Path] = {}
         self._log_targets: list[LogTarget] = []
         self._log_lock = threading.Lock()
         self._serving_url: str | None = None  # set by whoever serves it over HTTP

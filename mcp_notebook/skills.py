@@ -21,6 +21,7 @@ from .registry.skills import (
     Skill,
     SkillError,
     check_skill_path,
+    folder_key,
     folder_resources,
     read_folder,
     read_name,
@@ -42,6 +43,8 @@ class SkillRegistrations:
         registry: Registry
         calls: CallLog
         notebook_path: str | None
+        skill_folders_read: dict[str, str]
+        skill_folder_copies: dict[str, Path]
 
     def skill(
         self,
@@ -71,7 +74,12 @@ class SkillRegistrations:
         if path is not None:
             if text is not None or from_cells is not None or files:
                 raise SkillError("mcp.skill(path=...) serves a folder as it is: no text/files")
-            found = read_folder(Path(path), prefix=_prefix(name, Path(path)))
+            written = folder_key(path)
+            # In an export, the package's copy of the folder (export/package.py); a path
+            # the export did not see (made differently at run time) is read as given.
+            folder = self.skill_folder_copies.get(written, Path(path))
+            found = read_folder(folder, prefix=_prefix(name, folder))
+            self.skill_folders_read[written] = str(folder.resolve())
             self.registry.add_skill(found[0].path, list(folder_resources(found)))
             return found[0]
         if text is None:

@@ -3,10 +3,12 @@ HTTP by uvicorn, and driven by the official SDK client in both modes."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import venv
 from collections.abc import Iterator
@@ -24,7 +26,7 @@ from mcp_notebook.export.wheel import build_wheel, wheel_name
 
 from . import portable
 from .conftest import MODES
-from .export.notebooks import helper_notebook
+from .export.notebooks import GLOSSARY_MD, LOGO, helper_notebook, skill_folder_notebook
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = CHECKOUT / "notebooks"
@@ -75,6 +77,10 @@ def _exported(root: Path) -> dict[str, Path]:
         packages[result.package] = result.directory
     helpers = export_notebook(helper_notebook(root), root / "helpers")
     packages[helpers.package] = helpers.directory
+    folders = export_notebook(skill_folder_notebook(root / "project", root / "shared"), root / "f")
+    packages[folders.package] = folders.directory
+    shutil.rmtree(root / "project" / "skills")  # the package's copies are all that remain
+    shutil.rmtree(root / "shared")
     return packages
 
 
@@ -258,6 +264,17 @@ async def test_the_helper_export_runs_helpers_imports_and_asks_the_client_to_con
         # confirm=True: nobody is at a notebook, and the export denies it by default.
         denied = await client.call_tool("forget", {"topic": "x"})
         assert denied.is_error
+
+
+@MODES
+async def test_the_skill_folder_export_serves_its_copies_from_anywhere(fresh, mode):
+    """Installed, run from another folder, with the notebook's skill folders gone."""
+    server = _stdio(fresh, "folders_mcp").model_copy(update={"cwd": fresh["venv"]})
+    async with Client(server, mode=mode) as client:
+        logo = (await client.read_resource("skill://sales/assets/logo.png")).contents[0]
+        assert base64.b64decode(getattr(logo, "blob", "")) == LOGO
+        glossary = (await client.read_resource("skill://team/glossary/SKILL.md")).contents[0]
+        assert getattr(glossary, "text", None) == GLOSSARY_MD
 
 
 def test_the_exports_own_tests_pass_in_the_fresh_venv(fresh):

@@ -7,7 +7,9 @@ wheel, built from this installation's files: wheel.py, while no index has it),
 with ``__init__.py`` (refuses a runtime outside the range), ``notebook.py`` (the code,
 extract.py), ``__main__.py`` (``python -m PACKAGE``),
 ``asgi.py`` (``PACKAGE.asgi:app``), ``ray.py`` (``PACKAGE.ray:app``, replicas on Ray Serve,
-ray_serve.py), and ``DIR/tests/`` (what it registers, served).
+ray_serve.py), the skills' sources (``notebook.ipynb``: the markdown cells; ``skill_folders/``:
+the folders of ``mcp.skill(path=...)``, skill_folders.py), and ``DIR/tests/`` (what it
+registers, served).
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from .._version import __version__
 from ..errors import McpNotebookError
 from ..notebookfile import code_cells
 from ..protocol.versions import FIRST_MODERN, LATEST_HANDSHAKE
-from . import runtime_modules, wheel
+from ..registry.skills import SkillError
+from . import runtime_modules, skill_folders, wheel
 from .extract import Extracted, Problem, extract
 
 # Runs in a fresh interpreter: does the exported code import, and what does it register?
@@ -37,6 +40,7 @@ from {package}.notebook import mcp
 r = mcp.registry
 print(json.dumps({{"tools": sorted(r.tools), "resources": sorted(r.resources),
     "templates": sorted(r.templates), "prompts": sorted(r.prompts),
+    "skill_folders": mcp.skill_folders_read,
     "front_ends": sorted(m for m in ("IPython", "ipykernel", "ipywidgets") if m in sys.modules)}}))
 """
 
@@ -133,7 +137,7 @@ def export_notebook(
     result = Export(Path(directory), package, extracted, dependencies)
     _write(result, notebook)
     if check:
-        result.registered = _probe(result)
+        result.registered = _probe(result, notebook)
     return result
 
 
@@ -177,10 +181,14 @@ def _canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def _probe(result: Export) -> dict[str, list[str]]:
+def _probe(result: Export, notebook: Path) -> dict[str, list[str]]:
+    """Run the exported code once, in the notebook's folder as its kernel does (relative
+    paths lead where they did there), then copy in the skill folders it read."""
+    package = result.directory.resolve()
     done = subprocess.run(
-        [sys.executable, "-c", _PROBE.format(package=result.package), str(result.directory)],
+        [sys.executable, "-c", _PROBE.format(package=result.package), str(package)],
         capture_output=True,
+        cwd=notebook.resolve().parent,
         # One encoding both sides: the locale's (a Windows code page) need not be the one
         # the child writes in (PYTHONIOENCODING, UTF-8 mode), and a traceback quotes code.
         env={**os.environ, "PYTHONIOENCODING": "utf-8"},
@@ -191,10 +199,14 @@ def _probe(result: Export) -> dict[str, list[str]]:
     if done.returncode != 0:
         tail = "\n".join(done.stderr.strip().splitlines()[-8:])
         raise ExportFailed(f"the exported code of {result.package} does not import:\n{tail}")
-    found: dict[str, list[str]] = json.loads(done.stdout.strip().splitlines()[-1])
+    found = json.loads(done.stdout.strip().splitlines()[-1])
     if found.pop("front_ends"):
         raise ExportFailed(f"the exported code of {result.package} imports IPython")
-    return found
+    try:
+        skill_folders.copy_folders(found.pop("skill_folders"), package / result.package)
+    except (OSError, SkillError) as error:  # changed since the probe read it, unreadable
+        raise ExportFailed(f"{result.package}: a skill folder cannot be copied: {error}") from None
+    return {kind: list(names) for kind, names in found.items()}
 
 
 def _write(result: Export, notebook: Path) -> None:
@@ -242,6 +254,7 @@ def _write(result: Export, notebook: Path) -> None:
     }
     for path, text in files.items():
         path.write_text(text, encoding="utf-8")
+    skill_folders.clear(code_dir)  # the probe copies them anew
     if "mcp.skill(" in result.extracted.code and notebook.suffix == ".ipynb":
         _write_skill_cells(notebook, code_dir / SKILL_CELLS)
 

@@ -39,6 +39,7 @@ from ..protocol.telemetry import apply as apply_tracing
 from ..protocol.unattended import HEADLESS, headless_banner
 from ..registry import pictures
 from ..registry.content import CONVERTERS
+from . import skill_folders
 
 if TYPE_CHECKING:  # imported by asgi_app: python -m PACKAGE needs no ASGI app
     from ..transports.asgi import McpAsgiApp
@@ -96,6 +97,8 @@ def exported_app(name: str, namespace: dict[str, Any]) -> BaseMCP:
     cells = Path(module_file).with_name("notebook.ipynb") if module_file else None
     if cells is not None and cells.is_file():
         app.notebook_path = str(cells)
+    if module_file:  # and mcp.skill(path=...) reads the package's copies of its folders
+        app.skill_folder_copies = skill_folders.copies(Path(module_file).parent)
     return app
 
 

@@ -54,6 +54,7 @@ MODULES = (
     "mcp_notebook.export.ray_serve",
     "mcp_notebook.export.runtime",
     "mcp_notebook.export.runtime_modules",
+    "mcp_notebook.export.skill_folders",
     "mcp_notebook.export.stdio",
     "mcp_notebook.export.wheel",
     # The ASGI app and what it uses; not transports/http.py and its kin (tornado).

@@ -18,7 +18,7 @@ import re
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from ..errors import McpNotebookError
@@ -285,6 +285,29 @@ def read_folder(folder: Path, prefix: str | None = None) -> list[Skill]:
     out of the folder, a symlinked directory, a special file (a pipe, a device), or more
     than the limits allow is refused, so nothing a client sends later touches the disk.
     """
+    files = read_files(folder)
+    root = folder.resolve()
+    name = parse_frontmatter(files[SKILL_FILE], str(root / SKILL_FILE))["name"]
+    path = f"{prefix}/{name}" if prefix else name
+    skill_md = files.pop(SKILL_FILE)
+    outer = Skill(path, skill_md, files)
+    nested = [
+        Skill(f"{path}/{relative[: -len(SKILL_FILE) - 1]}", data, _under(files, relative))
+        for relative, data in files.items()
+        if relative.endswith("/" + SKILL_FILE)
+    ]
+    return [outer, *nested]
+
+
+def folder_key(path: str | os.PathLike[str]) -> str:
+    """``mcp.skill(path=...)``'s folder as written, one spelling for each (``./a/b/``,
+    ``a/b`` and ``a\\b`` on Windows are ``a/b``): how an export finds its copy."""
+    return PurePath(path).as_posix()
+
+
+def read_files(folder: Path) -> dict[str, bytes]:
+    """Every regular file under the skill ``folder``, by its ``/``-separated relative
+    path, under read_folder's rules (what an export copies is what a kernel serves)."""
     root = folder.resolve()
     if not (root / SKILL_FILE).is_file():
         raise SkillError(f"{folder} has no {SKILL_FILE}")
@@ -312,16 +335,7 @@ def read_folder(folder: Path, prefix: str | None = None) -> list[Skill]:
             if total > MAX_TOTAL_BYTES:
                 raise SkillError(f"{folder} holds more than {MAX_TOTAL_BYTES} bytes; not served")
             files[relative] = data
-    name = parse_frontmatter(files[SKILL_FILE], str(root / SKILL_FILE))["name"]
-    path = f"{prefix}/{name}" if prefix else name
-    skill_md = files.pop(SKILL_FILE)
-    outer = Skill(path, skill_md, files)
-    nested = [
-        Skill(f"{path}/{relative[: -len(SKILL_FILE) - 1]}", data, _under(files, relative))
-        for relative, data in files.items()
-        if relative.endswith("/" + SKILL_FILE)
-    ]
-    return [outer, *nested]
+    return files
 
 
 def read_name(folder: Path) -> str:

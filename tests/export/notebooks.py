@@ -48,3 +48,38 @@ def helper_notebook(folder: Path) -> Path:
     path = folder / "helpers.ipynb"
     nbformat.write(notebook, path)
     return path
+
+
+# A skill folder beside the notebook (a nested skill, a file that is not text) and one
+# from an absolute path elsewhere, as a notebook's cells would register them.
+SALES_MD = "---\nname: sales\ndescription: Read the sales.\n---\n\nSee references/guide.md.\n"
+FORECAST_MD = "---\nname: forecast\ndescription: Forecast a quarter.\n---\n\nExtrapolate.\n"
+GLOSSARY_MD = "---\nname: glossary\ndescription: The team's words.\n---\n\nRevenue.\n"
+LOGO = bytes(range(256))  # not UTF-8: served as a blob
+
+
+def skill_folder_notebook(notebook_dir: Path, elsewhere: Path) -> Path:
+    """``notebook_dir/folders.ipynb``, registering the folders it writes (its last cell)."""
+    sales = notebook_dir / "skills" / "sales"
+    for relative, data in {
+        "SKILL.md": SALES_MD.encode(),
+        "references/guide.md": b"# Guide\n\nBy region.\n",
+        "assets/logo.png": LOGO,
+        "forecast/SKILL.md": FORECAST_MD.encode(),
+        "forecast/model.py": b"def forecast():\n    return 1\n",
+    }.items():
+        (sales / relative).parent.mkdir(parents=True, exist_ok=True)
+        (sales / relative).write_bytes(data)
+    glossary = (elsewhere / "shared" / "glossary").resolve()
+    glossary.mkdir(parents=True)
+    (glossary / "SKILL.md").write_text(GLOSSARY_MD, encoding="utf-8")
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell("%load_ext mcp_notebook"),
+        nbformat.v4.new_code_cell(
+            f'mcp.skill(path="skills/sales")\nmcp.skill("team/glossary", path={str(glossary)!r})'
+        ),
+    ]
+    path = notebook_dir / "folders.ipynb"
+    nbformat.write(notebook, path)
+    return path

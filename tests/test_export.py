@@ -108,7 +108,7 @@ def test_app_views_are_reported_as_needing_ipython():
     )
     needs = [p for p in result.problems if "app view" in str(p)]
     assert [str(p).split(":")[0] for p in needs] == ["cell 1", "cell 2"]
-    assert all("needs them installed" in str(p) for p in needs)
+    assert all("the export's check refuses it" in str(p) for p in needs)
 
 
 def test_package_names_are_importable_and_unlike_the_notebooks_imports():

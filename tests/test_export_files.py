@@ -21,7 +21,12 @@ from packaging.utils import canonicalize_name
 
 from mcp_notebook import __version__
 from mcp_notebook.commandline import split_windows
-from mcp_notebook.export.package import export_notebook, package_name, runtime_range
+from mcp_notebook.export.package import (
+    ExportFailed,
+    export_notebook,
+    package_name,
+    runtime_range,
+)
 
 NAMES = ["Données 2024.ipynb", "数据分析.ipynb", "Überblick (Kopie).py", "CON.ipynb"]
 
@@ -174,3 +179,38 @@ def test_the_package_refuses_a_runtime_outside_its_range(tmp_path, installed, ac
     refusal = f"calc_mcp needs mcp-notebook-runtime >={low},<{high}, but {installed} is installed"
     assert (done.returncode == 0) == accepted, done.stderr
     assert (refusal in done.stderr) == (not accepted), done.stderr
+
+
+def test_the_notebooks_own_mcp_import_is_left_out_and_its_objects_are_refused(tmp_path):
+    """``from mcp_notebook import mcp`` (the docs' equal of ``%load_ext``) was kept: the
+    export's ``mcp`` became the kernel's NotebookMCP, its check passed where mcp-notebook
+    is installed, and the installed export (the runtime alone) failed to import."""
+    notebook = tmp_path / "own.ipynb"
+    write_cells(
+        notebook,
+        "from mcp_notebook import mcp",
+        "@mcp.tool\ndef add(a: int, b: int) -> int:\n    return a + b",
+    )
+    result = export_notebook(notebook, tmp_path / "out")
+    code = (result.directory / result.package / "notebook.py").read_text(encoding="utf-8")
+    assert "from mcp_notebook import mcp" not in code
+
+    other = tmp_path / "other.ipynb"
+    write_cells(other, "from mcp_notebook import NotebookMCP\nmine = NotebookMCP()")
+    with pytest.raises(ExportFailed, match=r"mcp_notebook\.app\b.*does not have"):
+        export_notebook(other, tmp_path / "other-out")
+
+
+def write_cells(path: Path, *sources: str) -> None:
+    document = nbformat.v4.new_notebook()
+    document.cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    nbformat.write(document, str(path))
+
+
+def test_an_app_view_makes_the_check_fail_saying_why(tmp_path):
+    """An app view needs mcp-notebook's apps/, which the runtime an export installs does
+    not carry: the check passed where mcp-notebook was installed, the package did not."""
+    notebook = tmp_path / "view.ipynb"
+    write_cells(notebook, "mcp.app('board', '<p>board</p>')")
+    with pytest.raises(ExportFailed, match="app views"):
+        export_notebook(notebook, tmp_path / "out")

@@ -7,7 +7,7 @@ The rule, cell by cell, in order:
 - a cell that starts with a cell magic (``%%bash``, ``%%time``...) is left out;
 - line magics and shell lines (``%mcp start``, ``%load_ext``, ``!pip install``) are
   removed; those with an effect the export cannot have (``%time f()``, ``!cmd``) are
-  reported;
+  reported; so is ``from mcp_notebook import mcp`` (the export has its own ``mcp``);
 - a cell that does not parse as Python after that, or that needs IPython (calls
   ``get_ipython()`` or imports IPython, ipykernel or ipywidgets), is left out;
 - statements that only show something are removed: an expression without a call
@@ -126,7 +126,7 @@ def _cell(number: int, source: str, result: Extracted) -> tuple[ast.Module, str]
         return None
     kept = []
     for statement in module.body:
-        if _shows_only(statement):
+        if _shows_only(statement) or _imports_the_notebooks_mcp(statement):
             end = statement.end_lineno or statement.lineno
             lines[statement.lineno - 1 : end] = [""] * (end - statement.lineno + 1)
         else:
@@ -158,6 +158,17 @@ def _needs_front_end(module: ast.Module) -> str | None:
         if module_name and module_name.split(".")[0] in FRONT_ENDS:
             return f"from {module_name} import ..."
     return None
+
+
+def _imports_the_notebooks_mcp(statement: ast.stmt) -> bool:
+    """``from mcp_notebook import mcp``: the notebook's own server, set up as %load_ext
+    does; the export defines its own ``mcp`` (the kernel's is not in the runtime)."""
+    return (
+        isinstance(statement, ast.ImportFrom)
+        and statement.module == "mcp_notebook"
+        and not statement.level
+        and all(a.name == "mcp" and a.asname in (None, "mcp") for a in statement.names)
+    )
 
 
 def _shows_only(statement: ast.stmt) -> bool:
@@ -202,8 +213,9 @@ def _report_registration(number: int, statement: ast.stmt, result: Extracted) ->
             result.problems.append(
                 Problem(
                     number,
-                    "an app view (app=, mcp.app) is rendered with IPython's display formatter "
-                    "(and ipywidgets for widget views): the export needs them installed",
+                    "an app view (app=, mcp.app) is drawn by mcp-notebook's apps/ (with "
+                    "IPython's display formatter): the runtime an export installs has "
+                    "neither, and the export's check refuses it",
                     "runs differently",
                 )
             )

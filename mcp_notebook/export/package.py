@@ -41,7 +41,10 @@ r = mcp.registry
 print(json.dumps({{"tools": sorted(r.tools), "resources": sorted(r.resources),
     "templates": sorted(r.templates), "prompts": sorted(r.prompts),
     "skill_folders": mcp.skill_folders_read,
-    "front_ends": sorted(m for m in ("IPython", "ipykernel", "ipywidgets") if m in sys.modules)}}))
+    "front_ends": sorted(m for m in ("IPython", "ipykernel", "ipywidgets") if m in sys.modules),
+    "outside": sorted(m for m in sys.modules if m.split(".")[0] == "mcp_notebook"
+                      and m not in {runtime}),
+    }}))
 """
 
 
@@ -185,8 +188,15 @@ def _probe(result: Export, notebook: Path) -> dict[str, list[str]]:
     """Run the exported code once, in the notebook's folder as its kernel does (relative
     paths lead where they did there), then copy in the skill folders it read."""
     package = result.directory.resolve()
+    # The runtime's modules, as a set literal: all that an installed export may import.
+    runtime = repr(set(runtime_modules.module_names(Path(__file__).resolve().parents[2])))
     done = subprocess.run(
-        [sys.executable, "-c", _PROBE.format(package=result.package), str(package)],
+        [
+            sys.executable,
+            "-c",
+            _PROBE.format(package=result.package, runtime=runtime),
+            str(package),
+        ],
         capture_output=True,
         cwd=notebook.resolve().parent,
         # One encoding both sides: the locale's (a Windows code page) need not be the one
@@ -202,6 +212,19 @@ def _probe(result: Export, notebook: Path) -> dict[str, list[str]]:
     found = json.loads(done.stdout.strip().splitlines()[-1])
     if found.pop("front_ends"):
         raise ExportFailed(f"the exported code of {result.package} imports IPython")
+    outside = found.pop("outside")
+    if outside:  # here they exist; where only the runtime is installed, the import fails
+        why = (
+            "app views (app=, mcp.app) are drawn by mcp-notebook's apps/, which an export "
+            "cannot carry yet"
+            if any(m.startswith("mcp_notebook.apps") for m in outside)
+            else "use the `mcp` the export defines, not mcp-notebook's own objects"
+        )
+        raise ExportFailed(
+            f"the exported code of {result.package} imports {', '.join(outside[:5])}, "
+            f"which {runtime_modules.DISTRIBUTION} (all an export installs) does not "
+            f"have: {why}"
+        )
     try:
         skill_folders.copy_folders(found.pop("skill_folders"), package / result.package)
     except (OSError, SkillError) as error:  # changed since the probe read it, unreadable

@@ -84,6 +84,10 @@ CASES = [
     Case("a body announced over the limit", "POST", None,
          {"Content-Length": str(10**12)}, 413, -32600),
     Case("another path", "POST", CALL, {}, 404, -32600, path="/elsewhere"),
+    # The ASGI app served "/mcp/" and tornado answered 404: both serve it now.
+    Case("the path with a trailing slash", "POST", CALL, ON_SESSION, 200, RESULT, 7,
+         path="/mcp/"),
+    Case("a longer path under it", "POST", CALL, ON_SESSION, 404, -32600, path="/mcp/x"),
     # -- a POST's way ----------------------------------------------------------------
     Case("not JSON's media type", "POST", CALL, {"Content-Type": "text/plain"}, 415, -32600, 7),
     Case("an Accept it cannot answer", "POST", CALL, {"Accept": "text/html"}, 406, -32600, 7),

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import re
 import socket
 import sys
 import threading
@@ -127,10 +128,12 @@ class HttpTransport:
             self.loop = loop
             try:
                 options: dict[str, Endpoint] = {"transport": self}  # what handlers see
+                # The path, with or without trailing slashes (as the ASGI app serves it).
+                route = re.escape(self.path.rstrip("/")) + "/*"
                 app = tornado.web.Application(
                     [
-                        Rule(WholeBody(self.path, self.max_body), McpHandler, options),
-                        (self.path, StreamedMcpHandler, options),
+                        Rule(WholeBody(route, self.max_body), McpHandler, options),
+                        (route, StreamedMcpHandler, options),
                     ],
                     default_handler_class=NotFoundHandler,
                     log_function=_log_request,
@@ -210,7 +213,7 @@ class HttpTransport:
         refused = policy.gate(headers, self.guard)
         if refused is None:
             return None
-        if start_line.path.split("?", 1)[0] != self.path:
+        if (start_line.path.split("?", 1)[0].rstrip("/") or "/") != (self.path.rstrip("/") or "/"):
             return close_response(404, error_body(INVALID_REQUEST, NOT_FOUND))  # NotFoundHandler's
         error = refused.error
         assert error is not None  # a refusal carries its error

@@ -18,7 +18,7 @@ import logging
 import threading
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from ..protocol import jsonrpc, modern
 from ..protocol.names import META_LOG_LEVEL, META_PROGRESS_SENT, META_PROGRESS_TOKEN
@@ -26,11 +26,18 @@ from ..protocol.session import LOG_LEVELS
 from ..protocol.versions import modern_version
 from ..wire import jsontext
 from .channel import Channel, readable_id
+from .dialects import Relay
 from .link import Message
 from .startup import Startup, Step
+from .upstream import Upstream
 
-if TYPE_CHECKING:
-    from .relay import StandardRelay
+
+class Forwarding(Relay, Protocol):
+    """The relay the held one hands over to (relay.py's StandardRelay), as it drives it:
+    named by what it does, so the two modules need not import each other."""
+
+    upstream: Upstream
+
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +49,7 @@ LEVEL = "info"  # of the start's log messages
 
 class HeldRelay:
     def __init__(
-        self, relay: StandardRelay, startup: Startup, channel: Channel, limit: int | None = None
+        self, relay: Forwarding, startup: Startup, channel: Channel, limit: int | None = None
     ) -> None:
         self.relay, self.startup, self.channel = relay, startup, channel
         self.limit = MAX_HELD if limit is None else limit

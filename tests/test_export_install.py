@@ -60,14 +60,15 @@ def _run_as_typed(venv_dir: Path, command: str, cwd: Path) -> subprocess.Complet
     )
 
 
-def _installed(python: Path) -> set[str]:
+def installed(python: Path) -> dict[str, str]:
+    """The distributions of ``python``'s environment (normalised names) and versions."""
     listed = subprocess.run(
         [str(python), "-m", "pip", "list", "--format", "json"],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
-    return {re.sub(r"[-_.]+", "-", p["name"]).lower() for p in json.loads(listed)}
+    return {re.sub(r"[-_.]+", "-", p["name"]).lower(): p["version"] for p in json.loads(listed)}
 
 
 def _exported(root: Path) -> dict[str, Path]:
@@ -103,9 +104,9 @@ def fresh(tmp_path_factory) -> Iterator[dict[str, Path]]:
 
 
 def test_the_readme_command_installs_no_jupyter_package(fresh):
-    installed = _installed(fresh["python"])
-    assert {"mcp-notebook-runtime", "quickstart-mcp", "helpers-mcp", "uvicorn"} <= installed
-    assert sorted(installed & set(NOTEBOOK_SIDE)) == []
+    names = set(installed(fresh["python"]))
+    assert {"mcp-notebook-runtime", "quickstart-mcp", "helpers-mcp", "uvicorn"} <= names
+    assert sorted(names & set(NOTEBOOK_SIDE)) == []
     # The runtime is the wheel the export carries, named by file: not one from an index.
     code = "from importlib.metadata import distribution as d; "
     code += "print(d('mcp-notebook-runtime').read_text('direct_url.json'))"

@@ -20,6 +20,8 @@ from mcp.client.stdio import StdioServerParameters
 from mcp_notebook import __version__
 from mcp_notebook.export import wheel as runtime_wheel
 
+from .test_export_install import installed as installed_in
+
 CHECKOUT = Path(__file__).resolve().parents[1]
 
 
@@ -147,13 +149,7 @@ async def test_the_runtime_builds_reproducibly_installs_without_jupyter_and_serv
     python = tmp_path / "venv" / "bin" / "python"
     # From the sdist: its own build backend makes the wheel again, outside the checkout.
     subprocess.run([str(python), "-m", "pip", "install", "-q", str(sdist)], check=True, timeout=900)
-    listed = subprocess.run(
-        [str(python), "-m", "pip", "list", "--format", "json"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    installed = {p["name"].lower().replace("_", "-"): p["version"] for p in json.loads(listed)}
+    installed = installed_in(python)
     assert installed["mcp-notebook-runtime"] == __version__
     assert sorted(NOTEBOOK_SIDE & set(installed)) == [] and "mcp-notebook" not in installed
     script = tmp_path / "tiny.py"

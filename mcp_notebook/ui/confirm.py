@@ -32,12 +32,8 @@ class ConfirmPanel(widgets.VBox):  # type: ignore[misc]  # ipywidgets has no typ
     def __init__(self, decision: Decision, lock: Any = None) -> None:
         self.decision = decision
         tool = decision.tool
-        hints = []
-        if (tool.annotations or {}).get("destructiveHint") is True:
-            hints.append("destructive")
-        if tool.confirm:
-            hints.append("confirm=True")
-        about = html.escape((tool.description or "").strip().split("\n\n")[0])
+        hints, summary = render.asking(tool)
+        about = html.escape(summary)
         self.title = widgets.HTML(
             f"{render.STYLE}<b>{html.escape(decision.client)}</b> asks to run "
             f"<b>{html.escape(tool.name)}</b> (call #{decision.id}"

@@ -32,7 +32,7 @@ from typing import Any
 import comm
 
 from ..threads import start_timer
-from .guard import session_of
+from .guard import keep_latest, session_of
 
 HELLO = "mcp_notebook.cells"  # the kernel opens it: js/labextension/src/index.ts HELLO
 TARGET = "mcp_notebook.frontend"  # a front end opens it to the kernel: index.ts TARGET
@@ -150,13 +150,7 @@ class Frontends:
         if session is None:
             channel.close()  # nothing to tell it apart by
             return
-        old = self._comms.pop(session, None)
-        self._comms[session] = channel
-        if old is not None and old is not channel:
-            old.close()
-        while len(self._comms) > MAX_FRONTENDS:
-            _, dropped = self._comms.popitem(last=False)
-            dropped.close()
+        keep_latest(self._comms, session, channel, MAX_FRONTENDS)
         channel.on_msg(lambda m: self._answered(session, m))
         channel.on_close(lambda _m: self._gone(session, channel))
         for request in list(self._requests.values()):

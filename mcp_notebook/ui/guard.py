@@ -12,6 +12,7 @@ handled: the session id in its header, which is that front end's kernel connecti
 from __future__ import annotations
 
 import contextvars
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -46,3 +47,14 @@ def session_of(msg: Any) -> str | None:
 def sender() -> str | None:
     """The session of the front end whose message to a guarded widget is being handled."""
     return _sender.get()
+
+
+def keep_latest(comms: OrderedDict[str, Any], session: str, channel: Any, limit: int) -> None:
+    """``channel`` becomes ``session``'s one comm (a reopened tab replaces its old one,
+    which is closed), and at most ``limit`` are kept: the least recent closes first."""
+    old = comms.pop(session, None)
+    comms[session] = channel
+    if old is not None and old is not channel:
+        old.close()
+    while len(comms) > limit:
+        comms.popitem(last=False)[1].close()

@@ -33,7 +33,7 @@ from ..protocol import CallRecord
 from . import panelrows
 from .batching import Batcher, Schedule
 from .decision import APPROVED, CANCELLED, DENIED, EXPIRED, Decision
-from .guard import session_of
+from .guard import keep_latest, session_of
 
 PANEL = "mcp_notebook.panel"  # the target a front end opens: js/labextension/src/feed.ts
 INTERVAL = 0.1  # seconds between two updates: at most 10 messages a second
@@ -225,12 +225,7 @@ class PanelFeed:
         if session is None:
             channel.close()  # nothing to tell it apart by
             return
-        old = self._panels.pop(session, None)
-        self._panels[session] = channel
-        if old is not None and old is not channel:
-            old.close()
-        while len(self._panels) > MAX_PANELS:
-            self._panels.popitem(last=False)[1].close()
+        keep_latest(self._panels, session, channel, MAX_PANELS)
         channel.on_msg(lambda m: self._received(session, channel, m))
         channel.on_close(lambda _m: self._gone(session, channel))
         self._snapshot(channel)

@@ -206,12 +206,7 @@ def registrations(registry: Any) -> list[dict[str, Any]]:
 def pending(decision: Any) -> dict[str, Any]:
     """A confirmation that waits: the panel's card, the notification."""
     tool = decision.tool
-    hints = []
-    if (tool.annotations or {}).get("destructiveHint") is True:
-        hints.append("destructive")
-    if tool.confirm:
-        hints.append("confirm=True")
-    about = (tool.description or "").strip().split("\n\n")[0]
+    hints, about = render.asking(tool)
     return {
         "id": decision.id,
         "tool": render.cut(tool.name, ROW_TEXT),

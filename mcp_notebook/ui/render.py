@@ -61,6 +61,17 @@ def shown(value: Any, limit: int) -> Any:
     return value if estimate(value, limit) <= limit else abbreviate(value, limit)
 
 
+def asking(tool: Any) -> tuple[list[str], str]:
+    """What a confirmation says of ``tool``: its hints (destructive, confirm=True) and the
+    first paragraph of its description (plain text: each view escapes it its own way)."""
+    hints = []
+    if (tool.annotations or {}).get("destructiveHint") is True:
+        hints.append("destructive")
+    if tool.confirm:
+        hints.append("confirm=True")
+    return hints, (tool.description or "").strip().split("\n\n")[0]
+
+
 def took(record: CallRecord) -> str:
     if record.duration is None:
         return "…"

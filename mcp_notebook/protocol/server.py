@@ -87,6 +87,9 @@ class Server:
         )
         # Observers of every message in and out (add_tap); empty, they cost one truth test.
         self.taps: list[Tap] = []
+        # Traced (protocol/telemetry.py): HTTP adapters then hand over the request's W3C
+        # trace headers (transports/policy.py trace_headers); untraced, they look at none.
+        self.traced = False
         self._taps_lock = threading.Lock()
         self._methods = self._method_tables()
         self._notifications: dict[str, Callable[[dict[str, Any], RequestContext], None]] = {
@@ -234,15 +237,22 @@ class Server:
 
     # -- entry point -------------------------------------------------------------------
     async def handle(
-        self, message: Any, session: Session, channel: ReplyChannel | None = None
+        self,
+        message: Any,
+        session: Session,
+        channel: ReplyChannel | None = None,
+        trace: dict[str, str] | None = None,
     ) -> Message | None:
         """The reply to ``message`` (None for notifications, responses and cancelled calls).
 
         ``channel``, if given, may deliver the reply of a ``tools/call`` from the thread
         that ran the tool, before this returns it (see :mod:`.request`); the taps see the
-        reply when this returns it.
+        reply when this returns it. ``trace``: the W3C trace context of the HTTP request's
+        headers (``traceparent``, ``tracestate``), for a traced server.
         """
         request = RequestContext(session, channel)
+        if trace is not None:
+            request.trace = trace
         if self.taps:
             return await self._handle_tapped(message, request)
         reply = await self._dispatcher.dispatch(message, request)

@@ -76,6 +76,7 @@ def apply(settings: TracingSettings, server: Server) -> bool:
         server.serves, server.registry, settings.tracer_provider, settings.meter_provider
     )
     TRACED.add(server)
+    server.traced = True
     server.around_dispatch(tracing.wrap)
     server.intercept(tracing.phases)  # outermost around the run
     observe(server.calls)

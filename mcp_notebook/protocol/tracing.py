@@ -7,11 +7,11 @@ Names and attributes follow the OpenTelemetry semantic conventions for MCP
 (open-telemetry/semantic-conventions-genai v0.1.0, ``docs/gen-ai/mcp.md``; Development
 status): one SERVER span per request or notification, named ``{mcp.method.name}
 {target}`` (the tool or prompt name), parented by the W3C trace context in the request's
-``params._meta`` (``traceparent``, ``tracestate``). A ``tools/call`` gets child spans for
-what its record went through: waiting for the kernel (``queued``), waiting for a person
-(``awaiting confirmation``) and running. The ``mcp.server.operation.duration`` histogram
-(seconds; its count is the number of operations) carries the span's low-cardinality
-attributes.
+``params._meta`` (``traceparent``, ``tracestate``), else in its HTTP headers. A
+``tools/call`` gets child spans for what its record went through: waiting for the kernel
+(``queued``), waiting for a person (``awaiting confirmation``) and running. The
+``mcp.server.operation.duration`` histogram (seconds; its count is the number of
+operations) carries the span's low-cardinality attributes.
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ class Tracing:
             start = time.perf_counter()
             with self.tracer.start_as_current_span(
                 name,
-                context=_parent(params),
+                context=_parent(params, request),
                 kind=SpanKind.SERVER,
                 attributes=attributes,
                 record_exception=False,
@@ -188,13 +188,18 @@ class Tracing:
                 _claimed(record)
 
 
-def _parent(params: dict[str, Any]) -> Any:
-    """The W3C trace context in ``params._meta``, through the configured propagator."""
+def _parent(params: dict[str, Any], request: RequestContext) -> Any:
+    """The W3C trace context in ``params._meta``, else in the HTTP request's headers,
+    through the configured propagator. ``_meta`` wins: it is where the MCP conventions
+    carry it, and it stays with the message through relays that make their own HTTP
+    requests. A malformed one gives a context without a parent: a trace of its own."""
     meta = params.get("_meta")
-    if not isinstance(meta, dict) or "traceparent" not in meta:
-        return None  # the current context: a span the transport opened, or none
-    carrier = {k: v for k in ("traceparent", "tracestate") if isinstance(v := meta.get(k), str)}
-    return propagate.extract(carrier)
+    if isinstance(meta, dict) and "traceparent" in meta:
+        carrier = {k: v for k in ("traceparent", "tracestate") if isinstance(v := meta.get(k), str)}
+        return propagate.extract(carrier)
+    if request.trace is not None:
+        return propagate.extract(request.trace)
+    return None  # the current context: a span the transport opened, or none
 
 
 def _request_attributes(method: str, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:

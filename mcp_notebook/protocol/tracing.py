@@ -28,10 +28,10 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from ..registry import Registry
 from .calls import CallLog, CallRecord
 from .interceptors import Next, ToolCall
-from .jsonrpc import valid_id
 from .kinds import FINAL_STATUSES, Era
 from .outcomes import Result
 from .request import RequestContext
+from .spannames import meta_trace, request_attributes, span_name
 
 Dispatch = Callable[[Any, RequestContext], Awaitable[Any]]
 
@@ -144,8 +144,8 @@ class Tracing:
                 return await dispatch(message, request)  # a response, or malformed
             params = message.get("params")
             params = params if isinstance(params, dict) else {}
-            attributes = _request_attributes(method, message.get("id"), params)
-            name = _span_name(method, attributes)
+            attributes = request_attributes(method, message.get("id"), params)
+            name = span_name(method, attributes)
             start = time.perf_counter()
             with self.tracer.start_as_current_span(
                 name,
@@ -193,34 +193,12 @@ def _parent(params: dict[str, Any], request: RequestContext) -> Any:
     through the configured propagator. ``_meta`` wins: it is where the MCP conventions
     carry it, and it stays with the message through relays that make their own HTTP
     requests. A malformed one gives a context without a parent: a trace of its own."""
-    meta = params.get("_meta")
-    if isinstance(meta, dict) and "traceparent" in meta:
-        carrier = {k: v for k in ("traceparent", "tracestate") if isinstance(v := meta.get(k), str)}
-        return propagate.extract(carrier)
-    if request.trace is not None:
-        return propagate.extract(request.trace)
-    return None  # the current context: a span the transport opened, or none
-
-
-def _request_attributes(method: str, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
-    attributes: dict[str, Any] = {"mcp.method.name": method}
-    if valid_id(request_id):
-        attributes["jsonrpc.request.id"] = str(request_id)
-    name = params.get("name")
-    if method == "tools/call" and isinstance(name, str):
-        attributes["gen_ai.tool.name"] = name
-        attributes["gen_ai.operation.name"] = "execute_tool"
-    elif method == "prompts/get" and isinstance(name, str):
-        attributes["gen_ai.prompt.name"] = name
-    uri = params.get("uri")
-    if method.startswith("resources/") and isinstance(uri, str):
-        attributes["mcp.resource.uri"] = uri
-    return attributes
-
-
-def _span_name(method: str, attributes: dict[str, Any]) -> str:
-    target = attributes.get("gen_ai.tool.name") or attributes.get("gen_ai.prompt.name")
-    return f"{method} {target}" if target else method
+    carrier = meta_trace(params)
+    if carrier is None:
+        carrier = request.trace
+    if carrier is None:
+        return None  # the current context: a span the transport opened, or none
+    return propagate.extract(carrier)
 
 
 def _outcome(span: Any, reply: Any, request: RequestContext) -> dict[str, Any]:

@@ -119,6 +119,18 @@ async def test_the_relay_carries_the_trace_context_into_the_kernel(jupyter, endp
 
 
 @MODES
+async def test_the_relay_passes_the_trace_headers_of_a_client_without_meta(
+    jupyter, endpoint, traced, mode
+):
+    span, carrier = client_span()
+    async with sdk(endpoint, {**jupyter.headers, **carrier}, mode) as client:
+        result = await client.call_tool("size", {"text": "three"})
+    span.end()
+    assert result.content[0].text == "5"
+    check_one_trace(traced, span, "size")
+
+
+@MODES
 async def test_a_cell_defining_a_tool_reaches_the_client_through_jupyter_server(
     jupyter, endpoint, kernel, mode
 ):

@@ -21,6 +21,7 @@ from mcp_notebook.bridge import Bridge, Target
 from mcp_notebook.bridge.tracing import Forwarding, from_environment
 
 from .stdio import INITIALIZE, FakeNotebook, Seen, json_body
+from .test_tracing import metric_points
 from .waiting import wait_until
 
 TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
@@ -98,15 +99,7 @@ def test_traced_the_forwarded_request_is_the_child_of_the_bridges_span(
 
     # The client-side duration: one series per method, no tool names (the bridge cannot
     # tell the notebook's tools from made-up ones).
-    metrics = reader.get_metrics_data()
-    points = [
-        point
-        for resource in metrics.resource_metrics
-        for scope in resource.scope_metrics
-        for metric in scope.metrics
-        if metric.name == "mcp.client.operation.duration"
-        for point in metric.data.data_points
-    ]
+    points = metric_points(reader, "mcp.client.operation.duration")
     by_method = {p.attributes["mcp.method.name"]: p.count for p in points}
     assert by_method["tools/call"] == 2
     assert all("gen_ai.tool.name" not in p.attributes for p in points)

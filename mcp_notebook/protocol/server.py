@@ -90,6 +90,8 @@ class Server:
         # Traced (protocol/telemetry.py): HTTP adapters then hand over the request's W3C
         # trace headers (transports/policy.py trace_headers); untraced, they look at none.
         self.traced = False
+        # Told of each session that closes (tracing: mcp.server.session.duration).
+        self.session_closed: list[Callable[[Session], None]] = []
         self._taps_lock = threading.Lock()
         self._methods = self._method_tables()
         self._notifications: dict[str, Callable[[dict[str, Any], RequestContext], None]] = {
@@ -192,6 +194,8 @@ class Server:
         session = self.sessions.pop(session_id, None)
         if session is not None:
             session.close()
+            for observer in self.session_closed:
+                observer(session)
         return session
 
     def client_gone(self, session: Session, request_id: Any, task: Any) -> None:

@@ -79,5 +79,6 @@ def apply(settings: TracingSettings, server: Server) -> bool:
     server.traced = True
     server.around_dispatch(tracing.wrap)
     server.intercept(tracing.phases)  # outermost around the run
+    server.session_closed.append(tracing.session_ended)
     observe(server.calls)
     return True

@@ -11,7 +11,8 @@ status): one SERVER span per request or notification, named ``{mcp.method.name}
 ``tools/call`` gets child spans for what its record went through: waiting for the kernel
 (``queued``), waiting for a person (``awaiting confirmation``) and running. The
 ``mcp.server.operation.duration`` histogram (seconds; its count is the number of
-operations) carries the span's low-cardinality attributes.
+operations) carries the span's low-cardinality attributes; ``mcp.server.session.duration``
+(seconds) records each handshake-era session when it closes.
 """
 
 from __future__ import annotations
@@ -31,12 +32,16 @@ from .interceptors import Next, ToolCall
 from .kinds import FINAL_STATUSES, Era
 from .outcomes import Result
 from .request import RequestContext
+from .session import Session
 from .spannames import meta_trace, request_attributes, span_name
 
 Dispatch = Callable[[Any, RequestContext], Awaitable[Any]]
 
 SCOPE = "mcp_notebook"
 DURATION = "mcp.server.operation.duration"
+SESSION_DURATION = "mcp.server.session.duration"
+# network.transport of a session, by Session.transport ("tcp" for HTTP, "pipe" for stdio).
+NETWORK = {"http": "tcp", "http-seed": "tcp", "stdio": "pipe"}
 # The conventions' recommended bucket boundaries for mcp.server.operation.duration.
 BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
 # The statuses of a call's record that become child spans, with the span's name.
@@ -134,6 +139,22 @@ class Tracing:
             description="MCP request or notification duration as observed on the server",
             explicit_bucket_boundaries_advisory=list(BUCKETS),
         )
+        self.session_duration = meter.create_histogram(
+            SESSION_DURATION,
+            unit="s",
+            description="The duration of the MCP session as observed on the MCP server",
+            explicit_bucket_boundaries_advisory=list(BUCKETS),
+        )
+
+    def session_ended(self, session: Session) -> None:
+        """A handshake-era session closed (2026-07-28 has none: each request stands alone)."""
+        attributes = {}
+        if session.protocol_version:
+            attributes["mcp.protocol.version"] = session.protocol_version
+        network = NETWORK.get(session.transport)
+        if network is not None:
+            attributes["network.transport"] = network
+        self.session_duration.record(max(0.0, time.time() - session.created), attributes)
 
     def wrap(self, dispatch: Dispatch) -> Dispatch:
         """``dispatch`` inside a server span per request or notification."""

@@ -87,11 +87,8 @@ class Server:
         )
         # Observers of every message in and out (add_tap); empty, they cost one truth test.
         self.taps: list[Tap] = []
-        # Traced (protocol/telemetry.py): HTTP adapters then hand over the request's W3C
-        # trace headers (transports/policy.py trace_headers); untraced, they look at none.
-        self.traced = False
-        # Told of each session that closes (tracing: mcp.server.session.duration).
-        self.session_closed: list[Callable[[Session], None]] = []
+        self.traced = False  # (telemetry.py) then HTTP adapters pass on the trace headers
+        self.session_closed: list[Callable[[Session], None]] = []  # tracing's session metric
         self._taps_lock = threading.Lock()
         self._methods = self._method_tables()
         self._notifications: dict[str, Callable[[dict[str, Any], RequestContext], None]] = {

@@ -203,7 +203,7 @@ def _export(args: argparse.Namespace) -> int:
 def _bridge(args: argparse.Namespace) -> int:
     from . import stopping
     from .bridge import Bridge, Target, protocol_stdout
-    from .bridge.tracing import from_environment as bridge_tracing
+    from .protocol.forwarding import from_environment as bridge_tracing
 
     output = protocol_stdout()
     token = args.token or os.environ.get("MCP_NOTEBOOK_TOKEN") or None

@@ -1,4 +1,4 @@
-"""The bridge's own span of each forwarded request (bridge/tracing.py): a CLIENT span in
+"""The bridge's own span of each forwarded request (protocol/forwarding.py): a CLIENT span in
 the client's trace whose context the forwarded request carries in ``_meta``; untraced,
 the bridge forwards ``_meta`` as the client sent it. Against a scripted endpoint; with a
 real kernel and a real bridge process, in tests/kernel/test_tracing.py."""
@@ -18,7 +18,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind
 
 from mcp_notebook.bridge import Bridge, Target
-from mcp_notebook.bridge.tracing import Forwarding, from_environment
+from mcp_notebook.protocol.forwarding import Forwarding, from_environment
 
 from .stdio import INITIALIZE, FakeNotebook, Seen, json_body
 from .test_tracing import metric_points

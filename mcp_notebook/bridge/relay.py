@@ -37,7 +37,7 @@ from .upstream import BRIDGE_ERROR, Target, Upstream
 from .workers import Workers
 
 if TYPE_CHECKING:
-    from .tracing import Forwarding
+    from ..protocol.forwarding import Forwarding
 
 logger = logging.getLogger(__name__)
 

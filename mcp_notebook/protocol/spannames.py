@@ -1,6 +1,7 @@
 """What a span of an MCP request is named and attributed, by the OpenTelemetry semantic
-conventions for MCP: the server's spans (:mod:`.tracing`) and the bridge's client spans
-(``bridge/tracing.py``) alike. Imports no ``opentelemetry`` and nothing of the server.
+conventions for MCP: the server's spans (:mod:`.tracing`) and the relays' client spans
+(:mod:`.forwarding`: the bridge's, the Jupyter Server relay's) alike. Imports no
+``opentelemetry`` and nothing of the server.
 """
 
 from __future__ import annotations

@@ -1,11 +1,14 @@
-"""The bridge's own span of each forwarded request (protocol/forwarding.py): a CLIENT span in
+"""A relay's own span of each forwarded request (protocol/forwarding.py): a CLIENT span in
 the client's trace whose context the forwarded request carries in ``_meta``; untraced,
-the bridge forwards ``_meta`` as the client sent it. Against a scripted endpoint; with a
-real kernel and a real bridge process, in tests/kernel/test_tracing.py."""
+the bridge forwards ``_meta`` as the client sent it; what the Jupyter Server relay cannot
+read as one request goes on as it came. Against a scripted endpoint; with a real kernel
+and a real bridge process in tests/kernel/test_tracing.py, through a real Jupyter Server
+in tests/jupyter/test_relay.py."""
 
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -103,3 +106,37 @@ def test_traced_the_forwarded_request_is_the_child_of_the_bridges_span(
     by_method = {p.attributes["mcp.method.name"]: p.count for p in points}
     assert by_method["tools/call"] == 2
     assert all("gen_ai.tool.name" not in p.attributes for p in points)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"{not json",
+        b'{"jsonrpc": "2.0", "method": "notifications/initialized"}',
+        b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]',
+        b"[" * 5000 + b"]" * 5000,
+    ],
+    ids=["not JSON", "a notification", "a batch", "too deep"],
+)
+def test_the_relay_passes_what_is_not_one_request_as_it_came(body: bytes) -> None:
+    exported = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exported))
+    tracing = Forwarding(provider.get_tracer("test"), MeterProvider().get_meter("test"))
+    with tracing.relayed(body, {"traceparent": META["traceparent"]}) as relayed:
+        assert relayed is body
+    assert exported.get_finished_spans() == ()
+
+
+def test_the_relay_follows_the_header_when_meta_has_no_trace_context() -> None:
+    exported = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exported))
+    tracing = Forwarding(provider.get_tracer("test"), MeterProvider().get_meter("test"))
+    body = json_body(call(4, "add", None))
+    with tracing.relayed(body, {"traceparent": META["traceparent"]}) as relayed:
+        forwarded = json.loads(relayed)
+    (span,) = exported.get_finished_spans()
+    assert span.parent is not None and format(span.parent.span_id, "016x") == CLIENT_SPAN
+    sent = forwarded["params"]["_meta"]["traceparent"]
+    assert sent == f"00-{TRACE_ID}-{span.context.span_id:016x}-01"

@@ -1,9 +1,13 @@
 #!/usr/bin/env python
 """Loopback HTTP benchmark: mcp_notebook's in-kernel server and its export vs the mcp SDK
-vs a tornado floor.
+vs a tornado floor; and the export with OpenTelemetry tracing on.
 
 All serve ``add(a: int, b: int) -> int`` over MCP Streamable HTTP on 127.0.0.1. See README.md.
 Table on stdout, logs on stderr. ``--serve KIND`` (internal) runs one subprocess server.
+``export-traced`` is ``export`` with tracing on (the SDK's TracerProvider with a
+BatchSpanProcessor to an exporter that drops the spans, and a MeterProvider); its client
+sends a ``traceparent`` header, as a client in a trace does. ``--base PATH`` adds
+``export-base``: ``export`` with ``PYTHONPATH=PATH`` (another checkout), in the same run.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import contextlib
 import http.client
 import json
 import multiprocessing as mp
+import os
 import select
 import socket
 import statistics
@@ -24,12 +29,24 @@ import uuid
 from urllib.parse import urlsplit
 
 PROTOCOL = "2025-11-25"
-SERVERS = ("ours", "export", "export-inline", "export-asgi", "sdk", "sdk-json", "floor")
+SERVERS = (
+    "ours",
+    "export",
+    "export-inline",
+    "export-asgi",
+    "export-traced",
+    "export-base",
+    "sdk",
+    "sdk-json",
+    "floor",
+)
 LABELS = {
     "ours": "mcp_notebook (in-kernel)",
     "export": "export (python -m PACKAGE --transport http: uvicorn, workers)",
     "export-inline": "export (uvicorn, inline)",
     "export-asgi": "export (uvicorn ASGI)",
+    "export-traced": "export, tracing on",
+    "export-base": "export, --base checkout",
     "sdk": "mcp SDK (default, SSE)",
     "sdk-json": "mcp SDK (json_response)",
     "floor": "tornado floor",
@@ -57,7 +74,7 @@ class Client:
     """One keep-alive connection + one MCP session. http.client keeps client CPU small,
     which matters on a 2-core box where client and server share the CPUs."""
 
-    def __init__(self, url: str, timeout: float = 15.0):
+    def __init__(self, url: str, timeout: float = 15.0, headers: dict | None = None):
         parts = urlsplit(url)
         self.path = parts.path or "/"
         self.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
@@ -67,6 +84,7 @@ class Client:
         self.headers = {
             "Content-Type": "application/json",
             "Accept": "application/json, text/event-stream",
+            **(headers or {}),
         }
         self.next_id = 0
 
@@ -124,12 +142,18 @@ class Client:
         self.conn.close()
 
 
+# What a client in a trace sends (W3C trace context): to the traced server only.
+TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+TRACED_URLS: set[str] = set()
+
+
 def connect(url: str, deadline_s: float = 30.0) -> Client:
     """Initialize a session, retrying briefly while a freshly started server comes up."""
     end = time.monotonic() + deadline_s
+    headers = {"traceparent": TRACEPARENT} if url in TRACED_URLS else None
     while True:
         try:
-            return Client(url).initialize()
+            return Client(url, headers=headers).initialize()
         except (ConnectionError, OSError):
             if time.monotonic() > end:
                 raise
@@ -182,7 +206,9 @@ def measure_latency(urls: dict, n: int, warmup: int, rounds: int) -> tuple[dict,
     return out, errors
 
 
-def _throughput_worker(url, duration, warmup, barrier, queue) -> None:
+def _throughput_worker(url, duration, warmup, barrier, queue, traced) -> None:
+    if traced:  # a spawned process: the parent's set is not here
+        TRACED_URLS.add(url)
     try:
         client = connect(url)
         params = CALLS["tools/call"]
@@ -205,7 +231,7 @@ def measure_throughput(url: str, clients: int, duration: float, warmup: int) -> 
     # spawn, not fork: the parent may hold zmq sockets/threads of the kernel client.
     ctx = mp.get_context("spawn")
     barrier, queue = ctx.Barrier(clients), ctx.Queue()
-    args = (url, duration, warmup, barrier, queue)
+    args = (url, duration, warmup, barrier, queue, url in TRACED_URLS)
     procs = [ctx.Process(target=_throughput_worker, args=args, daemon=True) for _ in range(clients)]
     try:
         for p in procs:
@@ -225,10 +251,14 @@ def measure_throughput(url: str, clients: int, duration: float, warmup: int) -> 
 
 # --------------------------------------------------------------------------- servers
 @contextlib.contextmanager
-def subprocess_server(kind: str):
-    """Run this script with --serve KIND; the child binds port 0 and prints the port."""
+def subprocess_server(kind: str, base: str | None = None):
+    """Run this script with --serve KIND; the child binds port 0 and prints the port.
+    ``export-base`` is ``export`` with ``PYTHONPATH`` at the ``base`` checkout."""
+    env = None
+    if kind == "export-base":
+        kind, env = "export", {**os.environ, "PYTHONPATH": base or ""}
     cmd = [sys.executable, __file__, "--serve", kind]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)  # stderr -> ours
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env)  # stderr -> ours
     try:
         ready, _, _ = select.select([proc.stdout], [], [], 60)
         line = proc.stdout.readline() if ready else ""
@@ -325,11 +355,31 @@ def serve_export(kind: str) -> None:
     def add(a: int, b: int) -> int:
         return a + b
 
+    if kind == "export-traced":
+        app.tracing(**production_tracing())
     sock = _listen()
     print(f"PORT {sock.getsockname()[1]}", flush=True)
     served = asgi_app(app, inline=kind == "export-inline", environ={"MCP_NOTEBOOK_NO_AUTH": "1"})
     config = uvicorn.Config(served, log_level="warning", access_log=False)
     uvicorn.Server(config).run(sockets=[sock])
+
+
+def production_tracing() -> dict:
+    """Tracer and meter providers as in production, with export off the request's path:
+    a batch processor to an exporter that drops the spans, a reader nobody collects."""
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+    class Dropped(SpanExporter):
+        def export(self, spans):
+            return SpanExportResult.SUCCESS
+
+    tracer = TracerProvider()
+    tracer.add_span_processor(BatchSpanProcessor(Dropped()))
+    meter = MeterProvider(metric_readers=[InMemoryMetricReader()])
+    return {"tracer_provider": tracer, "meter_provider": meter}
 
 
 def serve_floor() -> None:
@@ -422,6 +472,7 @@ def report(results: dict, clients: int) -> dict:
         cells = "  ".join(f"{k} {fmt(v, '.2f')}x" for k, v in r.items())
         print(f"  vs {LABELS[other]:<26} {cells}")
 
+    ratios["tracing"] = tracing_report(get)
     sdk, floor = ratios.get("sdk", {}), ratios.get("floor", {})
     checks = [  # targets stated by the project
         ("tools/call p50 <= 0.5x SDK default", sdk.get("tools/call"), 0.5, "le"),
@@ -439,6 +490,26 @@ def report(results: dict, clients: int) -> dict:
     return {"ratios": ratios, "targets": targets}
 
 
+def tracing_report(get) -> dict:
+    """tools/call p50 of the export with tracing off and on (and of the --base checkout's),
+    each against the tornado floor of the same run, and against each other."""
+    p50 = {name: get(name, "tools/call", "p50_ms") for name in SERVERS}
+    pairs = {
+        "off / floor": ("export", "floor"),
+        "on / floor": ("export-traced", "floor"),
+        "on / off": ("export-traced", "export"),
+        "base / floor": ("export-base", "floor"),
+        "off / base": ("export", "export-base"),
+    }
+    found = {k: ratio(p50[a], p50[b]) for k, (a, b) in pairs.items()}
+    found = {k: v for k, v in found.items() if v is not None}
+    if found:
+        print("\ntracing: tools/call p50 ratios (export: uvicorn, workers)")
+        for text, value in found.items():
+            print(f"  {text:<14} {value:.2f}x")
+    return found
+
+
 # --------------------------------------------------------------------------- main
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -449,6 +520,7 @@ def main() -> int:
     ap.add_argument("--duration", type=float, default=5.0, help="throughput run length, seconds")
     ap.add_argument("--servers", default=",".join(SERVERS), help=f"subset of {','.join(SERVERS)}")
     ap.add_argument("--json", metavar="PATH", help="also write results as JSON")
+    ap.add_argument("--base", metavar="PATH", help="checkout (PYTHONPATH) for export-base")
     ap.add_argument("--serve", choices=SERVERS[1:], help=argparse.SUPPRESS)
     args = ap.parse_args()
 
@@ -473,8 +545,10 @@ def main() -> int:
         for name in names:
             log(f"{LABELS[name]}: starting")
             try:
-                server = kernel_server() if name == "ours" else subprocess_server(name)
+                server = kernel_server() if name == "ours" else subprocess_server(name, args.base)
                 urls[name] = results[name]["url"] = stack.enter_context(server)
+                if name == "export-traced":
+                    TRACED_URLS.add(urls[name])
                 log(f"  endpoint {urls[name]}")
             except Exception as exc:
                 results[name]["error"] = repr(exc)

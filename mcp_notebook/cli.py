@@ -203,11 +203,15 @@ def _export(args: argparse.Namespace) -> int:
 def _bridge(args: argparse.Namespace) -> int:
     from . import stopping
     from .bridge import Bridge, Target, protocol_stdout
+    from .protocol.forwarding import from_environment as bridge_tracing
 
     output = protocol_stdout()
     token = args.token or os.environ.get("MCP_NOTEBOOK_TOKEN") or None
     bridge = Bridge(
-        Target(name=args.name, url=args.url, token=token), output, dispatcher=args.dispatcher
+        Target(name=args.name, url=args.url, token=token),
+        output,
+        dispatcher=args.dispatcher,
+        tracing=bridge_tracing(),  # from OTEL_*; None: messages pass untouched
     )
     # An MCP client closes stdin, then sends SIGTERM (the Python SDK after 2 s) while the
     # bridge may still wait for replies in flight: stop waiting, but end the session.

@@ -1,15 +1,20 @@
 """An export's replicas on Ray Serve (issue 18): a local Ray cluster started for this module
 serves 4 replicas of an exported notebook; the official SDK client in auto mode lands on
-more than one, a legacy session stays on one, and a killed replica is replaced."""
+more than one, a legacy session stays on one, and a killed replica is replaced. The
+replicas trace (``OTEL_TRACES_EXPORTER=console``, to their stdout: Ray's worker logs, in a
+temp dir of this module's), and their spans join each client's trace."""
 
 from __future__ import annotations
 
 import asyncio
+import glob
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from mcp_notebook.export.package import export_notebook
 
+from .kernel.test_tracing import client_span, console_spans
 from .waiting import until_async
 
 TOKEN = "ray-test-token"
@@ -51,8 +57,8 @@ import ray
 from ray import serve
 from mcp_notebook.export.ray_serve import build
 
-port, replicas = int(sys.argv[1]), int(sys.argv[2])
-ray.init(num_cpus=8, include_dashboard=False, log_to_driver=False)
+port, replicas, logs = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+ray.init(num_cpus=8, include_dashboard=False, log_to_driver=False, _temp_dir=logs)
 serve.start(http_options={"host": "127.0.0.1", "port": port})
 serve.run(build("replicas_mcp.notebook", replicas, ray_actor_options={"num_cpus": 0.5}),
           route_prefix="/mcp")
@@ -63,8 +69,20 @@ ray.shutdown()
 """
 
 
-def start_cluster(package_dir: Path, replicas: int) -> tuple[subprocess.Popen[str], str]:
-    """A Ray cluster serving the export in ``package_dir``; its process and /mcp URL."""
+# The replicas' spans, printed to their stdout (Ray's worker-*.out logs) as they end.
+TRACED = {
+    "OTEL_TRACES_EXPORTER": "console",
+    "OTEL_METRICS_EXPORTER": "none",
+    "OTEL_BSP_SCHEDULE_DELAY": "10",
+}
+
+
+def start_cluster(
+    package_dir: Path, replicas: int, logs: str = ""
+) -> tuple[subprocess.Popen[str], str]:
+    """A Ray cluster serving the export in ``package_dir``; its process and /mcp URL.
+    ``logs``: Ray's temp dir, where the workers' stdout goes, and the replicas trace to
+    it (a short path: Ray's sockets are in it); empty: Ray's default, untraced."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -73,9 +91,10 @@ def start_cluster(package_dir: Path, replicas: int) -> tuple[subprocess.Popen[st
         "PYTHONPATH": os.pathsep.join([str(package_dir), os.environ.get("PYTHONPATH", "")]),
         "MCP_NOTEBOOK_TOKEN": TOKEN,
         "RAY_USAGE_STATS_ENABLED": "0",
+        **(TRACED if logs else {}),
     }
     process = subprocess.Popen(
-        [sys.executable, "-c", CLUSTER, str(port), str(replicas)],
+        [sys.executable, "-c", CLUSTER, str(port), str(replicas), logs or "/tmp/ray"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -107,8 +126,15 @@ def export(directory: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory) -> Iterator[str]:
-    process, url = start_cluster(export(tmp_path_factory.mktemp("ray")), REPLICAS)
+def ray_logs() -> Iterator[str]:
+    folder = tempfile.mkdtemp(prefix="rt-", dir="/tmp")
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory, ray_logs) -> Iterator[str]:
+    process, url = start_cluster(export(tmp_path_factory.mktemp("ray")), REPLICAS, ray_logs)
     yield url
     stop_cluster(process)
 
@@ -130,6 +156,43 @@ async def test_auto_mode_requests_spread_over_the_replicas(cluster):
         assert {t.name for t in (await c.list_tools()).tools} == {"replica", "wait"}
         pids = {await pid_of(c) for _ in range(3 * REPLICAS)}
     assert 1 < len(pids) <= REPLICAS
+
+
+async def test_the_replicas_spans_join_the_clients_trace(cluster, ray_logs):
+    """One client carries its trace context in ``_meta``, one in the HTTP headers alone:
+    the ingress passes both on, and each replica's span continues its client's trace."""
+    by_meta, meta = client_span()
+    by_header, carrier = client_span()
+    http, sdk = client(cluster, "auto")
+    async with http, sdk as c:
+        result = await c.call_tool("replica", {}, meta=meta)
+        assert not result.is_error, result
+    headers = {"Authorization": f"Bearer {TOKEN}", **carrier}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        Client(streamable_http_client(cluster, http_client=http), mode="legacy") as c,
+    ):
+        result = await c.call_tool("replica", {})
+        assert not result.is_error, result
+    by_meta.end()
+    by_header.end()
+    wanted = [f"0x{s.get_span_context().trace_id:032x}" for s in (by_meta, by_header)]
+
+    async def replica_spans() -> dict[str, dict[str, Any]] | None:
+        spans = {}
+        for log in glob.glob(os.path.join(ray_logs, "session_*", "logs", "worker-*.out")):
+            with open(log, errors="replace") as f:
+                for span in console_spans(f.read()):
+                    if span["name"] == "tools/call replica":
+                        spans[span["context"]["trace_id"]] = span
+        return spans if all(t in spans for t in wanted) else None
+
+    spans = await until_async(replica_spans, "the replicas' spans in Ray's worker logs")
+    for client_side in (by_meta, by_header):
+        context = client_side.get_span_context()
+        span = spans[f"0x{context.trace_id:032x}"]
+        assert span["kind"] == "SpanKind.SERVER"
+        assert span["parent_id"] == f"0x{context.span_id:016x}"
 
 
 async def test_a_legacy_session_stays_on_one_replica(cluster):

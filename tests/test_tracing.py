@@ -216,20 +216,41 @@ async def test_the_duration_metric_has_the_spans_attributes() -> None:
     await traced.initialize()
     await traced.send("tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})
     await traced.send("tools/call", {"name": "fail", "arguments": {}})
-    data = traced.reader.get_metrics_data()
-    assert data is not None
-    points = [
-        point
-        for resource in data.resource_metrics
-        for scope in resource.scope_metrics
-        for metric in scope.metrics
-        if metric.name == "mcp.server.operation.duration"
-        for point in metric.data.data_points
-    ]
+    points = metric_points(traced.reader, "mcp.server.operation.duration")
     by_tool = {(p.attributes or {}).get("gen_ai.tool.name"): p for p in points}
     assert by_tool["add"].count == 1 and "error.type" not in (by_tool["add"].attributes or {})
     assert (by_tool["fail"].attributes or {})["error.type"] == "tool_error"
     assert all("jsonrpc.request.id" not in (p.attributes or {}) for p in points)
+
+
+def metric_points(reader: InMemoryMetricReader, name: str) -> list[Any]:
+    """The data points of the metric ``name`` that ``reader`` holds."""
+    data = reader.get_metrics_data()
+    assert data is not None
+    return [
+        point
+        for resource in data.resource_metrics
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+        if metric.name == name
+        for point in metric.data.data_points
+    ]
+
+
+async def test_a_closed_session_records_its_duration() -> None:
+    traced = Traced()
+    traced.session.transport = "http"
+    traced.server.open_session(traced.session)
+    await traced.initialize()
+    assert metric_points(traced.reader, "mcp.server.session.duration") == []  # still open
+    traced.server.close_session(traced.session.id)
+    (point,) = metric_points(traced.reader, "mcp.server.session.duration")
+    assert point.count == 1 and point.sum >= 0
+    # Bounded: the version and the transport, never the session's id.
+    assert dict(point.attributes or {}) == {
+        "mcp.protocol.version": "2025-11-25",
+        "network.transport": "tcp",
+    }
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ..protocol import jsonrpc
 from ..protocol.versions import modern_version
@@ -35,6 +35,9 @@ from .modern import ModernRelay
 from .startup import Startup
 from .upstream import BRIDGE_ERROR, Target, Upstream
 from .workers import Workers
+
+if TYPE_CHECKING:
+    from ..protocol.forwarding import Forwarding
 
 logger = logging.getLogger(__name__)
 
@@ -58,8 +61,10 @@ class Bridge:
         startup: Startup | None = None,
         *,
         dispatcher: bool = False,
+        tracing: Forwarding | None = None,
     ) -> None:
         self.target = target
+        self.tracing = tracing  # a span per forwarded request (tracing.py), or none
         self.startup = startup
         self.dispatcher = dispatcher  # ask the notebook for the dispatcher's tools
         self.channel = Channel(output)
@@ -102,11 +107,14 @@ class Bridge:
             elif self.startup is not None:
                 from .held import HeldRelay
 
-                standard = StandardRelay(self.target, self.channel, self.dispatcher)
+                standard = self._standard()
                 self.relay = HeldRelay(standard, self.startup, self.channel)
             else:
-                self.relay = StandardRelay(self.target, self.channel, self.dispatcher)
+                self.relay = self._standard()
         self.relay.feed(message)
+
+    def _standard(self) -> StandardRelay:
+        return StandardRelay(self.target, self.channel, self.dispatcher, self.tracing)
 
     def settle(self, timeout: float) -> bool:
         """Wait for the requests in flight to be answered (an error, if the notebook is
@@ -127,8 +135,15 @@ class Bridge:
 class StandardRelay:
     """Standard MCP, message for message."""
 
-    def __init__(self, target: Target, channel: Channel, dispatcher: bool = False) -> None:
+    def __init__(
+        self,
+        target: Target,
+        channel: Channel,
+        dispatcher: bool = False,
+        tracing: Forwarding | None = None,
+    ) -> None:
         self.channel = channel
+        self.tracing = tracing
         self.asking: Callable[[Message], Message] | None = None
         if dispatcher:  # it imports the registry (pydantic): not on the bridge's start path
             from ..protocol.dispatcher_tools import asking
@@ -187,7 +202,10 @@ class StandardRelay:
 
     def _guarded(self, work: Callable[[Message], None], message: Message) -> None:
         try:
-            work(message)
+            if self.tracing is None:
+                work(message)  # as the client sent it
+            else:
+                self.tracing.forward(work, message)
         except Exception:
             logger.exception("bridge worker failed")
             error = {"code": BRIDGE_ERROR, "message": "mcp-notebook bridge: internal error"}

@@ -73,6 +73,7 @@ class RequestContext:
         "record",
         "session",
         "task",
+        "trace",
         "via",
     )
 
@@ -86,6 +87,7 @@ class RequestContext:
         self.by_client = False  # cancelled by the client: no reply is due at all
         self.via: str | None = None  # the dispatcher tool that passed this call on
         self.record: CallRecord | None = None  # the call it runs, once there is one
+        self.trace: dict[str, str] | None = None  # its HTTP headers' W3C trace context
         self._channel = channel
         self._armed = False  # the reply leaves through the channel, from any thread
         self._over = False  # replied, or cancelled: nothing more may leave

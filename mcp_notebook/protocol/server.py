@@ -87,6 +87,8 @@ class Server:
         )
         # Observers of every message in and out (add_tap); empty, they cost one truth test.
         self.taps: list[Tap] = []
+        self.traced = False  # (telemetry.py) then HTTP adapters pass on the trace headers
+        self.session_closed: list[Callable[[Session], None]] = []  # tracing's session metric
         self._taps_lock = threading.Lock()
         self._methods = self._method_tables()
         self._notifications: dict[str, Callable[[dict[str, Any], RequestContext], None]] = {
@@ -189,6 +191,8 @@ class Server:
         session = self.sessions.pop(session_id, None)
         if session is not None:
             session.close()
+            for observer in self.session_closed:
+                observer(session)
         return session
 
     def client_gone(self, session: Session, request_id: Any, task: Any) -> None:
@@ -234,15 +238,22 @@ class Server:
 
     # -- entry point -------------------------------------------------------------------
     async def handle(
-        self, message: Any, session: Session, channel: ReplyChannel | None = None
+        self,
+        message: Any,
+        session: Session,
+        channel: ReplyChannel | None = None,
+        trace: dict[str, str] | None = None,
     ) -> Message | None:
         """The reply to ``message`` (None for notifications, responses and cancelled calls).
 
         ``channel``, if given, may deliver the reply of a ``tools/call`` from the thread
         that ran the tool, before this returns it (see :mod:`.request`); the taps see the
-        reply when this returns it.
+        reply when this returns it. ``trace``: the W3C trace context of the HTTP request's
+        headers (``traceparent``, ``tracestate``), for a traced server.
         """
         request = RequestContext(session, channel)
+        if trace is not None:
+            request.trace = trace
         if self.taps:
             return await self._handle_tapped(message, request)
         reply = await self._dispatcher.dispatch(message, request)

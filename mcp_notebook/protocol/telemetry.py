@@ -76,7 +76,9 @@ def apply(settings: TracingSettings, server: Server) -> bool:
         server.serves, server.registry, settings.tracer_provider, settings.meter_provider
     )
     TRACED.add(server)
+    server.traced = True
     server.around_dispatch(tracing.wrap)
     server.intercept(tracing.phases)  # outermost around the run
+    server.session_closed.append(tracing.session_ended)
     observe(server.calls)
     return True

@@ -7,11 +7,12 @@ Names and attributes follow the OpenTelemetry semantic conventions for MCP
 (open-telemetry/semantic-conventions-genai v0.1.0, ``docs/gen-ai/mcp.md``; Development
 status): one SERVER span per request or notification, named ``{mcp.method.name}
 {target}`` (the tool or prompt name), parented by the W3C trace context in the request's
-``params._meta`` (``traceparent``, ``tracestate``). A ``tools/call`` gets child spans for
-what its record went through: waiting for the kernel (``queued``), waiting for a person
-(``awaiting confirmation``) and running. The ``mcp.server.operation.duration`` histogram
-(seconds; its count is the number of operations) carries the span's low-cardinality
-attributes.
+``params._meta`` (``traceparent``, ``tracestate``), else in its HTTP headers. A
+``tools/call`` gets child spans for what its record went through: waiting for the kernel
+(``queued``), waiting for a person (``awaiting confirmation``) and running. The
+``mcp.server.operation.duration`` histogram (seconds; its count is the number of
+operations) carries the span's low-cardinality attributes; ``mcp.server.session.duration``
+(seconds) records each handshake-era session when it closes.
 """
 
 from __future__ import annotations
@@ -28,15 +29,19 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from ..registry import Registry
 from .calls import CallLog, CallRecord
 from .interceptors import Next, ToolCall
-from .jsonrpc import valid_id
 from .kinds import FINAL_STATUSES, Era
 from .outcomes import Result
 from .request import RequestContext
+from .session import Session
+from .spannames import meta_trace, request_attributes, span_name
 
 Dispatch = Callable[[Any, RequestContext], Awaitable[Any]]
 
 SCOPE = "mcp_notebook"
 DURATION = "mcp.server.operation.duration"
+SESSION_DURATION = "mcp.server.session.duration"
+# network.transport of a session, by Session.transport ("tcp" for HTTP, "pipe" for stdio).
+NETWORK = {"http": "tcp", "http-seed": "tcp", "stdio": "pipe"}
 # The conventions' recommended bucket boundaries for mcp.server.operation.duration.
 BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
 # The statuses of a call's record that become child spans, with the span's name.
@@ -134,6 +139,22 @@ class Tracing:
             description="MCP request or notification duration as observed on the server",
             explicit_bucket_boundaries_advisory=list(BUCKETS),
         )
+        self.session_duration = meter.create_histogram(
+            SESSION_DURATION,
+            unit="s",
+            description="The duration of the MCP session as observed on the MCP server",
+            explicit_bucket_boundaries_advisory=list(BUCKETS),
+        )
+
+    def session_ended(self, session: Session) -> None:
+        """A handshake-era session closed (2026-07-28 has none: each request stands alone)."""
+        attributes = {}
+        if session.protocol_version:
+            attributes["mcp.protocol.version"] = session.protocol_version
+        network = NETWORK.get(session.transport)
+        if network is not None:
+            attributes["network.transport"] = network
+        self.session_duration.record(max(0.0, time.time() - session.created), attributes)
 
     def wrap(self, dispatch: Dispatch) -> Dispatch:
         """``dispatch`` inside a server span per request or notification."""
@@ -144,12 +165,12 @@ class Tracing:
                 return await dispatch(message, request)  # a response, or malformed
             params = message.get("params")
             params = params if isinstance(params, dict) else {}
-            attributes = _request_attributes(method, message.get("id"), params)
-            name = _span_name(method, attributes)
+            attributes = request_attributes(method, message.get("id"), params)
+            name = span_name(method, attributes)
             start = time.perf_counter()
             with self.tracer.start_as_current_span(
                 name,
-                context=_parent(params),
+                context=_parent(params, request),
                 kind=SpanKind.SERVER,
                 attributes=attributes,
                 record_exception=False,
@@ -188,34 +209,17 @@ class Tracing:
                 _claimed(record)
 
 
-def _parent(params: dict[str, Any]) -> Any:
-    """The W3C trace context in ``params._meta``, through the configured propagator."""
-    meta = params.get("_meta")
-    if not isinstance(meta, dict) or "traceparent" not in meta:
+def _parent(params: dict[str, Any], request: RequestContext) -> Any:
+    """The W3C trace context in ``params._meta``, else in the HTTP request's headers,
+    through the configured propagator. ``_meta`` wins: it is where the MCP conventions
+    carry it, and it stays with the message through relays that make their own HTTP
+    requests. A malformed one gives a context without a parent: a trace of its own."""
+    carrier = meta_trace(params)
+    if carrier is None:
+        carrier = request.trace
+    if carrier is None:
         return None  # the current context: a span the transport opened, or none
-    carrier = {k: v for k in ("traceparent", "tracestate") if isinstance(v := meta.get(k), str)}
     return propagate.extract(carrier)
-
-
-def _request_attributes(method: str, request_id: Any, params: dict[str, Any]) -> dict[str, Any]:
-    attributes: dict[str, Any] = {"mcp.method.name": method}
-    if valid_id(request_id):
-        attributes["jsonrpc.request.id"] = str(request_id)
-    name = params.get("name")
-    if method == "tools/call" and isinstance(name, str):
-        attributes["gen_ai.tool.name"] = name
-        attributes["gen_ai.operation.name"] = "execute_tool"
-    elif method == "prompts/get" and isinstance(name, str):
-        attributes["gen_ai.prompt.name"] = name
-    uri = params.get("uri")
-    if method.startswith("resources/") and isinstance(uri, str):
-        attributes["mcp.resource.uri"] = uri
-    return attributes
-
-
-def _span_name(method: str, attributes: dict[str, Any]) -> str:
-    target = attributes.get("gen_ai.tool.name") or attributes.get("gen_ai.prompt.name")
-    return f"{method} {target}" if target else method
 
 
 def _outcome(span: Any, reply: Any, request: RequestContext) -> dict[str, Any]:

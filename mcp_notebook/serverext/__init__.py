@@ -22,9 +22,12 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
 
 
 def _load_jupyter_server_extension(serverapp: Any) -> None:
+    from ..protocol.forwarding import from_environment
+    from . import handlers
     from .handlers import routes
     from .where import announce
 
+    handlers.TRACING = from_environment()  # OTEL_* of the Jupyter Server process
     web_app = serverapp.web_app
     web_app.add_handlers(".*$", routes(web_app.settings["base_url"]))
     announce(serverapp)

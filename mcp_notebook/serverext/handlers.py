@@ -21,6 +21,7 @@ from tornado.http1connection import HTTP1Connection
 
 from .. import discovery
 from ..protocol import jsonrpc
+from ..protocol.forwarding import Forwarding
 from ..protocol.jsonrpc import INVALID_REQUEST, RpcError
 from ..reach import PREFIX, endpoint_path
 from ..transports.bodies import announced_length
@@ -64,6 +65,8 @@ def _request_id(body: bytes) -> Any:
     return jsonrpc.request_id_in(body) if body else None
 
 
+# The relay's own spans (protocol/forwarding.py) when OTEL_* trace Jupyter Server, or None.
+TRACING: Forwarding | None = None
 # Remembered discovery lookups (records.py): Jupyter Server's, on its loop.
 RECORDS = Records()
 lookup = RECORDS.find
@@ -205,6 +208,13 @@ class RelayHandler(APIHandler):
         self._body, self._chunks = b"".join(self._chunks), []
         if self._too_large:
             return self._refuse(413, self._too_large_message())
+        if TRACING is None or self.request.method != "POST":
+            return await self._relay_body(name)
+        # Jupyter Server is traced: a span of the relay's own, the kernel's span its child.
+        with TRACING.relayed(self._body, self.request.headers) as self._body:
+            return await self._relay_body(name)
+
+    async def _relay_body(self, name: str) -> None:
         record = self._record
         if record is None:
             return self._refuse(404, f"Not Found: no running notebook server named {name!r}")

@@ -27,8 +27,16 @@ from . import pool
 
 # Request headers a client's request keeps; everything else (cookies, Jupyter's token,
 # Origin, X-XSRF) was for Jupyter Server alone. Mcp-* covers Mcp-Session-Id, Mcp-Method,
-# Mcp-Name and Mcp-Param-*; MCP-Protocol-Version is one of them too.
-PASSED_REQUEST = ("accept", "content-type", "last-event-id", "user-agent")
+# Mcp-Name and Mcp-Param-*; MCP-Protocol-Version is one of them too. The W3C trace context
+# goes on, so a client that sends it as headers only stays in its trace in the kernel.
+PASSED_REQUEST = (
+    "accept",
+    "content-type",
+    "last-event-id",
+    "user-agent",
+    "traceparent",
+    "tracestate",
+)
 PASSED_PREFIX = "mcp-"
 # Response headers that describe the kernel's connection, not the client's.
 HOP_BY_HOP = frozenset(

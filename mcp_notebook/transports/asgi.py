@@ -142,6 +142,7 @@ class McpAsgiApp:
 
     async def _carry_out(self, exchange: Exchange, decision: policy.Decision) -> None:
         way, post, session = decision.handler, decision.post, decision.session
+        exchange.trace = decision.trace
         if way == "answer":
             return await exchange.answer(decision)
         if way == "stream" or way == "end":
@@ -164,7 +165,7 @@ class McpAsgiApp:
             return await self._post_modern(exchange, post, session)
         if way == "call":
             return await self._post_handshake(exchange, post, session)
-        await self.server.handle(post.message, session)  # "notify"
+        await self.server.handle(post.message, session, trace=exchange.trace)  # "notify"
         return await exchange.answer(decision)
 
     async def _post_modern(self, exchange: Exchange, post: posts.Post, session: Session) -> None:
@@ -183,7 +184,7 @@ class McpAsgiApp:
         """An ``initialize`` the session limits let through: a session opens if it
         succeeds."""
         session = Session(transport="http")
-        reply = await self.server.handle(post.message, session)
+        reply = await self.server.handle(post.message, session, trace=exchange.trace)
         if reply is not None and "result" in reply:
             client = (exchange.scope.get("client") or ("", 0))[0] or ""
             self._open(session, client)
@@ -211,7 +212,9 @@ class McpAsgiApp:
         cancel_on_close: bool,
     ) -> None:
         """Serve one request: JSON when nothing else was sent, else an SSE stream."""
-        call = asyncio.ensure_future(self.server.handle(post.message, session))
+        call = asyncio.ensure_future(
+            self.server.handle(post.message, session, trace=exchange.trace)
+        )
         gone = asyncio.ensure_future(exchange.disconnected())
         try:
             while True:

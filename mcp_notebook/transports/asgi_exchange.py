@@ -55,6 +55,7 @@ class Exchange:
         self.started = False
         self.streaming = False
         self.extra: list[tuple[bytes, bytes]] = []  # headers of the response to come
+        self.trace: dict[str, str] | None = None  # the W3C trace headers, if traced
 
     def header(self, name: str, value: str) -> None:
         self.extra.append((name.lower().encode("latin-1"), value.encode("latin-1")))

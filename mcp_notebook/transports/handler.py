@@ -47,6 +47,7 @@ class McpHandler(ReplyingHandler):
     # dropped if the client hangs up first.
     _handshake_call: tuple[Session, Any, Any] | None = None
     _call: asyncio.Future[Message | None] | None = None  # the 2026-07-28 request served
+    _trace: dict[str, str] | None = None  # its W3C trace headers, if the server is traced
 
     # Every method is served the same way: the policy decides, the handler carries it out.
     async def post(self) -> None:
@@ -83,6 +84,7 @@ class McpHandler(ReplyingHandler):
 
     async def _carry_out(self, decision: policy.Decision) -> None:
         way, post, session = decision.handler, decision.post, decision.session
+        self._trace = decision.trace
         if way == "answer":
             return self.answer(decision)
         if way == "stream" or way == "end":
@@ -103,7 +105,7 @@ class McpHandler(ReplyingHandler):
             return await self._call_handshake(post, session)
         if way == "modern":
             return await self._call_modern(post, session)
-        await self.transport.server.handle(post.message, session)  # "notify"
+        await self.transport.server.handle(post.message, session, trace=self._trace)  # notify
         return self.answer(decision)
 
     async def _open_session(self, post: Post) -> None:
@@ -113,7 +115,7 @@ class McpHandler(ReplyingHandler):
         session = Session(
             transport="http", via=relayed.via(self.request.headers, self.transport.guard)
         )
-        reply = await self.transport.server.handle(message, session)
+        reply = await self.transport.server.handle(message, session, trace=self._trace)
         if reply is not None and "result" in reply:
             self.transport.new_session(session, self.request.remote_ip or "")
             self.set_header(SESSION_HEADER, session.id)
@@ -134,7 +136,7 @@ class McpHandler(ReplyingHandler):
         direct = self._direct_reply(on_hang_up=self._call_unreachable) if early else None
         self._handshake_call = (session, request_id, asyncio.current_task())
         try:
-            reply = await self.transport.server.handle(message, session, direct)
+            reply = await self.transport.server.handle(message, session, direct, self._trace)
         except BaseException:
             if direct is not None and direct.armed:
                 direct.abandon()
@@ -165,7 +167,8 @@ class McpHandler(ReplyingHandler):
         session.outbound = lambda outgoing, related: _sent(stream, outgoing)
         early = wants_json and message["method"] in ANSWERED_EARLY
         direct = self._direct_reply(reply_status, self._cancel_call) if early else None
-        self._call = asyncio.ensure_future(self.transport.server.handle(message, session, direct))
+        handling = self.transport.server.handle(message, session, direct, self._trace)
+        self._call = asyncio.ensure_future(handling)
         try:
             reply = await self._call
         except asyncio.CancelledError:

@@ -88,6 +88,7 @@ class Decision:
     post: posts.Post | None = None  # a POST's way, its message and what it accepts
     session: Session | None = None  # the session the request is on, once looked up
     resume: tuple[str, int] | None = None  # "stream": the stream key and event to resume
+    trace: dict[str, str] | None = None  # a POST to a traced server: its W3C trace headers
 
 
 def refuse(
@@ -156,7 +157,10 @@ def decide(request: HttpRequest, sessions: SessionTable, settings: Settings) -> 
     """What to do with a request that passed :func:`screen`, its body read."""
     method = request.method
     if method == "POST":
-        return _post(request, sessions, settings)
+        decision = _post(request, sessions, settings)
+        if settings.server.traced:
+            decision.trace = trace_headers(request.headers)
+        return decision
     if method in ("GET", "DELETE"):
         refused = _modern_stream(request)
         if refused is not None:
@@ -166,6 +170,19 @@ def decide(request: HttpRequest, sessions: SessionTable, settings: Settings) -> 
         # No CORS: browsers on other origins are refused above; loopback pages need none.
         return Decision("answer", 204)
     return refuse(405, f"Method Not Allowed: {method}", headers=(("Allow", ALLOWED),))
+
+
+def trace_headers(headers: Mapping[str, str]) -> dict[str, str] | None:
+    """The request's W3C trace context headers, these two only (the protocol core sees no
+    other header); None without a ``traceparent``. Repeated headers arrive joined with
+    commas (tornado): a ``traceparent`` so joined is malformed, and starts a new trace."""
+    parent = headers.get("traceparent")
+    if parent is None:
+        return None
+    state = headers.get("tracestate")
+    return (
+        {"traceparent": parent} if state is None else {"traceparent": parent, "tracestate": state}
+    )
 
 
 def body_id(request: HttpRequest, message: Any = None) -> Any:

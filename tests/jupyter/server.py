@@ -55,7 +55,7 @@ class JupyterServer:
             command,
             env={**os.environ, **(env or {})},
             stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
+            stdout=open(Path(self.root) / "server.out", "wb"),  # noqa: SIM115
             stderr=open(Path(self.root) / "server.log", "wb"),  # noqa: SIM115
             **portable.spawn_options(),
         )
@@ -87,6 +87,10 @@ class JupyterServer:
 
     def log(self) -> str:
         return (Path(self.root) / "server.log").read_text(errors="replace")
+
+    def output(self) -> str:
+        """What the server (and its kernels' native code) wrote to stdout."""
+        return (Path(self.root) / "server.out").read_text(errors="replace")
 
     def stop(self) -> None:
         portable.stop(self.process)

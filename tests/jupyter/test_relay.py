@@ -24,7 +24,8 @@ from mcp_notebook import discovery
 from ..conftest import MODES
 from ..kernel.test_http_modern import SETUP as MODERN_SETUP
 from ..kernel.test_http_modern import Modern
-from ..kernel.test_tracing import TRACED_IN_MEMORY, check_one_trace, client_span
+from ..kernel.test_tracing import SETUP as TRACED_SETUP
+from ..kernel.test_tracing import TRACED_IN_MEMORY, check_one_trace, client_span, console_spans
 from ..stdio import module_params
 from ..waiting import OPEN_GET_STREAMS, until, wait_until
 from .server import JupyterServer, ServerKernel
@@ -115,6 +116,64 @@ async def test_the_relay_carries_the_trace_context_into_the_kernel(jupyter, endp
         result = await client.call_tool("size", {"text": "four"}, meta=meta)
     span.end()
     assert result.content[0].text == "4"
+    check_one_trace(traced, span, "size")
+
+
+@pytest.fixture(scope="module")
+def traced_relay() -> Iterator[tuple[JupyterServer, ServerKernel]]:
+    """A Jupyter Server traced by OTEL_* (its spans to its stdout), and a kernel of it
+    whose server's spans go to memory."""
+    traced_env = {
+        "OTEL_TRACES_EXPORTER": "console",
+        "OTEL_METRICS_EXPORTER": "none",
+        "OTEL_BSP_SCHEDULE_DELAY": "10",
+    }
+    server = JupyterServer("/base/", env=traced_env)
+    k = server.start_kernel()
+    try:
+        k.run("%load_ext mcp_notebook")
+        k.run(TRACED_SETUP)  # before the start: this server's spans go to memory
+        k.run("%mcp start --port 0 --name traced-relay")
+        yield server, k
+    finally:
+        k.shutdown()
+        server.stop()
+
+
+@MODES
+async def test_a_traced_relay_is_the_span_between_the_client_and_the_kernel(traced_relay, mode):
+    server, k = traced_relay
+    span, meta = client_span()
+    async with sdk(server.endpoint("traced-relay"), server.headers, mode) as client:
+        result = await client.call_tool("add", {"a": 2, "b": 40}, meta=meta)
+    span.end()
+    assert result.content[0].text == "42"
+    trace_id = f"{span.get_span_context().trace_id:032x}"
+
+    def relay_span() -> dict | None:
+        found = [
+            s
+            for s in console_spans(server.output())
+            if s["name"] == "tools/call add" and s["context"]["trace_id"] == f"0x{trace_id}"
+        ]
+        return found[0] if found else None
+
+    relayed = await until(relay_span, "the relay's span on Jupyter Server's stdout")
+    assert relayed["kind"] == "SpanKind.CLIENT"
+    assert relayed["parent_id"] == f"0x{span.get_span_context().span_id:016x}"
+    spans = {name: (parent, own) for name, parent, own in k.eval(f"spans_of({trace_id!r})")}
+    assert spans["tools/call add"][0] == relayed["context"]["span_id"].removeprefix("0x")
+
+
+@MODES
+async def test_the_relay_passes_the_trace_headers_of_a_client_without_meta(
+    jupyter, endpoint, traced, mode
+):
+    span, carrier = client_span()
+    async with sdk(endpoint, {**jupyter.headers, **carrier}, mode) as client:
+        result = await client.call_tool("size", {"text": "three"})
+    span.end()
+    assert result.content[0].text == "5"
     check_one_trace(traced, span, "size")
 
 

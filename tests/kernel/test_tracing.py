@@ -1,19 +1,26 @@
 """One trace from a client's span into the kernel's: the SDK client's call carries
 ``_meta.traceparent``, straight over HTTP and through ``mcp-notebook bridge``, and the
-spans the notebook's server makes in the kernel continue that trace."""
+spans the notebook's server makes in the kernel continue that trace. A bridge with
+tracing on (``OTEL_*``) is a span of that trace itself, between the client's and the
+kernel's."""
 
 from __future__ import annotations
 
+import json
+import re
+import tempfile
 from typing import Any
 
 import pytest
 from mcp.client import Client
+from mcp.client.stdio import stdio_client
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from ..conftest import MODES, connect, start_server
 from ..stdio import module_params
+from ..waiting import until
 
 # Run in a kernel with mcp_notebook loaded: its spans go to memory, spans_of reads them.
 TRACED_IN_MEMORY = '''
@@ -85,3 +92,55 @@ async def test_the_bridge_carries_the_trace_context_into_the_kernel(served, mode
     span.end()
     assert result.content[0].text == "42"
     check_one_trace(served.kernel, span)
+
+
+def console_spans(text: str) -> list[dict[str, Any]]:
+    """The spans the SDK's console exporter printed (one indented JSON object each, its
+    braces at the start of a line), among whatever else went to stderr."""
+    decoder, spans = json.JSONDecoder(), []
+    for start in re.finditer(r"^\{", text, re.MULTILINE):
+        try:
+            found, _ = decoder.raw_decode(text, start.start())
+        except ValueError:
+            continue
+        if isinstance(found, dict) and "context" in found:
+            spans.append(found)
+    return spans
+
+
+@MODES
+async def test_a_traced_bridge_is_the_span_between_the_client_and_the_kernel(served, mode):
+    params = module_params("bridge", "traced")
+    params.env = {
+        **(params.env or {}),
+        "OTEL_TRACES_EXPORTER": "console",  # to the bridge's stderr: its stdout is MCP's
+        "OTEL_METRICS_EXPORTER": "none",
+        "OTEL_BSP_SCHEDULE_DELAY": "10",  # exported at once, not only at exit
+        "OTEL_SERVICE_NAME": "the-bridge",
+    }
+    span, meta = client_span()
+    trace_id = format(span.get_span_context().trace_id, "032x")
+    with tempfile.TemporaryFile("w+") as stderr:
+        async with Client(stdio_client(params, errlog=stderr), mode=mode) as client:
+            result = await client.call_tool("add", {"a": 1, "b": 41}, meta=meta)
+            assert result.content[0].text == "42"
+
+            def bridge_call() -> dict[str, Any] | None:
+                stderr.seek(0)
+                calls = [s for s in console_spans(stderr.read()) if s["name"] == "tools/call add"]
+                return calls[0] if calls else None
+
+            forwarded = await until(bridge_call, "the bridge's span on its stderr")
+    span.end()
+    assert forwarded["kind"] == "SpanKind.CLIENT"
+    assert forwarded["resource"]["attributes"]["service.name"] == "the-bridge"
+    assert forwarded["attributes"]["gen_ai.tool.name"] == "add"
+    assert forwarded["context"]["trace_id"] == f"0x{trace_id}"
+    assert forwarded["parent_id"] == f"0x{span.get_span_context().span_id:016x}"
+    bridge_id = forwarded["context"]["span_id"].removeprefix("0x")
+    spans = {
+        name: (parent, own) for name, parent, own in served.kernel.eval(f"spans_of({trace_id!r})")
+    }
+    server_parent, server_id = spans["tools/call add"]
+    assert server_parent == bridge_id  # the kernel's span is the bridge's child
+    assert spans["run add"][0] == server_id

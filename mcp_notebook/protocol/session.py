@@ -19,6 +19,7 @@ from typing import Any, Protocol, TypeGuard
 
 from ..errors import McpNotebookError
 from .abbreviate import estimate
+from .caller import Caller
 from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, SERVER_ERROR, Message, RpcError
 from .kinds import Era
 from .names import META_SUBSCRIPTION_ID as SUBSCRIPTION_ID
@@ -78,6 +79,8 @@ class Session:
     transport: str = "memory"
     # Who passed the client on, as the transport could verify: "Jupyter user alice".
     via: str | None = None
+    # Who opened it, with OAuth on (transports/policy.py): only they may use it.
+    caller: Caller | None = None
     created: float = field(default_factory=time.time)
     log_level: str | None = None
     subscriptions: set[str] = field(default_factory=set)

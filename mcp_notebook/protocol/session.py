@@ -104,7 +104,9 @@ class Session:
         name = self.client_info.get("name") or "client"
         version = self.client_info.get("version")
         label = f"{name} {version}" if version else str(name)
-        return f"{label} via {self.via}" if self.via else label
+        label = f"{label} via {self.via}" if self.via else label
+        # Who holds the token (OAuth): the monitor, the panel and a confirmation show it.
+        return f"{label} as {self.caller.who}" if self.caller is not None else label
 
     def send(self, message: Message, related: Any = None) -> bool:
         if self.outbound is None:

@@ -366,11 +366,15 @@ def _modern_stream(request: HttpRequest) -> Decision | None:
 
 
 def same_holder(opener: Caller | None, caller: Caller | None) -> bool:
-    """May ``caller`` use a session ``opener`` opened? The same subject of the same
-    issuer (a refreshed token keeps its session); anyone when OAuth is off."""
+    """May ``caller`` use a session ``opener`` opened? The same subject and client of the
+    same issuer (a refreshed token keeps its session); anyone when OAuth is off."""
     if opener is None or caller is None:
         return opener is None
-    return (opener.issuer, opener.subject) == (caller.issuer, caller.subject)
+    return (opener.issuer, opener.subject, opener.client_id) == (
+        caller.issuer,
+        caller.subject,
+        caller.client_id,
+    )
 
 
 def _get(

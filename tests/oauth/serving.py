@@ -49,14 +49,20 @@ class Served:
         return self.url.rsplit("/mcp", 1)[0]
 
     def call(
-        self, token: str | None, tool: str = "add", *, headers: dict[str, str] | None = None
+        self,
+        token: str | None,
+        tool: str = "add",
+        *,
+        headers: dict[str, str] | None = None,
+        arguments: dict[str, Any] | None = None,
     ) -> httpx.Response:
         """A 2026-07-28 ``tools/call`` (no session to open first) with ``token``."""
+        given = {"a": 2} if arguments is None else arguments
         message = {
             "jsonrpc": "2.0",
             "id": 7,
             "method": "tools/call",
-            "params": {"name": tool, "arguments": {"a": 2}, "_meta": META},
+            "params": {"name": tool, "arguments": given, "_meta": META},
         }
         sent = {
             "Accept": "application/json, text/event-stream",

@@ -100,3 +100,42 @@ def test_a_session_is_used_only_by_the_token_holder_who_opened_it(
     mallory = {**accept, "Authorization": f"Bearer {issuer.mint(aud=served.url, sub='mallory')}"}
     taken = served.http.post(served.url, json=ping, headers={**mallory, **session})
     assert taken.status_code == 404
+
+
+def test_a_tool_reached_through_the_dispatcher_checks_its_scope_too(
+    issuer: Issuer, served: Served
+) -> None:
+    # The HTTP layer sees a call of call_notebook_tool (no scopes); the chain sees "write".
+    served.server.dispatcher_tools_for_all = True
+    try:
+        runs = len(served.runs)
+        token = issuer.mint(aud=served.url, scope="mcp")
+        response = served.call(
+            token, "call_notebook_tool", arguments={"name": "write", "arguments": {"a": 1}}
+        )
+        error = response.json()["error"]
+        assert error["code"] == -32003
+        assert error["data"] == {"error": "insufficient_scope", "scope": "files:write mcp"}
+        assert len(served.runs) == runs
+        granted = issuer.mint(aud=served.url, scope="mcp files:write")
+        response = served.call(
+            granted, "call_notebook_tool", arguments={"name": "write", "arguments": {"a": 1}}
+        )
+        assert "result" in response.json(), response.text
+        assert served.runs[-1] == "write"
+    finally:
+        served.server.dispatcher_tools_for_all = False
+
+
+def test_the_call_record_names_who_called_as_the_monitor_and_panel_show_it(
+    issuer: Issuer, served: Served
+) -> None:
+    from mcp_notebook.ui import panelrows, render
+
+    token = issuer.mint(aud=served.url, sub="dana", client_id="lab-app")
+    assert served.call(token, "add").status_code == 200
+    record = [r for r in served.server.calls if r.caller and r.caller.subject == "dana"][-1]
+    assert record.client.endswith(" as dana (client lab-app)")
+    assert panelrows.row(record)["client"].endswith("as dana (client lab-app)")
+    assert "as dana (client lab-app)" in render.detail(record)
+    assert token not in render.detail(record)

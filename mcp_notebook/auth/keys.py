@@ -20,7 +20,6 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
-from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
 from .config import AuthConfig
@@ -51,6 +50,22 @@ def metadata_urls(issuer: str) -> list[str]:
     if path:
         urls.append(f"{base}{path}/.well-known/openid-configuration")
     return urls
+
+
+def _public_keys(document: dict[str, Any]) -> KeySet:
+    """The document's RSA, EC and OKP keys. Anything it holds that joserfc cannot import
+    (joserfc and cryptography raise many kinds of errors for made-up keys) makes it no
+    usable JWKS: a 503 for the server, never a 500. Symmetric (``oct``) keys are dropped:
+    no accepted algorithm would use one."""
+    listed = document.get("keys")
+    if not isinstance(listed, list):
+        raise FetchError("the JWKS has no list of keys")
+    public = [k for k in listed if isinstance(k, dict) and k.get("kty") in ("RSA", "EC", "OKP")]
+    try:
+        keys: KeySet = KeySet.import_key_set({"keys": public})
+    except Exception as exc:  # untrusted input: whatever the parser raises
+        raise FetchError(f"the JWKS holds a key that is not one ({type(exc).__name__})") from None
+    return keys
 
 
 class KeyCache:
@@ -111,12 +126,9 @@ class KeyCache:
             if self.jwks_url is None:
                 self.jwks_url = self._discover()
             document = fetch_json(self.jwks_url, **self._bounds())
-            try:
-                keys: KeySet = KeySet.import_key_set(document)  # type: ignore[arg-type]
-            except (JoseError, ValueError, TypeError, KeyError) as exc:
-                raise FetchError(f"{self.jwks_url} is not a usable JWKS: {exc}") from None
+            keys = _public_keys(document)
             if not keys.keys:
-                raise FetchError(f"{self.jwks_url} holds no keys")
+                raise FetchError(f"{self.jwks_url} holds no public signing keys")
             with self._lock:
                 self.keys, self._fetched, self._failed = keys, time.monotonic(), None
             return keys

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 from joserfc.jwk import KeySet
 
+from ..errors import McpNotebookError
 from .config import AuthConfig
 from .fetching import FetchError, awaited, fetch_json, submit
 
@@ -30,7 +31,7 @@ logger = logging.getLogger(__name__)
 FAILURE_PAUSE = 5.0  # after a failed fetch, requests get 503 this long without a new one
 
 
-class KeysUnavailable(Exception):
+class KeysUnavailable(McpNotebookError, RuntimeError):
     """The server cannot get its issuer's keys now (503, with Retry-After)."""
 
     def __init__(self, reason: str, retry_after: int) -> None:

@@ -20,6 +20,7 @@ from joserfc.errors import (
 )
 from joserfc.jwk import GuestProtocol, KeySet
 
+from ..errors import McpNotebookError
 from ..protocol.caller import Caller
 from .config import AuthConfig
 
@@ -38,7 +39,7 @@ ALGORITHMS = (
 MAX_TOKEN = 16 * 1024  # characters: a real access token is a few hundred to a few thousand
 
 
-class TokenRefused(Exception):
+class TokenRefused(McpNotebookError, ValueError):
     """The token is not one this resource accepts: 401 ``invalid_token``, saying why."""
 
 

@@ -11,8 +11,7 @@ from importlib import resources
 from pathlib import Path
 
 from ._version import __version__
-from .auth.config import AuthConfigError, flag_values, from_settings
-from .auth.config import add_flags as add_auth_flags
+from .auth.flags import add_flags as add_auth_flags
 from .clients import BRIDGE_DISPATCHER_HELP, CLIENTS, DISPATCHER_FLAG, DISPATCHER_HELP
 from .exposure import ALLOW_FLAG, UnsafeBind, check
 from .protocol.unattended import HEADLESS, headless_banner
@@ -139,6 +138,7 @@ def _shows(text: str) -> bool:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from .auth.config import AuthConfigError, flag_values, from_settings
     from .headless import serve_http, serve_stdio
     from .notebookfile import UnreadableNotebook
     from .notebookstart import ServeOptions

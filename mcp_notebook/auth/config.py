@@ -185,19 +185,3 @@ def oauth_settings(value: AuthConfig | Mapping[str, Any] | None) -> AuthConfig |
     if not isinstance(value, Mapping):
         raise AuthConfigError(f"oauth= takes an AuthConfig or a dict, not {type(value).__name__}")
     return from_settings(value)
-
-
-def add_flags(parser: Any) -> None:
-    """The ``--auth-*`` options, on an argparse parser or IPython's magic_arguments."""
-    add = parser.add_argument
-    add("--auth-issuer", metavar="URL", help="OAuth issuer whose access tokens are accepted")
-    add("--auth-jwks-url", metavar="URL", help="its JWKS (default: from its metadata)")
-    add("--auth-audience", metavar="URI", help="this server's resource URI (default: its URL)")
-    add("--auth-scopes", metavar="A,B", help="scopes every request needs")
-    add("--auth-introspection-url", metavar="URL", help="check opaque tokens by RFC 7662")
-    add("--auth-client-id", metavar="ID", help="client id for introspection")
-    add(
-        "--auth-client-secret-env",
-        metavar="VAR",
-        help="environment variable holding the introspection client secret",
-    )

@@ -8,7 +8,7 @@ import argparse
 
 from IPython.core.error import UsageError
 
-from ..auth.config import add_flags as add_auth_flags
+from ..auth.flags import add_flags as add_auth_flags
 from ..clients import BRIDGE_DISPATCHER_HELP, CLIENTS, DISPATCHER_FLAG, DISPATCHER_HELP
 from ..errors import McpNotebookError
 from ..exposure import ALLOW_FLAG

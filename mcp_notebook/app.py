@@ -306,6 +306,12 @@ class NotebookMCP(BaseMCP):
         if transport is not None:
             transport.stop()
 
+    @property
+    def oauth_issuer(self) -> str | None:
+        """The issuer whose access tokens the running server takes (None: no OAuth)."""
+        oauth = self._oauth
+        return oauth.issuer if oauth is not None and self._transport is not None else None
+
     def status(self) -> dict[str, Any]:
         """The server's state (URL, authentication, sessions) and what is registered."""
         transport = self._transport
@@ -313,7 +319,7 @@ class NotebookMCP(BaseMCP):
             "running": transport is not None,
             "url": transport.url if transport else None,
             "auth": bool(self._token) if transport else None,
-            "oauth": self._oauth.issuer if transport and self._oauth else None,
+            "oauth": self.oauth_issuer,
             "dispatcher": self._server.dispatcher_tools_for_all if self._server else None,
             "sessions": len(transport.sessions) if transport else 0,
             **{k: v for k, v in super().status().items() if k not in ("running", "url")},

@@ -180,6 +180,8 @@ class McpMagics(Magics):
             print("The MCP server is not running (%mcp start starts it).")
         else:
             auth = "a bearer token" if status["auth"] else "no authentication"
+            if status["oauth"]:
+                auth = f"OAuth access tokens of {status['oauth']}"
             print(
                 f"MCP server {self.app.name!r} is serving at {status['url']} with {auth}; "
                 f"{_count(status['sessions'], 'session')} open."

@@ -56,31 +56,39 @@ def usage_error(kernel: Kernel, line: str) -> str:
 
 def test_start_with_an_issuer_checks_its_tokens(loaded: Kernel, issuer: Issuer) -> None:
     _, output = loaded.run(f"%mcp start --port 0 --auth-issuer {issuer.url} --auth-scopes mcp")
-    url = loaded.eval("mcp.url")
-    assert f"OAuth: access tokens of {issuer.url}" in output
-    # Not the static token's lines: no "Authentication is off", no stdio bridge command.
-    assert "Authentication is off" not in output and "claude mcp add" not in output
-    assert loaded.eval("mcp.token") is None  # no static token alongside
-    with httpx.Client(timeout=30) as http:
-        refused = http.post(url, json=INIT, headers=ACCEPT)
-        assert refused.status_code == 401
-        assert "resource_metadata=" in refused.headers["WWW-Authenticate"]
-        headers = {**ACCEPT, "Authorization": f"Bearer {issuer.mint(aud=url, sub='erin')}"}
-        opened = http.post(url, json=INIT, headers=headers)
-        assert opened.status_code == 200, opened.text
-        session = {"Mcp-Session-Id": opened.headers["Mcp-Session-Id"]}
-        call = {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "tools/call",
-            "params": {"name": "whoami", "arguments": {}},
-        }
-        answer = http.post(url, json=call, headers={**headers, **session})
-        assert answer.status_code == 200, answer.text
-        assert answer.json()["result"]["content"][0]["text"] == "erin (client app-1)"
-    assert loaded.eval("mcp.calls[-1].caller.subject") == "erin"
-    assert loaded.eval("mcp.calls[-1].client") == "kernel-test 1 as erin (client app-1)"
-    loaded.run("%mcp stop")
+    try:
+        url = loaded.eval("mcp.url")
+        assert f"OAuth: access tokens of {issuer.url}" in output
+        # Not the static token's lines: no "Authentication is off", no stdio bridge command.
+        assert "Authentication is off" not in output and "claude mcp add" not in output
+        assert loaded.eval("mcp.token") is None  # no static token alongside
+        with httpx.Client(timeout=30) as http:
+            refused = http.post(url, json=INIT, headers=ACCEPT)
+            assert refused.status_code == 401
+            assert "resource_metadata=" in refused.headers["WWW-Authenticate"]
+            headers = {**ACCEPT, "Authorization": f"Bearer {issuer.mint(aud=url, sub='erin')}"}
+            opened = http.post(url, json=INIT, headers=headers)
+            assert opened.status_code == 200, opened.text
+            session = {"Mcp-Session-Id": opened.headers["Mcp-Session-Id"]}
+            call = {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "whoami", "arguments": {}},
+            }
+            answer = http.post(url, json=call, headers={**headers, **session})
+            assert answer.status_code == 200, answer.text
+            assert answer.json()["result"]["content"][0]["text"] == "erin (client app-1)"
+        _, status = loaded.run("%mcp status")
+        assert f"with OAuth access tokens of {issuer.url}" in status
+        header = loaded.eval(
+            "__import__('mcp_notebook.ui.render', fromlist=['x']).server_state(mcp.ui.state())"
+        )
+        assert f"OAuth tokens of {issuer.url}" in header and "no auth" not in header
+        assert loaded.eval("mcp.calls[-1].caller.subject") == "erin"
+        assert loaded.eval("mcp.calls[-1].client") == "kernel-test 1 as erin (client app-1)"
+    finally:
+        loaded.run("%mcp stop")
 
 
 @pytest.mark.parametrize(

@@ -207,6 +207,11 @@ class McpMagics(Magics):
     def _config(self, args: argparse.Namespace) -> None:
         if not self.app.running:
             print("(The server is not running: %mcp start, then the client can connect.)")
+        if self.app.oauth_issuer:
+            print(
+                f"(This server takes OAuth access tokens of {self.app.oauth_issuer}: the client "
+                f"connects to {self.app.url} with one; the stdio bridge below has none.)"
+            )
         found = snippet(
             args.client, self.app.name, self.app.url, self.app.token, dispatcher=args.dispatcher
         )

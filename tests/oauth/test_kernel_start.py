@@ -79,6 +79,8 @@ def test_start_with_an_issuer_checks_its_tokens(loaded: Kernel, issuer: Issuer) 
             answer = http.post(url, json=call, headers={**headers, **session})
             assert answer.status_code == 200, answer.text
             assert answer.json()["result"]["content"][0]["text"] == "erin (client app-1)"
+        _, config = loaded.run("%mcp config claude-code")
+        assert f"takes OAuth access tokens of {issuer.url}" in config
         _, status = loaded.run("%mcp status")
         assert f"with OAuth access tokens of {issuer.url}" in status
         header = loaded.eval(

@@ -11,6 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+def key_of(caller: Caller | None) -> str | None:
+    """The owner a 2026-07-28 task gets: its creator's key with OAuth on, else None (any
+    holder of the server's one token, and of the task id, may use it)."""
+    return caller.key if caller is not None else None
+
+
 @dataclass(frozen=True, slots=True)
 class Caller:
     """The verified holder of an access token."""
@@ -26,6 +32,11 @@ class Caller:
         """A short line for the monitor and the panel: "alice (client app-1)"."""
         name = self.subject or "?"
         return f"{name} (client {self.client_id})" if self.client_id else name
+
+    @property
+    def key(self) -> str:
+        """Who it is, as one string: what a 2026-07-28 task it created is bound to."""
+        return f"oauth {self.issuer} {self.subject} {self.client_id}"
 
     def lacks(self, needed: frozenset[str]) -> frozenset[str]:
         """The scopes of ``needed`` this caller's token was not granted."""

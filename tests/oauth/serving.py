@@ -27,6 +27,7 @@ from ..waiting import wait_until
 
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"
+TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
 META = {
     "io.modelcontextprotocol/protocolVersion": MODERN,
     "io.modelcontextprotocol/clientCapabilities": {},
@@ -47,6 +48,27 @@ class Served:
     @property
     def base(self) -> str:
         return self.url.rsplit("/mcp", 1)[0]
+
+    def modern(
+        self, token: str, method: str, params: dict[str, Any], name: str | None = None
+    ) -> httpx.Response:
+        """Any 2026-07-28 request, its client declaring the tasks extension."""
+        meta = {**META, "io.modelcontextprotocol/clientCapabilities": TASKS}
+        message = {
+            "jsonrpc": "2.0",
+            "id": 9,
+            "method": method,
+            "params": {**params, "_meta": meta},
+        }
+        sent = {
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": MODERN,
+            "Mcp-Method": method,
+            "Authorization": f"Bearer {token}",
+        }
+        if name is not None:
+            sent["Mcp-Name"] = name
+        return self.http.post(self.url, json=message, headers=sent)
 
     def call(
         self,
@@ -88,6 +110,11 @@ def make_app(served: dict[str, Any]) -> Any:
     def write(a: int) -> str:
         served["runs"].append("write")
         return "written"
+
+    @app.tool(task="required")
+    def report(a: int) -> str:
+        served["runs"].append("report")
+        return f"report {a}"
 
     @app.tool
     def whoami(ctx: Context, a: int = 0) -> dict[str, Any]:

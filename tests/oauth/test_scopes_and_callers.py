@@ -144,3 +144,18 @@ def test_the_call_record_names_who_called_as_the_monitor_and_panel_show_it(
     assert panelrows.row(record)["client"].endswith("as dana (client lab-app)")
     assert "as dana (client lab-app)" in render.detail(record)
     assert token not in render.detail(record)
+
+
+def test_a_task_is_its_creators_only(issuer: Issuer, protected: Served) -> None:
+    alice = issuer.mint(aud=protected.url, sub="alice", jti="task-a")
+    created = protected.modern(alice, "tools/call", {"name": "report", "arguments": {"a": 1}},
+                               name="report")  # fmt: skip
+    assert created.status_code == 200, created.text
+    task_id = created.json()["result"]["taskId"]
+    mine = protected.modern(alice, "tasks/get", {"taskId": task_id}, name=task_id)
+    assert mine.json()["result"]["taskId"] == task_id, mine.text
+    # Bob has a token of the same issuer, and learned the id: "not found", as for no task.
+    bob = issuer.mint(aud=protected.url, sub="bob")
+    for method in ("tasks/get", "tasks/cancel"):
+        refused = protected.modern(bob, method, {"taskId": task_id}, name=task_id)
+        assert refused.json()["error"]["code"] == -32602, refused.text

@@ -14,7 +14,6 @@ failure, not again for a few seconds (requests meanwhile get 503 at once).
 from __future__ import annotations
 
 import concurrent.futures
-import logging
 import threading
 import time
 from typing import Any
@@ -25,8 +24,6 @@ from joserfc.jwk import KeySet
 from ..errors import McpNotebookError
 from .config import AuthConfig
 from .fetching import FetchError, awaited, fetch_json, submit
-
-logger = logging.getLogger(__name__)
 
 FAILURE_PAUSE = 5.0  # after a failed fetch, requests get 503 this long without a new one
 
@@ -116,7 +113,7 @@ class KeyCache:
                 self._failed = str(exc)
                 if self._inflight is future and not future.done():
                     future.cancel()  # what is not running yet never will
-            logger.warning("cannot get the issuer's keys: %s", exc)
+            # resource.py logs why (at most every 30 seconds for the same reason).
             raise KeysUnavailable(str(exc), int(FAILURE_PAUSE) + 1) from None
         assert isinstance(keys, KeySet)
         return keys

@@ -14,6 +14,7 @@ own trouble reaching its issuer; never a client's fault, never a 500).
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 import time
 from collections import OrderedDict
@@ -25,10 +26,13 @@ from . import challenge as challenges
 from .config import AuthConfig
 from .introspection import IntrospectionUnavailable, Introspector
 from .keys import KeyCache, KeysUnavailable
-from .tokens import TokenRefused, UnknownKey, header_of, verify
+from .tokens import TokenRefused, header_of, verify
+
+logger = logging.getLogger(__name__)
 
 CACHED_TOKENS = 1024  # verified tokens remembered (by hash) until they expire
 INTROSPECTED_FOR = 60  # seconds an introspection's "active" is trusted
+LOG_EVERY = 30.0  # seconds between log lines of the same trouble reaching the issuer
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +61,7 @@ class ResourceServer:
         self.metadata_paths = challenges.metadata_paths(config.resource)
         self._accepted: OrderedDict[bytes, tuple[Caller, float]] = OrderedDict()
         self._lock = threading.Lock()
+        self._logged: tuple[str, float] = ("", float("-inf"))
 
     # -- answers ---------------------------------------------------------------------
     def unauthorized(self, description: str | None = None) -> Verdict:
@@ -79,7 +84,13 @@ class ResourceServer:
         return Verdict(403, caller, f"Forbidden: insufficient scope, needs {missing}", value)
 
     def unavailable(self, reason: str, retry_after: int) -> Verdict:
-        text = f"Service Unavailable: cannot check tokens now ({reason[:160]})"
+        """503: the reason goes to the log, not to a client that sent no valid token yet
+        (it may name an internal JWKS or introspection URL)."""
+        now = time.monotonic()
+        if reason != self._logged[0] or now - self._logged[1] >= LOG_EVERY:
+            self._logged = (reason, now)  # an outage is one line a while, not one a request
+            logger.warning("cannot check access tokens now: %s", reason)
+        text = "Service Unavailable: the server cannot check access tokens now; retry later"
         return Verdict(503, None, text, None, retry_after)
 
     def scoped(self, caller: Caller, extra: Iterable[str] = ()) -> Verdict:
@@ -141,9 +152,7 @@ class ResourceServer:
         assert keys is not None
         try:
             caller = verify(token, keys, self.config)
-        except UnknownKey as exc:
-            return self.unauthorized(str(exc))
-        except TokenRefused as exc:
+        except TokenRefused as exc:  # UnknownKey too
             return self.unauthorized(str(exc))
         self._remember(token, caller, caller.expires or time.time())
         return self.scoped(caller)

@@ -145,3 +145,14 @@ def test_a_made_up_key_set_is_503_never_500(issuer: Issuer, document: dict[str, 
         response = served.call(issuer.mint(aud=served.url))
         assert response.status_code == 503, response.text
         assert served.runs == []
+
+
+def test_a_503_does_not_tell_the_client_the_servers_internal_urls(
+    issuer: Issuer, caplog: pytest.LogCaptureFixture
+) -> None:
+    issuer.mode = "garbage"
+    with serve("tornado", issuer, jwks_url=issuer.jwks_url) as served:
+        response = served.call(issuer.mint(aud=served.url))
+        assert response.status_code == 503
+        assert issuer.jwks_url not in response.text  # the log has it, for the operator
+    assert any(issuer.jwks_url in record.getMessage() for record in caplog.records)

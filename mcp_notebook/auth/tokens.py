@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from base64 import urlsafe_b64decode
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from joserfc import jwt
 from joserfc.errors import (
@@ -18,11 +18,14 @@ from joserfc.errors import (
     JoseError,
     MissingClaimError,
 )
-from joserfc.jwk import GuestProtocol, KeySet
+from joserfc.jwk import KeySet
 
 from ..errors import McpNotebookError
 from ..protocol.caller import Caller
 from .config import AuthConfig
+
+if TYPE_CHECKING:
+    from joserfc.jwk import GuestProtocol
 
 ALGORITHMS = (
     "RS256",

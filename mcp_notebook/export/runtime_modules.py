@@ -30,7 +30,7 @@ REQUIRES = (
     "typing-extensions>=4.12",
     # An exported server's OAuth 2.1 resource server (MCP_AUTH_ISSUER): JWT signatures.
     # Imported only when it is configured.
-    "joserfc>=1.0",
+    "joserfc>=1.7",
 )
 
 # Whole subpackages (every module under them).

@@ -39,7 +39,11 @@ class ElicitResult:
 
 
 class Context(Injected):
-    """Annotate a tool parameter with ``Context`` to receive one per call."""
+    """Annotate a tool parameter with ``Context`` to receive one per call.
+
+    ``ctx.caller`` is who called when the server checks OAuth access tokens (``subject``,
+    ``client_id``, ``scopes``, ``issuer``, ``expires``; ``who`` for a short line), else None.
+    """
 
     def __init__(
         self,

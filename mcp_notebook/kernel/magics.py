@@ -12,6 +12,7 @@ from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.display import display
 
 from ..app import NotebookMCP
+from ..auth.config import AuthConfigError, flag_values
 from ..clients import (
     CLIENTS,
     snippet,
@@ -116,6 +117,9 @@ class McpMagics(Magics):
         if args.port is not None and not 0 <= args.port <= 65535:
             raise UsageError(f"%mcp start: --port must be 0-65535, not {args.port}")
         serving = self.app.url
+        oauth = flag_values(args)
+        if oauth and (args.token or args.no_auth):
+            raise UsageError("%mcp start: --auth-* replaces the token: drop --token/--no-auth")
         try:
             info = self.app.start(
                 args.host,
@@ -125,8 +129,9 @@ class McpMagics(Magics):
                 name=args.name,
                 allow_remote_no_auth=args.allow_remote_no_auth,
                 dispatcher=args.dispatcher,
+                oauth=oauth or None,
             )
-        except UnsafeBind as exc:
+        except (UnsafeBind, AuthConfigError) as exc:
             raise UsageError(f"%mcp start: {exc}") from None
         except OSError as exc:
             where = args.host if args.port is None else f"{args.host}:{args.port}"
@@ -139,11 +144,18 @@ class McpMagics(Magics):
         print(f"MCP server {info.name!r} serving at {info.url}")
         if self.app.status()["dispatcher"]:
             print(f"Dispatcher on: every client also gets {LIST_TOOL} and {CALL_TOOL}.")
+        oauth_issuer = self.app.status()["oauth"]
+        reach = who_can_reach(info.host, info.port, info.token, bool(oauth_issuer))
+        if oauth_issuer:
+            print(f"OAuth: access tokens of {oauth_issuer} for this resource are required.")
+            print(f"Clients connect to {info.url} with one (the stdio bridge has none).")
+            if reach:
+                print(reach)
+            return
         # Cell outputs are saved in the .ipynb, and notebooks get shared: never the token.
         if info.token:
             print("A bearer token is required; it is not shown here, to keep it out of the")
             print("saved notebook: mcp.token, or %mcp config claude-code, shows it.")
-        reach = who_can_reach(info.host, info.port, info.token)
         if reach:
             print(reach)
         print(f"Claude Code: {stdio_command(info.name)}")
@@ -168,6 +180,8 @@ class McpMagics(Magics):
             print("The MCP server is not running (%mcp start starts it).")
         else:
             auth = "a bearer token" if status["auth"] else "no authentication"
+            if status["oauth"]:
+                auth = f"OAuth access tokens of {status['oauth']}"
             print(
                 f"MCP server {self.app.name!r} is serving at {status['url']} with {auth}; "
                 f"{_count(status['sessions'], 'session')} open."
@@ -193,6 +207,11 @@ class McpMagics(Magics):
     def _config(self, args: argparse.Namespace) -> None:
         if not self.app.running:
             print("(The server is not running: %mcp start, then the client can connect.)")
+        if self.app.oauth_issuer:
+            print(
+                f"(This server takes OAuth access tokens of {self.app.oauth_issuer}: the client "
+                f"connects to {self.app.url} with one; the stdio bridge below has none.)"
+            )
         found = snippet(
             args.client, self.app.name, self.app.url, self.app.token, dispatcher=args.dispatcher
         )

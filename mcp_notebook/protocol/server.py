@@ -7,8 +7,7 @@ routing and turning exceptions into JSON-RPC errors happen in :mod:`.dispatch`; 
 module gives it one method table per era. Every handler takes one
 :class:`~.request.RequestContext`. The handlers are plain collaborators: ``tools/call``
 (:mod:`.toolcalls`, a thin core behind a chain of interceptors that :mod:`.toolchain`
-composes), the other calls into user code (:mod:`.usercalls`), tasks (:mod:`.taskcalls`,
-:mod:`.taskmethods`).
+composes), the other calls into user code (:mod:`.usercalls`), tasks (:mod:`.taskcalls`).
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from typing import Any
 
 from ..registry import Registry, views
 from . import dispatcher_tools, jsonrpc, lifecycle, modern, skills
+from .caller import Caller
 from .calls import CallLog
 from .confirmation import Confirm
 from .dispatch import NO_REPLY, Dispatcher, Request
@@ -242,16 +242,17 @@ class Server:
         message: Any,
         session: Session,
         channel: ReplyChannel | None = None,
+        caller: Caller | None = None,
         trace: dict[str, str] | None = None,
     ) -> Message | None:
         """The reply to ``message`` (None for notifications, responses and cancelled calls).
 
         ``channel``, if given, may deliver the reply of a ``tools/call`` from the thread
         that ran the tool, before this returns it (see :mod:`.request`); the taps see the
-        reply when this returns it. ``trace``: the W3C trace context of the HTTP request's
-        headers (``traceparent``, ``tracestate``), for a traced server.
+        reply when this returns it. ``caller``: who sent it (OAuth); ``trace``: its W3C
+        trace headers, for a traced server.
         """
-        request = RequestContext(session, channel)
+        request = RequestContext(session, channel, caller)
         if trace is not None:
             request.trace = trace
         if self.taps:

@@ -33,6 +33,7 @@ from collections.abc import Awaitable
 from functools import partial
 from typing import Any
 
+from .caller import key_of
 from .calls import CallRecord
 from .codes import METHOD_NOT_FOUND, MISSING_CAPABILITY
 from .executor import Executor
@@ -239,6 +240,7 @@ class TaskCalls:
                 target,
                 request.session.client_label,
                 era="modern",
+                owner=key_of(request.caller),  # with OAuth: its creator's only
                 ttl_ms=self.tasks.default_ttl_ms,
                 record=record,
             )

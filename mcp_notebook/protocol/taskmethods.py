@@ -12,6 +12,7 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
+from .caller import key_of
 from .codes import INVALID_PARAMS, SERVER_ERROR
 from .jsonrpc import RpcError, invalid_params
 from .names import META_RELATED_TASK as RELATED_TASK
@@ -41,7 +42,7 @@ class TaskMethods:
             return self.tasks.get(request.params.get("taskId"), owner=request.session.id)
         if not declares_tasks(request.client_capabilities):
             raise missing_extension(request.method)
-        return self.tasks.get(request.params.get("taskId"))
+        return self.tasks.get(request.params.get("taskId"), owner=key_of(request.caller))
 
     async def get(self, request: RequestContext) -> dict[str, Any]:
         return {"resultType": "complete", **self._task_of(request).modern()}
@@ -151,5 +152,7 @@ class TaskMethods:
             wanted = session.listen_filter
             if wanted is None or task.id not in wanted.get("taskIds", ()):
                 continue
+            if task.owner is not None and key_of(session.caller) != task.owner:
+                continue  # another token holder's task: not told, even by its id
             shown = shown or task.modern()
             session.notify("notifications/tasks", shown, session.subscription_id)

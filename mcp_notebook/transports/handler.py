@@ -15,6 +15,7 @@ from typing import Any
 import tornado.web
 
 from ..protocol import Session
+from ..protocol.caller import Caller
 from ..protocol.jsonrpc import INVALID_REQUEST, Message
 from ..protocol.names import SESSION_HEADER
 from ..protocol.request import ANSWERED_EARLY, RUN_USER_CODE
@@ -37,6 +38,17 @@ class NotFoundHandler(tornado.web.RequestHandler):
         self.finish(error_body(INVALID_REQUEST, NOT_FOUND))
 
 
+class MetadataHandler(ReplyingHandler):
+    """The OAuth protected-resource metadata (RFC 9728), for requests on a connection a
+    token made trusted; other connections get it from the early screen (http.py)."""
+
+    SUPPORTED_METHODS = ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE")
+
+    def prepare(self) -> None:  # no token needed: not the endpoint's screen
+        asked = policy.HttpRequest(self.request.method or "GET", self.request.headers)
+        self.answer(policy.metadata(asked, self.transport.guard))
+
+
 class McpHandler(ReplyingHandler):
     """The endpoint, for requests whose body tornado reads whole first: none, or a known
     size within the limit (see bodies.py ``WholeBody``). Others go to StreamedMcpHandler."""
@@ -48,6 +60,7 @@ class McpHandler(ReplyingHandler):
     _handshake_call: tuple[Session, Any, Any] | None = None
     _call: asyncio.Future[Message | None] | None = None  # the 2026-07-28 request served
     _trace: dict[str, str] | None = None  # its W3C trace headers, if the server is traced
+    caller: Caller | None = None  # who sent it, with OAuth configured (policy.authenticate)
 
     # Every method is served the same way: the policy decides, the handler carries it out.
     async def post(self) -> None:
@@ -76,7 +89,13 @@ class McpHandler(ReplyingHandler):
         asked = policy.HttpRequest(
             request.method or "GET", request.headers, self._body(), request.remote_ip or ""
         )
-        decision = policy.decide(asked, self.transport, self.transport.settings)
+        guard = self.transport.guard
+        if guard.resource is not None:  # OAuth: no coroutine of its own on the path without
+            refused, self.caller = await policy.authenticate(request.headers, guard)
+            if refused is not None:
+                self.answer(refused)
+                return self._let_go()
+        decision = policy.decide(asked, self.transport, self.transport.settings, self.caller)
         if decision.post is not None:
             self._message = decision.post.message
         await self._carry_out(decision)
@@ -105,7 +124,9 @@ class McpHandler(ReplyingHandler):
             return await self._call_handshake(post, session)
         if way == "modern":
             return await self._call_modern(post, session)
-        await self.transport.server.handle(post.message, session, trace=self._trace)  # notify
+        await self.transport.server.handle(
+            post.message, session, caller=self.caller, trace=self._trace
+        )  # "notify"
         return self.answer(decision)
 
     async def _open_session(self, post: Post) -> None:
@@ -115,7 +136,10 @@ class McpHandler(ReplyingHandler):
         session = Session(
             transport="http", via=relayed.via(self.request.headers, self.transport.guard)
         )
-        reply = await self.transport.server.handle(message, session, trace=self._trace)
+        session.caller = self.caller
+        reply = await self.transport.server.handle(
+            message, session, caller=self.caller, trace=self._trace
+        )
         if reply is not None and "result" in reply:
             self.transport.new_session(session, self.request.remote_ip or "")
             self.set_header(SESSION_HEADER, session.id)
@@ -136,7 +160,9 @@ class McpHandler(ReplyingHandler):
         direct = self._direct_reply(on_hang_up=self._call_unreachable) if early else None
         self._handshake_call = (session, request_id, asyncio.current_task())
         try:
-            reply = await self.transport.server.handle(message, session, direct, self._trace)
+            reply = await self.transport.server.handle(
+                message, session, direct, self.caller, self._trace
+            )
         except BaseException:
             if direct is not None and direct.armed:
                 direct.abandon()
@@ -167,8 +193,9 @@ class McpHandler(ReplyingHandler):
         session.outbound = lambda outgoing, related: _sent(stream, outgoing)
         early = wants_json and message["method"] in ANSWERED_EARLY
         direct = self._direct_reply(reply_status, self._cancel_call) if early else None
-        handling = self.transport.server.handle(message, session, direct, self._trace)
-        self._call = asyncio.ensure_future(handling)
+        session.caller = self.caller
+        handled = self.transport.server.handle(message, session, direct, self.caller, self._trace)
+        self._call = asyncio.ensure_future(handled)
         try:
             reply = await self._call
         except asyncio.CancelledError:

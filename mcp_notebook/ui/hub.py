@@ -205,6 +205,7 @@ class Hub:
             "name": app.name,
             "url": app.url,
             "auth": bool(app.token),
+            "oauth": app.oauth_issuer,  # whose access tokens it takes, with OAuth on
             "policy": describe(app.confirm_policy),
             "timeout": float(app.confirm_timeout),
             "calls": len(app.calls),

@@ -111,6 +111,8 @@ def server_state(state: dict[str, Any]) -> str:
         where = "<b>MCP server</b>: not serving (<code>%mcp start</code>)"
     else:
         auth = "bearer token" if state["auth"] else "no auth"
+        if state.get("oauth"):
+            auth = f"OAuth tokens of {html.escape(state['oauth'])}"
         where = (
             f"<b>MCP server {html.escape(state['name'])}</b> at "
             f"<code>{html.escape(state['url'])}</code> ({auth})"

@@ -51,10 +51,10 @@ import ray
 from ray import serve
 from mcp_notebook.export.ray_serve import build
 
-port, replicas = int(sys.argv[1]), int(sys.argv[2])
+port, replicas, module = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 ray.init(num_cpus=8, include_dashboard=False, log_to_driver=False)
 serve.start(http_options={"host": "127.0.0.1", "port": port})
-serve.run(build("replicas_mcp.notebook", replicas, ray_actor_options={"num_cpus": 0.5}),
+serve.run(build(module, replicas, ray_actor_options={"num_cpus": 0.5}),
           route_prefix="/mcp")
 print("ready", flush=True)
 sys.stdin.read()  # until the test closes stdin
@@ -63,19 +63,32 @@ ray.shutdown()
 """
 
 
-def start_cluster(package_dir: Path, replicas: int) -> tuple[subprocess.Popen[str], str]:
-    """A Ray cluster serving the export in ``package_dir``; its process and /mcp URL."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+def start_cluster(
+    package_dir: Path,
+    replicas: int,
+    module: str = "replicas_mcp.notebook",
+    environ: dict[str, str | None] | None = None,
+    port: int | None = None,
+) -> tuple[subprocess.Popen[str], str]:
+    """A Ray cluster serving the export in ``package_dir``; its process and /mcp URL.
+    ``environ`` is added to (or, for a None value, removed from) the replicas' environment."""
+    if port is None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(package_dir), os.environ.get("PYTHONPATH", "")]),
         "MCP_NOTEBOOK_TOKEN": TOKEN,
         "RAY_USAGE_STATS_ENABLED": "0",
     }
+    for name, value in (environ or {}).items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
     process = subprocess.Popen(
-        [sys.executable, "-c", CLUSTER, str(port), str(replicas)],
+        [sys.executable, "-c", CLUSTER, str(port), str(replicas), module],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

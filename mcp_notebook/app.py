@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import discovery, exposure
 from ._version import __version__
+from .auth.config import AuthConfig, oauth_settings
 from .base import BaseMCP
 from .openfiles import raise_open_file_limit
 from .protocol import InlineExecutor, LoopExecutor, Server
@@ -31,7 +32,7 @@ if TYPE_CHECKING:  # imported by _bind: tornado loads when a server starts, not 
 logger = logging.getLogger(__name__)
 DEFAULT_PORT = 8765
 # The options of `start` that `mcp-notebook serve` pins (serve_headless).
-PINNABLE = ("host", "port", "token", "auth", "name", "allow_remote_no_auth", "dispatcher")
+PINNABLE = ("host", "port", "token", "auth", "name", "allow_remote_no_auth", "dispatcher", "oauth")
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class NotebookMCP(BaseMCP):
         self.limits = Limits()
         self._server: Server | None = None
         self._token: str | None = None
+        self._oauth: AuthConfig | None = None  # the OAuth resource server's settings
         # Proves a request came through the Jupyter Server extension (transports/relayed.py):
         # in the discovery file for the relay, in no client snippet.
         self._relay_key = secrets.token_urlsafe(24)
@@ -99,6 +101,7 @@ class NotebookMCP(BaseMCP):
         executor: Executor | None = None,
         allow_remote_no_auth: bool = False,
         dispatcher: bool = False,
+        oauth: AuthConfig | Mapping[str, Any] | None = None,
     ) -> ServerInfo:
         """Serve over Streamable HTTP on a thread of its own; user code stays on this loop.
 
@@ -111,6 +114,9 @@ class NotebookMCP(BaseMCP):
         other than loopback needs ``allow_remote_no_auth=True`` (:class:`UnsafeBind`).
         ``dispatcher=True`` offers every client two stable tools that list and call the
         notebook's current tools (for clients that ignore ``list_changed``).
+        ``oauth``: accept the access tokens of an OAuth issuer instead of the static token
+        (an ``AuthConfig``, or ``{"issuer": URL, "scopes": "a,b", ...}`` by the names of
+        the ``--auth-*`` flags); docs/how-to/production.md says more.
         Options pinned by :meth:`serve_headless` replace the ones given here.
         """
         pinned = self._pinned or {}  # mcp-notebook serve's options win over the cell's
@@ -121,7 +127,10 @@ class NotebookMCP(BaseMCP):
         name = pinned.get("name", name)
         allow_remote_no_auth = pinned.get("allow_remote_no_auth", allow_remote_no_auth)
         dispatcher = pinned.get("dispatcher", dispatcher)
-        exposure.check(host, auth, allow_remote_no_auth)
+        oauth_config = oauth_settings(pinned.get("oauth", oauth))  # AuthConfigError: bad ones
+        if oauth_config is not None:
+            auth = False  # no static token: the issuer's tokens are the credential
+        exposure.check(host, auth or oauth_config is not None, allow_remote_no_auth)
         raise_open_file_limit()  # macOS' 256 files would cap clients before Limits does
         with self._lock:
             old = self._transport
@@ -131,14 +140,14 @@ class NotebookMCP(BaseMCP):
             new_token = (token or self._token or secrets.token_urlsafe(24)) if auth else None
             server = self._new_server(name or self.name, executor, dispatcher)
             if old is not None and port == old.port:
-                transport = self._rebind(old, server, host, max_body, new_token)
-            else:
-                transport = self._bind(server, host, port, max_body, new_token)  # may raise
+                transport = self._rebind(old, server, host, max_body, new_token, oauth_config)
+            else:  # may raise
+                transport = self._bind(server, host, port, max_body, new_token, oauth_config)
                 if old is not None:
                     self._stop_locked(handing_over=True)
             if name:
                 self.name = name
-            self._token = new_token
+            self._token, self._oauth = new_token, oauth_config
             self._serve(transport, server)
         return ServerInfo(transport.url, self._token, self.name, transport.host, transport.port)
 
@@ -207,7 +216,13 @@ class NotebookMCP(BaseMCP):
             discovery.unregister(previous)  # renamed (--name): the old name is gone
 
     def _rebind(
-        self, old: HttpTransport, server: Server, host: str, max_body: int, token: str | None
+        self,
+        old: HttpTransport,
+        server: Server,
+        host: str,
+        max_body: int,
+        token: str | None,
+        oauth: AuthConfig | None,
     ) -> HttpTransport:
         """Serve ``server`` on the port ``old`` listens on (lock held).
 
@@ -221,7 +236,7 @@ class NotebookMCP(BaseMCP):
         previous = (old.host, port, old.max_body, self._token, self._server)
         self._stop_locked(handing_over=True)
         try:
-            return self._bind(server, host, port, max_body, token)
+            return self._bind(server, host, port, max_body, token, oauth)
         except BaseException:  # a bad address, a port taken in between
             self._restore(*previous)
             raise
@@ -237,7 +252,7 @@ class NotebookMCP(BaseMCP):
         )
         server = self._new_server(self.name, executor, dispatcher)
         try:
-            transport = self._bind(server, host, port, max_body, token)
+            transport = self._bind(server, host, port, max_body, token, self._oauth)
         except Exception as exc:
             logger.warning("could not serve again at %s:%s: %s", host, port, exc)
             discovery.unregister(self._discovery_file)  # nothing serves there any more
@@ -246,7 +261,13 @@ class NotebookMCP(BaseMCP):
         self._serve(transport, server)
 
     def _bind(
-        self, server: Server, host: str, port: int | None, max_body: int, token: str | None
+        self,
+        server: Server,
+        host: str,
+        port: int | None,
+        max_body: int,
+        token: str | None,
+        oauth: AuthConfig | None = None,
     ) -> HttpTransport:
         from .transports.http import HttpTransport  # tornado: only once a server starts
 
@@ -261,6 +282,7 @@ class NotebookMCP(BaseMCP):
                 limits=self.limits,
                 relay_key=self._relay_key,
                 exclusive=port is None and candidate == DEFAULT_PORT,  # shared with other apps
+                auth=oauth,
             )
             try:
                 transport.start()
@@ -291,6 +313,7 @@ class NotebookMCP(BaseMCP):
             "running": transport is not None,
             "url": transport.url if transport else None,
             "auth": bool(self._token) if transport else None,
+            "oauth": self._oauth.issuer if transport and self._oauth else None,
             "dispatcher": self._server.dispatcher_tools_for_all if self._server else None,
             "sessions": len(transport.sessions) if transport else 0,
             **{k: v for k, v in super().status().items() if k not in ("running", "url")},

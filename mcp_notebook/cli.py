@@ -11,6 +11,8 @@ from importlib import resources
 from pathlib import Path
 
 from ._version import __version__
+from .auth.config import AuthConfigError, flag_values, from_settings
+from .auth.config import add_flags as add_auth_flags
 from .clients import BRIDGE_DISPATCHER_HELP, CLIENTS, DISPATCHER_FLAG, DISPATCHER_HELP
 from .exposure import ALLOW_FLAG, UnsafeBind, check
 from .protocol.unattended import HEADLESS, headless_banner
@@ -74,6 +76,7 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="the kernel's debugger (Debug Adapter Protocol) on 127.0.0.1:PORT, for VS Code",
     )
+    add_auth_flags(serve)  # OAuth 2.1 resource server: --auth-issuer URL ... (auth/config.py)
 
     bridge = commands.add_parser("bridge", help="MCP on stdio, relayed to a running notebook")
     bridge.add_argument("name", nargs="?", help="the server's name (default: the only one)")
@@ -144,9 +147,21 @@ def _serve(args: argparse.Namespace) -> int:
     if not path.is_file():
         print(f"mcp-notebook: no such notebook: {path}", file=sys.stderr)
         return 2
+    oauth = flag_values(args)
+    try:
+        from_settings(oauth)  # bad values fail here, before a kernel starts
+    except AuthConfigError as exc:
+        print(f"mcp-notebook serve: {exc}", file=sys.stderr)
+        return 2
+    if oauth and (args.transport != "http" or args.token or args.no_auth):
+        print(
+            "mcp-notebook serve: --auth-* is for --transport http, instead of --token/--no-auth",
+            file=sys.stderr,
+        )
+        return 2
     if args.transport == "http":  # stdio serves on a private loopback port of its own
         try:
-            check(args.host, not args.no_auth, args.allow_remote_no_auth)
+            check(args.host, not args.no_auth or bool(oauth), args.allow_remote_no_auth)
         except UnsafeBind as exc:
             print(f"mcp-notebook serve: {exc}", file=sys.stderr)
             return 2
@@ -161,6 +176,7 @@ def _serve(args: argparse.Namespace) -> int:
         dispatcher=args.dispatcher,
         debug_port=args.debug_port,
         confirm=args.confirm,
+        oauth=oauth or None,
     )
     print(headless_banner(args.confirm), file=sys.stderr)
     on_ready = None

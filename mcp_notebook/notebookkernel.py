@@ -158,6 +158,8 @@ class NotebookKernel:
             options["port"] = self.options.port
         if self.options.token:
             options["token"] = self.options.token
+        if self.options.oauth:
+            options["oauth"] = dict(self.options.oauth)  # the secret by its variable's name
         return options
 
     def run_cell(

@@ -38,6 +38,8 @@ class ServeOptions:
     dispatcher: bool = False  # every client gets the dispatcher's tools
     debug_port: int | None = None  # the kernel's debugger (DAP) on 127.0.0.1:PORT
     confirm: str = "deny"  # tools that ask first: deny, elicit or allow (confirmation.py)
+    # --auth-* (auth/config.py FLAGS): the kernel's server checks OAuth tokens instead.
+    oauth: dict[str, str] | None = None
 
 
 class View(Protocol):

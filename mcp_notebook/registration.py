@@ -15,6 +15,21 @@ from .resource_registration import URI, ResourceRegistrations
 
 F = TypeVar("F", bound=Callable[..., Any])
 _TOOL_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+_SCOPE = re.compile(r"^[\x21\x23-\x5B\x5D-\x7E]{1,256}$")
+
+
+def tool_scopes(scopes: Any) -> frozenset[str]:
+    """``scopes=`` checked at registration: OAuth scope tokens (RFC 6749 §3.3)."""
+    if scopes is None:
+        return frozenset()
+    if isinstance(scopes, str) or not all(isinstance(s, str) for s in scopes):
+        raise TypeError("scopes= takes a list of scope names, e.g. scopes=['files:write']")
+    for scope in scopes:
+        if not _SCOPE.match(scope):
+            raise ValueError(
+                f"Invalid scope {scope!r}: printable ASCII without spaces, quotes or \\"
+            )
+    return frozenset(scopes)
 
 
 class Registrations(ResourceRegistrations):
@@ -42,6 +57,7 @@ class Registrations(ResourceRegistrations):
         task: str = "optional",
         app: Any = None,
         visibility: list[str] | None = None,
+        scopes: list[str] | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -61,14 +77,17 @@ class Registrations(ResourceRegistrations):
         task: str = "optional",
         app: Any = None,
         visibility: list[str] | None = None,
+        scopes: list[str] | None = None,
     ) -> Any:
         """Register a function as a tool: ``@mcp.tool`` or ``@mcp.tool(name=..., ...)``.
 
         ``app=`` gives it an MCP Apps view: anything the notebook can display, a function
         of the tool's result returning one, a view from ``mcp.app``, or a ``ui://`` URI.
         ``visibility=["app"]`` makes it a tool only app views call (hosts hide it from
-        the model).
+        the model). ``scopes=["files:write"]``: with OAuth on, a caller's token needs these
+        scopes too (403 ``insufficient_scope`` otherwise); without OAuth they change nothing.
         """
+        needed = tool_scopes(scopes)
 
         def register(func: F) -> F:
             if not callable(func):
@@ -95,6 +114,7 @@ class Registrations(ResourceRegistrations):
                     view_uri=view if isinstance(view, str) else view.uri if view else None,
                     visibility=visibility,
                     view_meta=None if view is None or isinstance(view, str) else view.result_meta,
+                    scopes=needed,
                 )
             )
             return func

@@ -115,6 +115,8 @@ TIER_OF_PATH = {
     "tests/stress/": "kernel",
     "tests/static/": "static",
     "tests/fuzz/test_bridge.py": "kernel",
+    "tests/oauth/test_kernel_start.py": "kernel",
+    "tests/oauth/test_serve_oauth.py": "e2e",
 }
 TIER_OF_FIXTURE = {"kernel": "kernel", "served": "kernel"}
 SERVE_PLATFORMS = "tests/test_serve_platforms.py::test_"

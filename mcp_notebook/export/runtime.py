@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 from .. import exposure
 from .._version import __version__
+from ..auth.config import AuthConfig, AuthConfigError
+from ..auth.config import from_env as auth_from_env
 from ..base import BaseMCP
 from ..protocol import CallRecord, InlineExecutor, Server
 from ..protocol.confirmation import Confirmer
@@ -131,9 +133,12 @@ def asgi_app(
     if inline is None:
         inline = env.get(INLINE_ENV, "") in ("1", "true", "yes")
     host = env.get(HOST_ENV, "127.0.0.1")
-    auth = env.get(NO_AUTH_ENV, "") not in ("1", "true", "yes")
-    exposure.check(host, auth, env.get(ALLOW_REMOTE_NO_AUTH_ENV, "") in ("1", "true", "yes"))
-    return _asgi(server_of(app, inline=inline), host, _token(auth, env.get(TOKEN_ENV)), env)
+    oauth = auth_from_env(env)  # MCP_AUTH_*: the issuer's tokens instead of the static one
+    auth = oauth is None and env.get(NO_AUTH_ENV, "") not in ("1", "true", "yes")
+    remote = env.get(ALLOW_REMOTE_NO_AUTH_ENV, "") in ("1", "true", "yes")
+    exposure.check(host, auth or oauth is not None, remote)
+    token = _token(auth, env.get(TOKEN_ENV))
+    return _asgi(server_of(app, inline=inline), host, token, env, oauth)
 
 
 def _token(auth: bool, given: str | None) -> str | None:
@@ -147,7 +152,13 @@ def _token(auth: bool, given: str | None) -> str | None:
     return token
 
 
-def _asgi(server: Server, host: str, token: str | None, env: Mapping[str, str]) -> McpAsgiApp:
+def _asgi(
+    server: Server,
+    host: str,
+    token: str | None,
+    env: Mapping[str, str],
+    oauth: AuthConfig | None = None,
+) -> McpAsgiApp:
     from ..transports.asgi import McpAsgiApp
 
     return McpAsgiApp(
@@ -156,6 +167,7 @@ def _asgi(server: Server, host: str, token: str | None, env: Mapping[str, str]) 
         host=host,
         allowed_hosts=_listed(env.get(ALLOWED_HOSTS_ENV)),
         allowed_origins=_listed(env.get(ALLOWED_ORIGINS_ENV)),
+        auth=oauth,
     )
 
 
@@ -242,12 +254,20 @@ def _serve_http(app: BaseMCP, server: Server, args: argparse.Namespace) -> int:
     except http.MissingServer as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    auth = not args.no_auth
-    exposure.check(args.host, auth, args.allow_remote_no_auth)
+    try:
+        oauth = auth_from_env(os.environ)
+    except AuthConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    auth = oauth is None and not args.no_auth
+    exposure.check(args.host, auth or oauth is not None, args.allow_remote_no_auth)
     token = _token(auth, args.token or os.environ.get(TOKEN_ENV))
-    asgi = _asgi(server, args.host, token, os.environ)
     sockets = http.bind(args.host, args.port)
     app._serving_url = http.url_of(args.host, sockets)
+    if oauth is not None:  # its audience: this URL, unless MCP_AUTH_AUDIENCE names one
+        oauth = oauth.for_endpoint(app._serving_url)
+        print(f"OAuth: access tokens of {oauth.issuer} for {oauth.resource}", file=sys.stderr)
+    asgi = _asgi(server, args.host, token, os.environ, oauth)
     print(f"serving {app.name} at {app.url}", file=sys.stderr)
     if token:
         print(f"token: {token}", file=sys.stderr)

@@ -28,10 +28,14 @@ REQUIRES = (
     # A skill folder's SKILL.md frontmatter (registry/skills.py, mcp.skill(path=...)).
     "pyyaml>=6.0",
     "typing-extensions>=4.12",
+    # An exported server's OAuth 2.1 resource server (MCP_AUTH_ISSUER): JWT signatures.
+    # Imported only when it is configured.
+    "joserfc>=1.0",
 )
 
 # Whole subpackages (every module under them).
 PACKAGES = (
+    "mcp_notebook.auth",
     "mcp_notebook.protocol",
     "mcp_notebook.registry",
     "mcp_notebook.wire",
@@ -66,6 +70,7 @@ MODULES = (
     "mcp_notebook.transports.dialects",
     "mcp_notebook.transports.headers",
     "mcp_notebook.transports.modern_checks",
+    "mcp_notebook.transports.oauth",
     "mcp_notebook.transports.policy",
     "mcp_notebook.transports.posts",
     "mcp_notebook.transports.responses",

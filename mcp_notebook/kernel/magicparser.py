@@ -8,6 +8,7 @@ import argparse
 
 from IPython.core.error import UsageError
 
+from ..auth.config import add_flags as add_auth_flags
 from ..clients import BRIDGE_DISPATCHER_HELP, CLIENTS, DISPATCHER_FLAG, DISPATCHER_HELP
 from ..errors import McpNotebookError
 from ..exposure import ALLOW_FLAG
@@ -46,6 +47,7 @@ def magic_parser() -> MagicParser:
         help="with --no-auth on a non-loopback --host: let every host that reaches it in",
     )
     start.add_argument(DISPATCHER_FLAG, action="store_true", help=DISPATCHER_HELP)
+    add_auth_flags(start)  # OAuth: --auth-issuer URL ... (auth/config.py)
     commands.add_parser("stop", help="stop serving")
     commands.add_parser("status", help="show the server state")
     commands.add_parser("list", help="list registered tools, resources and prompts")

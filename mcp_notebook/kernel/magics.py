@@ -12,6 +12,7 @@ from IPython.core.magic import Magics, line_magic, magics_class
 from IPython.display import display
 
 from ..app import NotebookMCP
+from ..auth.config import AuthConfigError, flag_values
 from ..clients import (
     CLIENTS,
     snippet,
@@ -116,6 +117,9 @@ class McpMagics(Magics):
         if args.port is not None and not 0 <= args.port <= 65535:
             raise UsageError(f"%mcp start: --port must be 0-65535, not {args.port}")
         serving = self.app.url
+        oauth = flag_values(args)
+        if oauth and (args.token or args.no_auth):
+            raise UsageError("%mcp start: --auth-* replaces the token: drop --token/--no-auth")
         try:
             info = self.app.start(
                 args.host,
@@ -125,8 +129,9 @@ class McpMagics(Magics):
                 name=args.name,
                 allow_remote_no_auth=args.allow_remote_no_auth,
                 dispatcher=args.dispatcher,
+                oauth=oauth or None,
             )
-        except UnsafeBind as exc:
+        except (UnsafeBind, AuthConfigError) as exc:
             raise UsageError(f"%mcp start: {exc}") from None
         except OSError as exc:
             where = args.host if args.port is None else f"{args.host}:{args.port}"
@@ -139,6 +144,9 @@ class McpMagics(Magics):
         print(f"MCP server {info.name!r} serving at {info.url}")
         if self.app.status()["dispatcher"]:
             print(f"Dispatcher on: every client also gets {LIST_TOOL} and {CALL_TOOL}.")
+        oauth_issuer = self.app.status()["oauth"]
+        if oauth_issuer:
+            print(f"OAuth: access tokens of {oauth_issuer} for this resource are required.")
         # Cell outputs are saved in the .ipynb, and notebooks get shared: never the token.
         if info.token:
             print("A bearer token is required; it is not shown here, to keep it out of the")

@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 
 from ..errors import McpNotebookError
 from .abbreviate import abbreviate, estimate
+from .caller import Caller
 from .kinds import DROPPED, FINAL_STATUSES, CallStatus, FinalStatus
 from .shortened import message_of, short_error, short_output, without_frames
 from .tracebacks import CodeName, user_traceback
@@ -96,6 +97,8 @@ class CallRecord:
     via: str | None = None
     # The MCP Apps view (its ui:// URI) this call came from, through the host.
     view: str | None = None
+    # Who called, with OAuth on: subject, client id, scopes (never the token).
+    caller: Caller | None = None
     _arguments_size: int = field(default=0, repr=False)
     # How a call becomes a cell: set by the kernel extension (kernel/cellcode.py).
     cell_maker: ClassVar[Callable[[CallRecord], str] | None] = None

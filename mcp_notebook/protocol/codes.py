@@ -21,3 +21,6 @@ RESOURCE_NOT_FOUND = -32002
 HEADER_MISMATCH = -32020
 MISSING_CAPABILITY = -32021
 UNSUPPORTED_VERSION = -32022
+# Ours: the caller's OAuth token lacks a scope the tool needs (a call that reached the tool
+# past the HTTP layer's 403, e.g. through the dispatcher); ``data`` names the scopes.
+INSUFFICIENT_SCOPE = -32003

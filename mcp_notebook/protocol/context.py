@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import McpNotebookError
 from ..registry.injected import Injected
+from .caller import Caller
 from .jsonrpc import INVALID_PARAMS, MISSING_CAPABILITY, RpcError
 from .mrtr import Asker, answer_problem
 from .names import META_RELATED_TASK as RELATED_TASK
@@ -65,6 +66,9 @@ class Context(Injected):
         # ``on_asking(True/False)`` moves it to input_required and back.
         self.related_task: str | None = None
         self.on_asking: Callable[[bool], None] | None = None
+        # Who called, when the server checks OAuth access tokens: ``ctx.caller.subject``,
+        # ``.client_id``, ``.scopes``, ``.issuer``, ``.expires``. None otherwise.
+        self.caller: Caller | None = None
 
     # -- about the call ----------------------------------------------------------------
     @property

@@ -22,6 +22,7 @@ import math
 import threading
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .caller import Caller
 from .jsonrpc import Message
 from .kinds import Era
 from .names import META_PROGRESS_SENT
@@ -66,6 +67,7 @@ class RequestContext:
         "_over",
         "_progress",
         "by_client",
+        "caller",
         "cancelled",
         "id",
         "method",
@@ -76,8 +78,11 @@ class RequestContext:
         "via",
     )
 
-    def __init__(self, session: Session, channel: ReplyChannel | None = None) -> None:
+    def __init__(
+        self, session: Session, channel: ReplyChannel | None = None, caller: Caller | None = None
+    ) -> None:
         self.session = session
+        self.caller = caller  # the verified token holder, with OAuth on (.caller)
         self.id: Any = None  # set with method and params once the message is a request
         self.method = ""
         self.params: dict[str, Any] = {}

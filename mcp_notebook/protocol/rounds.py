@@ -47,7 +47,9 @@ def new_context(request: RequestContext) -> Context:
     """The ``Context`` a tool or prompt that takes one gets, bound to this request."""
     loop = asyncio.get_running_loop()
     token, line = request.progress_token, request.progress_line
-    return Context(request.session, loop, request.id, token, line)
+    context = Context(request.session, loop, request.id, token, line)
+    context.caller = request.caller
+    return context
 
 
 class Rounds:

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..registry import Registry, views
 from . import dispatcher_tools, jsonrpc, lifecycle, modern, skills
+from .caller import Caller
 from .calls import CallLog
 from .confirmation import Confirm
 from .dispatch import NO_REPLY, Dispatcher, Request
@@ -234,7 +235,11 @@ class Server:
 
     # -- entry point -------------------------------------------------------------------
     async def handle(
-        self, message: Any, session: Session, channel: ReplyChannel | None = None
+        self,
+        message: Any,
+        session: Session,
+        channel: ReplyChannel | None = None,
+        caller: Caller | None = None,
     ) -> Message | None:
         """The reply to ``message`` (None for notifications, responses and cancelled calls).
 
@@ -242,7 +247,7 @@ class Server:
         that ran the tool, before this returns it (see :mod:`.request`); the taps see the
         reply when this returns it.
         """
-        request = RequestContext(session, channel)
+        request = RequestContext(session, channel, caller)
         if self.taps:
             return await self._handle_tapped(message, request)
         reply = await self._dispatcher.dispatch(message, request)

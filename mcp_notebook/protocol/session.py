@@ -19,6 +19,7 @@ from typing import Any, Protocol, TypeGuard
 
 from ..errors import McpNotebookError
 from .abbreviate import estimate
+from .caller import Caller
 from .jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, SERVER_ERROR, Message, RpcError
 from .kinds import Era
 from .names import META_SUBSCRIPTION_ID as SUBSCRIPTION_ID
@@ -78,6 +79,8 @@ class Session:
     transport: str = "memory"
     # Who passed the client on, as the transport could verify: "Jupyter user alice".
     via: str | None = None
+    # Who opened it, with OAuth on (transports/policy.py): only they may use it.
+    caller: Caller | None = None
     created: float = field(default_factory=time.time)
     log_level: str | None = None
     subscriptions: set[str] = field(default_factory=set)
@@ -101,7 +104,9 @@ class Session:
         name = self.client_info.get("name") or "client"
         version = self.client_info.get("version")
         label = f"{name} {version}" if version else str(name)
-        return f"{label} via {self.via}" if self.via else label
+        label = f"{label} via {self.via}" if self.via else label
+        # Who holds the token (OAuth): the monitor, the panel and a confirmation show it.
+        return f"{label} as {self.caller.who}" if self.caller is not None else label
 
     def send(self, message: Message, related: Any = None) -> bool:
         if self.outbound is None:

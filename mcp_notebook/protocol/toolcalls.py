@@ -60,6 +60,7 @@ class ToolCalls:
                 call.arguments,
                 request.session.client_label,
                 via=request.via,
+                caller=request.caller,
                 view=views.call_origin(tool.view_uri if tool.app_only else None, request.params),
             )
         )

@@ -56,6 +56,8 @@ class ToolChain:
         self.compose()
 
     def plug(self, interceptor: Interceptor, before_record: bool) -> None:
+        if interceptor in self._plugged[before_record]:
+            return  # a transport started again plugs its checks again: once is enough
         self._plugged[before_record].insert(0, interceptor)
         self.compose()
 

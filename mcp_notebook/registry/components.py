@@ -52,6 +52,9 @@ class Tool:
     # in a view of their own, so its listing names none (hosts list tools that name a
     # ``resourceUri`` as apps to open); it still belongs to ``view_uri``.
     shows_view: bool = True
+    # OAuth scopes a caller's token needs for this tool, beyond the server's own (a
+    # server without OAuth ignores them).
+    scopes: frozenset[str] = frozenset()
     signature: SignatureModel | None = field(default=None, repr=False)
     definition: dict[str, Any] = field(default_factory=dict, repr=False)
 

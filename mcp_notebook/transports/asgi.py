@@ -19,18 +19,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..protocol import Server, Session, jsonrpc
 from ..protocol.codes import SERVER_ERROR
 from ..protocol.jsonrpc import Message
 from ..protocol.names import SESSION_HEADER
-from . import policy, posts
+from . import oauth, policy, posts
 from .admission import Refusal, SessionAdmission
 from .asgi_exchange import Exchange, NotReading, Receive, Scope, Send
 from .modern_checks import reply_status
 from .security import NOT_FOUND, Guard
 from .settings import DEFAULT_MAX_BODY, Limits
+
+if TYPE_CHECKING:
+    from ..auth.config import AuthConfig
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +59,11 @@ class McpAsgiApp:
         allowed_origins: list[str] | None = None,
         max_body: int = DEFAULT_MAX_BODY,
         limits: Limits | None = None,
+        auth: AuthConfig | None = None,
     ) -> None:
+        """``auth``: an OAuth 2.1 resource server instead of the static ``token``; without
+        an audience, this endpoint's address as the ASGI server reports it (``scope
+        ["server"]``) on the first request: behind a proxy, name the public URL."""
         self.server = server
         self.path = path.rstrip("/") or "/"
         self.guard = Guard(
@@ -76,6 +83,20 @@ class McpAsgiApp:
         self._loop: asyncio.AbstractEventLoop | None = None  # the ASGI server's, once it calls
         self._serving = 0  # HTTP requests in progress (GET streams included)
         self._unsubscribe = server.registry.subscribe(self._announce)
+        self.auth = auth
+        self.metadata_paths: frozenset[str] = frozenset()
+        if auth is not None and auth.audience is not None:
+            self._protect(auth.audience)
+
+    def _protect(self, url: str) -> None:
+        assert self.auth is not None
+        oauth.protect(self.guard, self.server, self.auth, url)
+        self.metadata_paths = oauth.metadata_paths(self.guard, self.path)
+
+    def _own_url(self, scope: Scope) -> str:
+        host, port = scope.get("server") or ("127.0.0.1", 80)
+        host = f"[{host}]" if ":" in str(host) else host
+        return f"{scope.get('scheme', 'http')}://{host}:{port}{self.path}"
 
     def _announce(self, kind: str, detail: str | None) -> None:
         """A registry change (from any thread, e.g. a tool on a worker): tell the clients
@@ -117,14 +138,23 @@ class McpAsgiApp:
             self._serving -= 1
 
     async def _serve(self, exchange: Exchange) -> None:
-        if (exchange.scope.get("path", "").rstrip("/") or "/") != self.path:
-            return await exchange.fail(404, NOT_FOUND)
+        if self.auth is not None and self.guard.resource is None:
+            self._protect(self._own_url(exchange.scope))
+        path = exchange.scope.get("path", "").rstrip("/") or "/"
         method = exchange.scope.get("method", "GET")
+        if path in self.metadata_paths:
+            asked = policy.HttpRequest(method, exchange.headers)
+            return await exchange.answer(policy.metadata(asked, self.guard))
+        if path != self.path:
+            return await exchange.fail(404, NOT_FOUND)
         client = (exchange.scope.get("client") or ("", 0))[0] or ""
         request = policy.HttpRequest(method, exchange.headers, b"", client)
-        refused = policy.screen(request, self.settings)
+        refused, caller = policy.screen(request, self.settings), None
+        if refused is None:  # OAuth: the whole check, before any byte of the body is read
+            refused, caller = await policy.authenticate(request.headers, self.guard)
         if refused is not None:
             return await exchange.answer(refused)
+        exchange.caller = caller
         if method == "POST":
             # An ASGI server may hold a trickling body for ever: the app bounds it itself.
             timeout = self.admission.limits.body_timeout
@@ -138,7 +168,8 @@ class McpAsgiApp:
             if body is None:
                 return await exchange.fail(413, policy.too_large(self.max_body))
             request.body = body
-        return await self._carry_out(exchange, policy.decide(request, self, self.settings))
+        decision = policy.decide(request, self, self.settings, caller)
+        return await self._carry_out(exchange, decision)
 
     async def _carry_out(self, exchange: Exchange, decision: policy.Decision) -> None:
         way, post, session = decision.handler, decision.post, decision.session
@@ -164,7 +195,7 @@ class McpAsgiApp:
             return await self._post_modern(exchange, post, session)
         if way == "call":
             return await self._post_handshake(exchange, post, session)
-        await self.server.handle(post.message, session)  # "notify"
+        await self.server.handle(post.message, session, caller=exchange.caller)  # "notify"
         return await exchange.answer(decision)
 
     async def _post_modern(self, exchange: Exchange, post: posts.Post, session: Session) -> None:
@@ -182,8 +213,8 @@ class McpAsgiApp:
     async def _post_initialize(self, exchange: Exchange, post: posts.Post) -> None:
         """An ``initialize`` the session limits let through: a session opens if it
         succeeds."""
-        session = Session(transport="http")
-        reply = await self.server.handle(post.message, session)
+        session = Session(transport="http", caller=exchange.caller)
+        reply = await self.server.handle(post.message, session, caller=exchange.caller)
         if reply is not None and "result" in reply:
             client = (exchange.scope.get("client") or ("", 0))[0] or ""
             self._open(session, client)
@@ -211,7 +242,11 @@ class McpAsgiApp:
         cancel_on_close: bool,
     ) -> None:
         """Serve one request: JSON when nothing else was sent, else an SSE stream."""
-        call = asyncio.ensure_future(self.server.handle(post.message, session))
+        if session.era == "modern":
+            session.caller = exchange.caller
+        call = asyncio.ensure_future(
+            self.server.handle(post.message, session, caller=exchange.caller)
+        )
         gone = asyncio.ensure_future(exchange.disconnected())
         try:
             while True:

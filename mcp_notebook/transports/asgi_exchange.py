@@ -10,6 +10,7 @@ from typing import Any
 
 from ..errors import McpNotebookError
 from ..protocol import jsonrpc
+from ..protocol.caller import Caller
 from ..protocol.jsonrpc import INVALID_REQUEST, Message
 from . import policy, posts
 from .responses import error_body
@@ -55,6 +56,7 @@ class Exchange:
         self.started = False
         self.streaming = False
         self.extra: list[tuple[bytes, bytes]] = []  # headers of the response to come
+        self.caller: Caller | None = None  # who sent it, with OAuth on (policy.authenticate)
 
     def header(self, name: str, value: str) -> None:
         self.extra.append((name.lower().encode("latin-1"), value.encode("latin-1")))
@@ -75,8 +77,8 @@ class Exchange:
         request_id: Any = None,
         data: Any = None,
     ) -> None:
-        if status == 401:
-            self.header("WWW-Authenticate", AUTHENTICATE)
+        if status == 401 and not any(name == b"www-authenticate" for name, _ in self.extra):
+            self.header("WWW-Authenticate", AUTHENTICATE)  # the static token's
         await self.respond(status, error_body(code, message, request_id, data), posts.JSON)
 
     async def answer(self, decision: policy.Decision) -> None:
@@ -85,7 +87,8 @@ class Exchange:
             self.header(name, value)
         error = decision.error
         if error is None:
-            return await self.respond(decision.status)
+            body = decision.body
+            return await self.respond(decision.status, body or b"", posts.JSON if body else "")
         return await self.fail(
             decision.status, error.message, error.code, decision.request_id, error.data
         )

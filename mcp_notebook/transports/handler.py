@@ -15,6 +15,7 @@ from typing import Any
 import tornado.web
 
 from ..protocol import Session
+from ..protocol.caller import Caller
 from ..protocol.jsonrpc import INVALID_REQUEST, Message
 from ..protocol.names import SESSION_HEADER
 from ..protocol.request import ANSWERED_EARLY, RUN_USER_CODE
@@ -37,6 +38,17 @@ class NotFoundHandler(tornado.web.RequestHandler):
         self.finish(error_body(INVALID_REQUEST, NOT_FOUND))
 
 
+class MetadataHandler(ReplyingHandler):
+    """The OAuth protected-resource metadata (RFC 9728), for requests on a connection a
+    token made trusted; other connections get it from the early screen (http.py)."""
+
+    SUPPORTED_METHODS = ("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE")
+
+    def prepare(self) -> None:  # no token needed: not the endpoint's screen
+        asked = policy.HttpRequest(self.request.method or "GET", self.request.headers)
+        self.answer(policy.metadata(asked, self.transport.guard))
+
+
 class McpHandler(ReplyingHandler):
     """The endpoint, for requests whose body tornado reads whole first: none, or a known
     size within the limit (see bodies.py ``WholeBody``). Others go to StreamedMcpHandler."""
@@ -47,6 +59,7 @@ class McpHandler(ReplyingHandler):
     # dropped if the client hangs up first.
     _handshake_call: tuple[Session, Any, Any] | None = None
     _call: asyncio.Future[Message | None] | None = None  # the 2026-07-28 request served
+    caller: Caller | None = None  # who sent it, with OAuth configured (policy.authenticate)
 
     # Every method is served the same way: the policy decides, the handler carries it out.
     async def post(self) -> None:
@@ -75,7 +88,11 @@ class McpHandler(ReplyingHandler):
         asked = policy.HttpRequest(
             request.method or "GET", request.headers, self._body(), request.remote_ip or ""
         )
-        decision = policy.decide(asked, self.transport, self.transport.settings)
+        refused, self.caller = await policy.authenticate(request.headers, self.transport.guard)
+        if refused is not None:
+            self.answer(refused)
+            return self._let_go()
+        decision = policy.decide(asked, self.transport, self.transport.settings, self.caller)
         if decision.post is not None:
             self._message = decision.post.message
         await self._carry_out(decision)
@@ -103,7 +120,7 @@ class McpHandler(ReplyingHandler):
             return await self._call_handshake(post, session)
         if way == "modern":
             return await self._call_modern(post, session)
-        await self.transport.server.handle(post.message, session)  # "notify"
+        await self.transport.server.handle(post.message, session, caller=self.caller)  # "notify"
         return self.answer(decision)
 
     async def _open_session(self, post: Post) -> None:
@@ -113,7 +130,8 @@ class McpHandler(ReplyingHandler):
         session = Session(
             transport="http", via=relayed.via(self.request.headers, self.transport.guard)
         )
-        reply = await self.transport.server.handle(message, session)
+        session.caller = self.caller
+        reply = await self.transport.server.handle(message, session, caller=self.caller)
         if reply is not None and "result" in reply:
             self.transport.new_session(session, self.request.remote_ip or "")
             self.set_header(SESSION_HEADER, session.id)
@@ -134,7 +152,7 @@ class McpHandler(ReplyingHandler):
         direct = self._direct_reply(on_hang_up=self._call_unreachable) if early else None
         self._handshake_call = (session, request_id, asyncio.current_task())
         try:
-            reply = await self.transport.server.handle(message, session, direct)
+            reply = await self.transport.server.handle(message, session, direct, self.caller)
         except BaseException:
             if direct is not None and direct.armed:
                 direct.abandon()
@@ -165,7 +183,9 @@ class McpHandler(ReplyingHandler):
         session.outbound = lambda outgoing, related: _sent(stream, outgoing)
         early = wants_json and message["method"] in ANSWERED_EARLY
         direct = self._direct_reply(reply_status, self._cancel_call) if early else None
-        self._call = asyncio.ensure_future(self.transport.server.handle(message, session, direct))
+        session.caller = self.caller
+        handled = self.transport.server.handle(message, session, direct, self.caller)
+        self._call = asyncio.ensure_future(handled)
         try:
             reply = await self._call
         except asyncio.CancelledError:

@@ -20,7 +20,7 @@ import socket
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import tornado.httpserver
 import tornado.httputil
@@ -32,17 +32,20 @@ from tornado.routing import Rule
 from ..protocol import Server, Session
 from ..protocol.jsonrpc import INVALID_REQUEST
 from ..threads import start_thread
-from . import binding, policy
+from . import binding, oauth, policy
 from .bodies import WholeBody
 from .direct import DirectReply
 from .endpoint import Endpoint
-from .handler import GET_STREAM, McpHandler, NotFoundHandler
+from .handler import GET_STREAM, McpHandler, MetadataHandler, NotFoundHandler
 from .limits import ConnectionLimiter, Refusal, SessionAdmission
 from .responses import close_response, error_body
 from .security import NOT_FOUND, Guard
 from .settings import DEFAULT_MAX_BODY, Limits
 from .sse import SseStream
 from .streamed import StreamedMcpHandler
+
+if TYPE_CHECKING:
+    from ..auth.config import AuthConfig
 
 logger = logging.getLogger(__name__)
 
@@ -66,9 +69,12 @@ class HttpTransport:
         allowed_origins: list[str] | None = None,
         exclusive: bool = False,
         relay_key: str | None = None,
+        auth: AuthConfig | None = None,
     ) -> None:
         """``exclusive``: no other program may bind the port meanwhile, nor have it now
-        on another address of ours (binding.share_address); for the default port."""
+        on another address of ours (binding.share_address); for the default port.
+        ``auth``: an OAuth 2.1 resource server instead of the static ``token``
+        (transports/oauth.py); its audience defaults to :attr:`url`."""
         self.server = server
         self.host, self.path, self.max_body = host, path, max_body
         self.limits = limits or Limits()
@@ -82,6 +88,8 @@ class HttpTransport:
             relay_key=relay_key,
         )
         self.settings = policy.Settings(server, self.guard, max_body)
+        self.auth = auth
+        self.metadata_paths: frozenset[str] = frozenset()
         # Per session: its streams by key (the GET stream and one per streamed POST).
         self.streams: dict[str, dict[str, SseStream]] = {}
         self._stream_numbers = itertools.count(1)
@@ -119,6 +127,9 @@ class HttpTransport:
         sockets = binding.listen(self.host, self._requested_port, exclusive=self._exclusive)
         self.port = sockets[0].getsockname()[1]
         self.addresses = [sock.getsockname()[0] for sock in sockets]
+        if self.auth is not None:
+            oauth.protect(self.guard, self.server, self.auth, self.url)
+            self.metadata_paths = oauth.metadata_paths(self.guard, self.path)
         ready = threading.Event()
         failure: list[BaseException] = []
 
@@ -130,8 +141,13 @@ class HttpTransport:
                 options: dict[str, Endpoint] = {"transport": self}  # what handlers see
                 # The path, with or without trailing slashes (as the ASGI app serves it).
                 route = re.escape(self.path.rstrip("/")) + "/*"
+                rules: list[Any] = [
+                    (re.escape(path) + "/*", MetadataHandler, options)
+                    for path in sorted(self.metadata_paths)
+                ]
                 app = tornado.web.Application(
                     [
+                        *rules,
                         Rule(WholeBody(route, self.max_body), McpHandler, options),
                         (route, StreamedMcpHandler, options),
                     ],
@@ -210,14 +226,24 @@ class HttpTransport:
     ) -> bytes | None:
         """None if a request may reach the endpoint (it carries the token: its connection is
         trusted), else the response the endpoint would give it (limits.py sends it early)."""
+        path = start_line.path.split("?", 1)[0].rstrip("/") or "/"
+        if path in self.metadata_paths:
+            # Needs no token: answered here, whole, and the connection closes (untrusted).
+            asked = policy.HttpRequest(start_line.method, headers)
+            answer = policy.metadata(asked, self.guard)
+            error, body = answer.error, answer.body or b""
+            if error is not None:
+                body = error_body(error.code, error.message)
+            return close_response(answer.status, body, answer.headers)
         refused = policy.gate(headers, self.guard)
         if refused is None:
             return None
-        if (start_line.path.split("?", 1)[0].rstrip("/") or "/") != (self.path.rstrip("/") or "/"):
+        if path != (self.path.rstrip("/") or "/"):
             return close_response(404, error_body(INVALID_REQUEST, NOT_FOUND))  # NotFoundHandler's
         error = refused.error
         assert error is not None  # a refusal carries its error
-        return close_response(refused.status, error_body(error.code, error.message))
+        body = error_body(error.code, error.message)
+        return close_response(refused.status, body, refused.headers)
 
     # -- sessions ----------------------------------------------------------------------
     def refuse_session(self, client: str) -> Refusal | None:

@@ -71,8 +71,8 @@ class ReplyingHandler(tornado.web.RequestHandler):
             request_id = self._readable_id()
         self.set_status(status)
         self.set_header("Content-Type", "application/json")
-        if status == 401:
-            self.set_header("WWW-Authenticate", AUTHENTICATE)
+        if status == 401 and "WWW-Authenticate" not in self._headers:
+            self.set_header("WWW-Authenticate", AUTHENTICATE)  # the static token's
         self.finish(error_body(code, message, request_id, data))
 
     def _readable_id(self) -> Any:
@@ -101,7 +101,9 @@ class ReplyingHandler(tornado.web.RequestHandler):
                 decision.status, error.message, error.code, decision.request_id, error.data
             )
         self.set_status(decision.status)
-        self.finish()
+        if decision.body is not None:
+            self.set_header("Content-Type", "application/json")
+        self.finish(decision.body)
         return None
 
     def _too_large_message(self) -> str:

@@ -62,7 +62,7 @@ def json_response(reply: dict[str, Any] | None, status: int = 200) -> bytes:
 def close_response(status: int, body: bytes, headers: Iterable[tuple[str, str]] = ()) -> bytes:
     """A whole JSON response after which the connection closes; a 401 names the scheme."""
     head = [*(f"{name}: {value}" for name, value in headers), "Content-Type: application/json"]
-    if status == 401:
+    if status == 401 and not any(line.lower().startswith("www-authenticate:") for line in head):
         head.append(f"WWW-Authenticate: {AUTHENTICATE}")
     head += [f"Content-Length: {len(body)}", "Connection: close"]
     lines = "".join(f"{line}\r\n" for line in head).encode("latin-1")

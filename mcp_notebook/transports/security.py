@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from ..auth.resource import ResourceServer
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 
@@ -45,6 +49,8 @@ class Guard:
         relay_key: str | None = None,
     ) -> None:
         self.token = token
+        # With OAuth configured (auth/), it decides who may call; the token is not used.
+        self.resource: ResourceServer | None = None
         self.relay_key = relay_key  # transports/relayed.py
         self._expected = f"Bearer {token}".encode() if token else b""
         hosts = {h.lower().strip("[]") for h in allowed_hosts or ()}

@@ -19,6 +19,8 @@ from .handler import McpHandler
 from .lingering import LINGER_BYTES, LINGER_SECONDS, answer_and_close, shut_write
 from .responses import close_response, error_body
 
+_KEPT = frozenset({"Www-Authenticate", "Retry-After", "Allow"})  # as tornado names them
+
 
 @tornado.web.stream_request_body
 class StreamedMcpHandler(McpHandler):
@@ -89,7 +91,9 @@ class StreamedMcpHandler(McpHandler):
             return
         self._refused = True
         self._chunks.clear()
-        response = close_response(status, body)
+        # What the refusal set besides its body (an OAuth challenge, a Retry-After).
+        kept = [(name, value) for name, value in self._headers.get_all() if name in _KEPT]
+        response = close_response(status, body, kept)
         if not self._prepared_future_done():
             # Still in prepare(): the connection can be taken from tornado, body unread.
             answer_and_close(self.detach(), response)

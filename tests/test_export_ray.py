@@ -51,11 +51,11 @@ import ray
 from ray import serve
 from mcp_notebook.export.ray_serve import build
 
-port, replicas, module = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+port, replicas, module, prefix = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
 ray.init(num_cpus=8, include_dashboard=False, log_to_driver=False)
 serve.start(http_options={"host": "127.0.0.1", "port": port})
 serve.run(build(module, replicas, ray_actor_options={"num_cpus": 0.5}),
-          route_prefix="/mcp")
+          route_prefix=prefix)
 print("ready", flush=True)
 sys.stdin.read()  # until the test closes stdin
 serve.shutdown()
@@ -69,9 +69,11 @@ def start_cluster(
     module: str = "replicas_mcp.notebook",
     environ: dict[str, str | None] | None = None,
     port: int | None = None,
+    route_prefix: str = "/mcp",
 ) -> tuple[subprocess.Popen[str], str]:
     """A Ray cluster serving the export in ``package_dir``; its process and /mcp URL.
-    ``environ`` is added to (or, for a None value, removed from) the replicas' environment."""
+    ``environ`` is added to (or, for a None value, removed from) the replicas' environment;
+    ``route_prefix="/"`` (``serve run``'s default) routes every path to the export."""
     if port is None:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
@@ -88,7 +90,7 @@ def start_cluster(
         else:
             env[name] = value
     process = subprocess.Popen(
-        [sys.executable, "-c", CLUSTER, str(port), str(replicas), module],
+        [sys.executable, "-c", CLUSTER, str(port), str(replicas), module, route_prefix],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

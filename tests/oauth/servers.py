@@ -19,8 +19,6 @@ from mcp_notebook.export.package import export_notebook
 from ..serving import ServeProcess
 from .authorization_server import AuthorizationServer
 
-CHECKOUT = Path(__file__).resolve().parents[2]
-
 # Every request needs READ (the server's --auth-scopes); one tool also needs WRITE, which
 # the user may have when asked (a step-up); another needs ADMIN, which the user lacks.
 READ, WRITE, ADMIN = "notebook:read", "notebook:write", "notebook:admin"
@@ -79,8 +77,9 @@ def auth_environ(issuer: AuthorizationServer, url: str) -> dict[str, str]:
 
 
 def package_path(package_dir: Path) -> str:
-    """PYTHONPATH for an export run from this checkout (its runtime is mcp_notebook's)."""
-    return os.pathsep.join([str(package_dir), str(CHECKOUT), os.environ.get("PYTHONPATH", "")])
+    """PYTHONPATH for an export run here: the package, then what this run imports (its
+    runtime is the mcp_notebook under test)."""
+    return os.pathsep.join([str(package_dir), os.environ.get("PYTHONPATH", "")])
 
 
 @dataclass

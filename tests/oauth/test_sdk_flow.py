@@ -74,8 +74,14 @@ async def test_the_sdk_client_gets_in_by_its_oauth_flow_alone(issuer, protected,
         assert {t.name for t in (await client.list_tools()).tools} >= {"add", "whoami"}
         assert (await client.call_tool("add", {"a": 40, "b": 2})).content[0].text == "42"
 
+    # the issuer came from the protected-resource metadata (not a guess at the origin)
+    found = session.provider.context.protected_resource_metadata
+    assert found is not None and str(found.resource) == protected
+    assert [str(url) for url in found.authorization_servers] == [issuer.issuer]
     flow = [seen.endpoint for seen in issuer.seen[before:]]
     assert flow[0] == "metadata" and flow.count("register") == 1, flow
+    metadata_path = issuer.seen[before].params["path"]  # RFC 8414, the issuer's path after
+    assert metadata_path == "/.well-known/oauth-authorization-server" + issuer.realm
     assert flow.index("register") < flow.index("authorize") < flow.index("token"), flow
     (asked,) = [s.params for s in issuer.seen[before:] if s.endpoint == "authorize"]
     (bought,) = [s.params for s in issuer.seen[before:] if s.endpoint == "token"]

@@ -32,6 +32,9 @@ async def test_the_sdk_client_gets_into_ray_serve_replicas_by_its_oauth_flow(tmp
             assert (await client.call_tool("note", {"text": "x"})).content[0].text == "noted: x"
             with pytest.raises(MCPError, match="insufficient scope, needs notebook:admin"):
                 await client.call_tool("wipe", {})
+        found = session.provider.context.protected_resource_metadata
+        assert found is not None and str(found.resource) == url
+        assert issuer.sent("register") and issuer.sent("token")[0]["resource"] == url
         asked = issuer.sent("authorize")[0]
         assert asked["resource"] == url and asked["code_challenge_method"] == "S256"
         assert len(session.browser.visits) == 3  # the first, then one step-up for each tool

@@ -116,7 +116,7 @@ class NotebookMCP(BaseMCP):
         notebook's current tools (for clients that ignore ``list_changed``).
         ``oauth``: accept the access tokens of an OAuth issuer instead of the static token
         (an ``AuthConfig``, or ``{"issuer": URL, "scopes": "a,b", ...}`` by the names of
-        the ``--auth-*`` flags); docs/how-to/production.md says more.
+        the ``--auth-*`` flags); docs/how-to/security-settings.md "OAuth 2.1" says more.
         Options pinned by :meth:`serve_headless` replace the ones given here.
         """
         pinned = self._pinned or {}  # mcp-notebook serve's options win over the cell's

@@ -55,10 +55,13 @@ def addresses(host: str) -> list[str]:
     return sorted(found, key=lambda a: (is_loopback(a), a)) or [host or "0.0.0.0"]
 
 
-def who_can_reach(host: str, port: int | None, token: str | None) -> str | None:
-    """One sentence on who can call the tools; None for loopback with a token (the default)."""
+def who_can_reach(
+    host: str, port: int | None, token: str | None, oauth: bool = False
+) -> str | None:
+    """One sentence on who can call the tools; None for loopback with a token (the default)
+    or an OAuth issuer's access tokens."""
     if not is_remote(host):
-        if token:
+        if token or oauth:
             return None
         return (
             "Authentication is off (--no-auth): any user or program on this machine can call "
@@ -66,6 +69,11 @@ def who_can_reach(host: str, port: int | None, token: str | None) -> str | None:
         )
     where = ", ".join(addresses(host))
     reach = f"every host that can route to {where} on port {port}"
+    if oauth:
+        return (
+            f"Reachable from the network: {reach} can connect; the issuer's access tokens "
+            "are what keep them out, and plain HTTP sends them unencrypted."
+        )
     if token:
         return (
             f"Reachable from the network: {reach} can connect; the bearer token is what keeps "

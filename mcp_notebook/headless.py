@@ -196,7 +196,10 @@ def serve_http(path: Path, options: ServeOptions, on_ready: OnReady | None = Non
         print(f"Serving {path} over MCP Streamable HTTP at {kernel.url}", file=sys.stderr)
         if kernel.token:
             print(f"Token: {kernel.token}", file=sys.stderr)
-        reach = who_can_reach(options.host, _port(kernel.url), kernel.token)
+        if options.oauth:
+            issuer = options.oauth.get("issuer")
+            print(f"OAuth: access tokens of {issuer} for this resource", file=sys.stderr)
+        reach = who_can_reach(options.host, _port(kernel.url), kernel.token, bool(options.oauth))
         if reach:
             print(reach, file=sys.stderr)
         print("Press Ctrl-C to stop.", file=sys.stderr, flush=True)

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 import uvicorn
 
+from mcp_notebook.auth.config import AuthConfig
 from mcp_notebook.export.runtime import exported_app, server_of
 from mcp_notebook.transports import dialects
 from mcp_notebook.transports.asgi import McpAsgiApp
@@ -33,6 +34,7 @@ MODERN = "2026-07-28"
 NO_BODY = object()  # the answer has no body
 RESULT = object()  # the answer is a result (not an error)
 ANY = object()  # a header that must be there, whatever its value
+DOCUMENT = object()  # the answer is OAuth's protected-resource metadata, not JSON-RPC
 SESSION = "{session}"  # stands for the session the fixture opened
 
 
@@ -88,6 +90,12 @@ CASES = [
     Case("the path with a trailing slash", "POST", CALL, ON_SESSION, 200, RESULT, 7,
          path="/mcp/"),
     Case("a longer path under it", "POST", CALL, ON_SESSION, 404, -32600, path="/mcp/x"),
+    # OAuth's protected-resource metadata exists only with an issuer configured
+    # (tests/oauth/ runs both servers with one): the static token's servers have none.
+    Case("the resource metadata, without OAuth", "GET", None, {}, 404, -32600,
+         path="/.well-known/oauth-protected-resource"),
+    Case("the path-aware resource metadata, without OAuth", "GET", None, {}, 404, -32600,
+         path="/.well-known/oauth-protected-resource/mcp"),
     # -- a POST's way ----------------------------------------------------------------
     Case("not JSON's media type", "POST", CALL, {"Content-Type": "text/plain"}, 415, -32600, 7),
     Case("an Accept it cannot answer", "POST", CALL, {"Accept": "text/html"}, 406, -32600, 7),
@@ -139,8 +147,8 @@ CASES = [
 ]  # fmt: skip
 
 
-def _tornado() -> Iterator[int]:
-    transport = HttpTransport(server_of(_app(), inline=True), token=TOKEN)
+def _tornado(auth: AuthConfig | None = None) -> Iterator[int]:
+    transport = HttpTransport(server_of(_app(), inline=True), token=TOKEN, auth=auth)
     transport.start()
     try:
         assert transport.port is not None
@@ -149,8 +157,8 @@ def _tornado() -> Iterator[int]:
         transport.stop()
 
 
-def _asgi() -> Iterator[int]:
-    asgi = McpAsgiApp(server_of(_app(), inline=True), token=TOKEN)
+def _asgi(auth: AuthConfig | None = None) -> Iterator[int]:
+    asgi = McpAsgiApp(server_of(_app(), inline=True), token=TOKEN, auth=auth)
     server = uvicorn.Server(uvicorn.Config(asgi, host="127.0.0.1", port=0, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -177,6 +185,7 @@ class Endpoint:
     kind: str
     port: int
     session: str = ""
+    token: str = TOKEN  # what Authorization carries unless a row says otherwise
 
     def send(
         self,
@@ -186,7 +195,7 @@ class Endpoint:
         path: str = "/mcp",
     ) -> tuple[int, dict[str, str], bytes]:
         fields: dict[str, Any] = {
-            "Authorization": f"Bearer {TOKEN}",
+            "Authorization": f"Bearer {self.token}",
             "Content-Type": "application/json",
             "Accept": "application/json, text/event-stream",
             **(headers or {}),
@@ -237,11 +246,57 @@ def test_each_request_gets_the_answer_of_the_table(endpoint: Endpoint, case: Cas
         assert data == b""
         return
     body = json.loads(data)
+    if expected["code"] is DOCUMENT:
+        assert body["resource"] == f"http://127.0.0.1:{endpoint.port}/mcp", body
+        return
     assert body.get("id") == expected["id"]
     if expected["code"] is RESULT:
         assert "result" in body, body
     else:
         assert body["error"]["code"] == expected["code"], body
+
+
+# -- with OAuth configured: the same policy, an issuer's tokens instead of TOKEN --------
+PRM = "/.well-known/oauth-protected-resource"
+OAUTH_CASES = [
+    Case("OAuth: no token", "POST", CALL, {"Authorization": None}, 401, -32600, None,
+         {"WWW-Authenticate": ANY}),
+    Case("OAuth: the static token is no access token", "POST", CALL,
+         {"Authorization": f"Bearer {TOKEN}"}, 401, -32600, None, {"WWW-Authenticate": ANY}),
+    Case("OAuth: a call with an access token", "POST", CALL, ON_SESSION, 200, RESULT, 7),
+    Case("OAuth: the resource metadata, no token needed", "GET", None,
+         {"Authorization": None}, 200, DOCUMENT, path=PRM),
+    Case("OAuth: the path-aware resource metadata", "GET", None, {"Authorization": None},
+         200, DOCUMENT, path=PRM + "/mcp"),
+    Case("OAuth: the resource metadata from a foreign Origin", "GET", None,
+         {"Authorization": None, "Origin": "http://evil.example"}, 403, -32600, path=PRM),
+    Case("OAuth: the resource metadata is read-only", "POST", CALL, {"Authorization": None},
+         405, -32600, answer_headers={"Allow": "GET"}, path=PRM),
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module", params=["tornado", "asgi"])
+def oauth_endpoint(request: pytest.FixtureRequest) -> Iterator[Endpoint]:
+    from .oauth.issuer import running_issuer
+
+    with running_issuer() as issuer:
+        auth = AuthConfig(issuer=issuer.url)
+        serving = _tornado(auth) if request.param == "tornado" else _asgi(auth)
+        port = next(serving)
+        token = issuer.mint(aud=f"http://127.0.0.1:{port}/mcp")
+        served = Endpoint(request.param, port, token=token)
+        status, headers, _ = served.send("POST", INITIALIZE)
+        assert status == 200
+        served.session = headers["mcp-session-id"]
+        yield served
+        serving.close()
+
+
+@pytest.mark.parametrize("case", OAUTH_CASES, ids=[case.name for case in OAUTH_CASES])
+def test_each_oauth_request_gets_the_answer_of_the_table(
+    oauth_endpoint: Endpoint, case: Case
+) -> None:
+    test_each_request_gets_the_answer_of_the_table(oauth_endpoint, case)
 
 
 def test_a_deleted_session_is_gone_for_every_method(endpoint: Endpoint) -> None:

@@ -145,13 +145,17 @@ class McpMagics(Magics):
         if self.app.status()["dispatcher"]:
             print(f"Dispatcher on: every client also gets {LIST_TOOL} and {CALL_TOOL}.")
         oauth_issuer = self.app.status()["oauth"]
+        reach = who_can_reach(info.host, info.port, info.token, bool(oauth_issuer))
         if oauth_issuer:
             print(f"OAuth: access tokens of {oauth_issuer} for this resource are required.")
+            print(f"Clients connect to {info.url} with one (the stdio bridge has none).")
+            if reach:
+                print(reach)
+            return
         # Cell outputs are saved in the .ipynb, and notebooks get shared: never the token.
         if info.token:
             print("A bearer token is required; it is not shown here, to keep it out of the")
             print("saved notebook: mcp.token, or %mcp config claude-code, shows it.")
-        reach = who_can_reach(info.host, info.port, info.token)
         if reach:
             print(reach)
         print(f"Claude Code: {stdio_command(info.name)}")

@@ -58,6 +58,8 @@ def test_start_with_an_issuer_checks_its_tokens(loaded: Kernel, issuer: Issuer) 
     _, output = loaded.run(f"%mcp start --port 0 --auth-issuer {issuer.url} --auth-scopes mcp")
     url = loaded.eval("mcp.url")
     assert f"OAuth: access tokens of {issuer.url}" in output
+    # Not the static token's lines: no "Authentication is off", no stdio bridge command.
+    assert "Authentication is off" not in output and "claude mcp add" not in output
     assert loaded.eval("mcp.token") is None  # no static token alongside
     with httpx.Client(timeout=30) as http:
         refused = http.post(url, json=INIT, headers=ACCEPT)

@@ -45,7 +45,9 @@ def served(issuer: Issuer, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     )
     try:
         yield serve.wait_for_url()
-        assert not any("Token:" in line for line in serve.stderr)  # no static token
+        told = "".join(serve.stderr)
+        assert "Token:" not in told and "Authentication is off" not in told  # no static token
+        assert f"OAuth: access tokens of {issuer.url}" in told
     finally:
         serve.stop()
 

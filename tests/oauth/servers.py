@@ -1,5 +1,6 @@
-"""One notebook, protected by an authorization server, served three ways: ``mcp-notebook
-serve``, its export's ASGI app under uvicorn, and the export's replicas on Ray Serve."""
+"""One notebook, protected by an authorization server, served every way: ``%mcp start`` in
+a live kernel, ``mcp-notebook serve``, its export's ASGI app under uvicorn, and the
+export's replicas on Ray Serve."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import nbformat
 
 from mcp_notebook.export.package import export_notebook
 
+from ..kernels import Kernel
 from ..serving import ServeProcess
 from .authorization_server import AuthorizationServer
 
@@ -136,3 +138,12 @@ def start_uvicorn(issuer: AuthorizationServer, folder: Path) -> Running:
         process.wait(30)
 
     return Running(url, stop)
+
+
+def start_kernel(issuer: AuthorizationServer, folder: Path) -> Running:
+    """The notebook's cells run in a live kernel, then ``%mcp start --auth-issuer``."""
+    kernel = Kernel()
+    for source in CELLS:
+        kernel.run(source)
+    kernel.run(f"%mcp start --port 0 --auth-issuer {issuer.issuer} --auth-scopes {READ}")
+    return Running(kernel.eval("mcp.url"), kernel.shutdown)

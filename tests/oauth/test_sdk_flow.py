@@ -1,5 +1,6 @@
-"""The official SDK client's OAuth flow, end to end, against ``mcp-notebook serve`` and an
-export's ASGI app under uvicorn, each protected by a real authorization server.
+"""The official SDK client's OAuth flow, end to end, against ``%mcp start`` in a live
+kernel, ``mcp-notebook serve`` and an export's ASGI app under uvicorn, each protected by a
+real authorization server (Ray Serve: test_sdk_flow_ray.py).
 
 Nothing is configured on the client but its redirect URI: it learns everything from the
 server's 401 (``resource_metadata``), the protected-resource metadata, and the
@@ -20,9 +21,9 @@ from mcp.shared.exceptions import MCPError
 from ..conftest import MODES
 from .authorization_server import AuthorizationServer
 from .sdk_client import oauth_client
-from .servers import ADMIN, GRANTABLE, READ, WRITE, start_serve, start_uvicorn
+from .servers import ADMIN, GRANTABLE, READ, WRITE, start_kernel, start_serve, start_uvicorn
 
-STARTERS = {"serve": start_serve, "uvicorn": start_uvicorn}
+STARTERS = {"kernel": start_kernel, "serve": start_serve, "uvicorn": start_uvicorn}
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": 1,

@@ -21,6 +21,9 @@ standard base, so ``except McpNotebookError`` catches all of ours and the existi
     ├── UnsafeFolder (PermissionError), NotOurs (OSError)    ownerfolder: not the user's own
     ├── UnsafeBind (ValueError)              exposure: a bind address others can reach
     ├── UpstreamError (ConnectionError)      serverext: the kernel's endpoint is unreachable
+    ├── AuthConfigError (ValueError)         auth: OAuth settings that cannot work
+    ├── TokenRefused (ValueError), UnknownKey    auth: an access token this server refuses
+    ├── FetchError, KeysUnavailable, IntrospectionUnavailable (RuntimeError)    auth: issuer away
     └── NotebookError (RuntimeError)         headless: the served notebook failed
 
 This module imports nothing, so that every layer (wire/ at the bottom) can use it.

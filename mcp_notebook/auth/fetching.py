@@ -18,11 +18,13 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..errors import McpNotebookError
+
 _pool: concurrent.futures.ThreadPoolExecutor | None = None
 _pool_lock = threading.Lock()
 
 
-class FetchError(Exception):
+class FetchError(McpNotebookError, RuntimeError):
     """The authorization server could not be reached or gave no usable answer."""
 
 

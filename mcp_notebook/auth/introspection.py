@@ -14,6 +14,7 @@ import time
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from ..errors import McpNotebookError
 from ..protocol.caller import Caller
 from .config import AuthConfig
 from .fetching import FetchError, awaited, fetch_json, submit
@@ -22,7 +23,7 @@ from .tokens import TokenRefused, caller_of
 MAX_PENDING = 16
 
 
-class IntrospectionUnavailable(Exception):
+class IntrospectionUnavailable(McpNotebookError, RuntimeError):
     """The introspection endpoint could not answer (503)."""
 
 

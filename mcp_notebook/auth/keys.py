@@ -20,9 +20,9 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
-from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
+from ..errors import McpNotebookError
 from .config import AuthConfig
 from .fetching import FetchError, awaited, fetch_json, submit
 
@@ -31,7 +31,7 @@ logger = logging.getLogger(__name__)
 FAILURE_PAUSE = 5.0  # after a failed fetch, requests get 503 this long without a new one
 
 
-class KeysUnavailable(Exception):
+class KeysUnavailable(McpNotebookError, RuntimeError):
     """The server cannot get its issuer's keys now (503, with Retry-After)."""
 
     def __init__(self, reason: str, retry_after: int) -> None:
@@ -51,6 +51,22 @@ def metadata_urls(issuer: str) -> list[str]:
     if path:
         urls.append(f"{base}{path}/.well-known/openid-configuration")
     return urls
+
+
+def _public_keys(document: dict[str, Any]) -> KeySet:
+    """The document's RSA, EC and OKP keys. Anything it holds that joserfc cannot import
+    (joserfc and cryptography raise many kinds of errors for made-up keys) makes it no
+    usable JWKS: a 503 for the server, never a 500. Symmetric (``oct``) keys are dropped:
+    no accepted algorithm would use one."""
+    listed = document.get("keys")
+    if not isinstance(listed, list):
+        raise FetchError("the JWKS has no list of keys")
+    public = [k for k in listed if isinstance(k, dict) and k.get("kty") in ("RSA", "EC", "OKP")]
+    try:
+        keys: KeySet = KeySet.import_key_set({"keys": public})
+    except Exception as exc:  # untrusted input: whatever the parser raises
+        raise FetchError(f"the JWKS holds a key that is not one ({type(exc).__name__})") from None
+    return keys
 
 
 class KeyCache:
@@ -111,12 +127,9 @@ class KeyCache:
             if self.jwks_url is None:
                 self.jwks_url = self._discover()
             document = fetch_json(self.jwks_url, **self._bounds())
-            try:
-                keys: KeySet = KeySet.import_key_set(document)  # type: ignore[arg-type]
-            except (JoseError, ValueError, TypeError, KeyError) as exc:
-                raise FetchError(f"{self.jwks_url} is not a usable JWKS: {exc}") from None
+            keys = _public_keys(document)
             if not keys.keys:
-                raise FetchError(f"{self.jwks_url} holds no keys")
+                raise FetchError(f"{self.jwks_url} holds no public signing keys")
             with self._lock:
                 self.keys, self._fetched, self._failed = keys, time.monotonic(), None
             return keys

@@ -20,6 +20,7 @@ from joserfc.errors import (
 )
 from joserfc.jwk import GuestProtocol, KeySet
 
+from ..errors import McpNotebookError
 from ..protocol.caller import Caller
 from .config import AuthConfig
 
@@ -38,7 +39,7 @@ ALGORITHMS = (
 MAX_TOKEN = 16 * 1024  # characters: a real access token is a few hundred to a few thousand
 
 
-class TokenRefused(Exception):
+class TokenRefused(McpNotebookError, ValueError):
     """The token is not one this resource accepts: 401 ``invalid_token``, saying why."""
 
 
@@ -91,7 +92,7 @@ def verify(token: str, keys: KeySet, config: AuthConfig) -> Caller:
         raise
     except BadSignatureError:
         raise TokenRefused("token signature does not verify") from None
-    except (JoseError, ValueError, TypeError) as exc:
+    except Exception as exc:  # an attacker's bytes: whatever the parser raises is a 401
         raise TokenRefused(f"malformed token ({type(exc).__name__})") from None
     claims = token_.claims
     registry = jwt.JWTClaimsRegistry(
@@ -108,6 +109,8 @@ def verify(token: str, keys: KeySet, config: AuthConfig) -> Caller:
         raise TokenRefused(f"token {str(exc.description).lower()}") from None
     except InvalidClaimError as exc:
         raise TokenRefused(_claim_problem(exc, claims)) from None
+    except (JoseError, ValueError, TypeError, OverflowError) as exc:
+        raise TokenRefused(f"invalid claims ({type(exc).__name__})") from None
     return caller_of(claims)
 
 

@@ -150,7 +150,8 @@ class McpAsgiApp:
         client = (exchange.scope.get("client") or ("", 0))[0] or ""
         request = policy.HttpRequest(method, exchange.headers, b"", client)
         refused, caller = policy.screen(request, self.settings), None
-        if refused is None:  # OAuth: the whole check, before any byte of the body is read
+        if refused is None and self.guard.resource is not None:
+            # OAuth: the whole check, before any byte of the body is read.
             refused, caller = await policy.authenticate(request.headers, self.guard)
         if refused is not None:
             return await exchange.answer(refused)

@@ -88,10 +88,12 @@ class McpHandler(ReplyingHandler):
         asked = policy.HttpRequest(
             request.method or "GET", request.headers, self._body(), request.remote_ip or ""
         )
-        refused, self.caller = await policy.authenticate(request.headers, self.transport.guard)
-        if refused is not None:
-            self.answer(refused)
-            return self._let_go()
+        guard = self.transport.guard
+        if guard.resource is not None:  # OAuth: no coroutine of its own on the path without
+            refused, self.caller = await policy.authenticate(request.headers, guard)
+            if refused is not None:
+                self.answer(refused)
+                return self._let_go()
         decision = policy.decide(asked, self.transport, self.transport.settings, self.caller)
         if decision.post is not None:
             self._message = decision.post.message

@@ -174,7 +174,7 @@ def metadata(request: HttpRequest, guard: Guard) -> Decision:
         return refuse(404, "Not Found: this server has no OAuth protected-resource metadata")
     if request.method == "OPTIONS":
         return Decision("answer", 204)
-    if request.method not in ("GET", "HEAD"):
+    if request.method != "GET":  # HEAD too: the early screen writes whole responses
         return refuse(405, f"Method Not Allowed: {request.method}", headers=(("Allow", "GET"),))
     body = jsonrpc.dumps(resource.metadata)  # JSON: the adapters say so
     return Decision("answer", 200, (("Cache-Control", "max-age=300"),), body=body)
@@ -342,7 +342,10 @@ def _session(
         message = f"Bad Request: {SESSION_HEADER} header is required"
         return refuse(400, message, request_id=request_id)
     session = sessions.find(session_id)
-    if session is None or not same_holder(session.caller, caller):
+    if session is None or (
+        (caller is not None or session.caller is not None)
+        and not same_holder(session.caller, caller)
+    ):
         return refuse(404, "Session not found: it ended or never existed", request_id=request_id)
     version = request.headers.get(VERSION_HEADER)
     if version is not None and version not in HANDSHAKE_VERSIONS:

@@ -31,7 +31,7 @@ class Issuer:
         self.key_type = key_type
         self.key = self._new_key()
         self.old_keys: list[Any] = []  # still in the JWKS (a rotation's overlap)
-        self.mode = "normal"
+        self.mode: str | dict[str, Any] = "normal"
         self.introspection_mode = "normal"
         self.jwks_fetches = 0
         self.metadata_fetches = 0
@@ -140,6 +140,8 @@ def _handler(issuer: Issuer) -> type[BaseHTTPRequestHandler]:
                     return self._send(b"<html>not a key set</html>")
                 if mode == "no-keys":
                     return self._json({"keys": []})
+                if isinstance(mode, dict):  # a document of the test's own
+                    return self._json(mode)
                 if mode == "huge":
                     pad = "x" * (1024 * 1024)
                     return self._json({"keys": [], "padding": pad})

@@ -30,9 +30,9 @@ def issuer() -> Iterator[Issuer]:
 
 
 @pytest.fixture(scope="module", params=sorted(SERVERS))
-def served(request: pytest.FixtureRequest, issuer: Issuer) -> Iterator[Served]:
-    with SERVERS[request.param](config_for(issuer)) as served:
-        yield served
+def protected(request: pytest.FixtureRequest, issuer: Issuer) -> Iterator[Served]:
+    with SERVERS[request.param](config_for(issuer)) as protected:
+        yield protected
 
 
 def _b64(value: Any) -> str:
@@ -40,32 +40,32 @@ def _b64(value: Any) -> str:
     return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
 
-def _alg_none(issuer: Issuer, served: Served) -> str:
-    claims = {"iss": issuer.url, "aud": served.url, "sub": "mallory", "scope": "mcp"}
+def _alg_none(issuer: Issuer, protected: Served) -> str:
+    claims = {"iss": issuer.url, "aud": protected.url, "sub": "mallory", "scope": "mcp"}
     claims["exp"] = int(time.time()) + 300
     return f"{_b64({'alg': 'none', 'kid': issuer.key.kid})}.{_b64(claims)}."
 
 
-def _hs256_with_public_key(issuer: Issuer, served: Served) -> str:
+def _hs256_with_public_key(issuer: Issuer, protected: Served) -> str:
     # The classic confusion: the public key (anyone can read the JWKS) as an HMAC secret.
     # joserfc refuses to make one (it will not use a public key as an oct key): by hand.
     public = issuer.key.as_pem(private=False)
-    claims = {"iss": issuer.url, "aud": served.url, "sub": "mallory", "scope": "mcp"}
+    claims = {"iss": issuer.url, "aud": protected.url, "sub": "mallory", "scope": "mcp"}
     claims["exp"] = int(time.time()) + 300
     signed = f"{_b64({'alg': 'HS256', 'kid': issuer.key.kid})}.{_b64(claims)}"
     mac = hmac.new(public, signed.encode(), hashlib.sha256).digest()
     return f"{signed}.{_b64(mac)}"
 
 
-def _bad_signature(issuer: Issuer, served: Served) -> str:
+def _bad_signature(issuer: Issuer, protected: Served) -> str:
     # Signed by another key that claims the issuer's kid.
     other = RSAKey.generate_key(2048, parameters={"kid": issuer.key.kid})
-    return issuer.mint(aud=served.url, key=other)
+    return issuer.mint(aud=protected.url, key=other)
 
 
-def _tampered(issuer: Issuer, served: Served) -> str:
-    head, _, signature = issuer.mint(aud=served.url).split(".")
-    claims = {"iss": issuer.url, "aud": served.url, "sub": "root", "scope": "mcp"}
+def _tampered(issuer: Issuer, protected: Served) -> str:
+    head, _, signature = issuer.mint(aud=protected.url).split(".")
+    claims = {"iss": issuer.url, "aud": protected.url, "sub": "root", "scope": "mcp"}
     claims["exp"] = int(time.time()) + 300
     return f"{head}.{_b64(claims)}.{signature}"
 
@@ -107,20 +107,22 @@ BAD = [
 
 
 @pytest.mark.parametrize("bad", BAD, ids=[bad.name for bad in BAD])
-def test_a_bad_token_is_refused_and_runs_nothing(issuer: Issuer, served: Served, bad: Bad) -> None:
-    runs = len(served.runs)
-    response = served.call(bad.token(issuer, served))
+def test_a_bad_token_is_refused_and_runs_nothing(
+    issuer: Issuer, protected: Served, bad: Bad
+) -> None:
+    runs = len(protected.runs)
+    response = protected.call(bad.token(issuer, protected))
     assert response.status_code == bad.status, response.text
     # What a client reads (the official SDK's own parser of the header):
     metadata = extract_field_from_www_auth(response, "resource_metadata")
-    assert metadata == served.base + "/.well-known/oauth-protected-resource/mcp"
+    assert metadata == protected.base + "/.well-known/oauth-protected-resource/mcp"
     assert extract_field_from_www_auth(response, "error") == bad.error
     scope = extract_field_from_www_auth(response, "scope") or ""
     assert "mcp" in scope.split()
     description = extract_field_from_www_auth(response, "error_description") or ""
     assert bad.says.lower() in description.lower() or bad.error is None
     assert response.json()["error"]["code"] == -32600
-    assert len(served.runs) == runs  # the tool never ran
+    assert len(protected.runs) == runs  # the tool never ran
 
 
 GOOD = [
@@ -136,26 +138,29 @@ GOOD = [
 
 @pytest.mark.parametrize("name,token", GOOD, ids=[name for name, _ in GOOD])
 def test_a_good_token_runs_the_call(
-    issuer: Issuer, served: Served, name: str, token: Callable[[Issuer, Served], str]
+    issuer: Issuer, protected: Served, name: str, token: Callable[[Issuer, Served], str]
 ) -> None:
-    runs = len(served.runs)
-    value = token(issuer, served)
+    runs = len(protected.runs)
+    value = token(issuer, protected)
     headers = {"Authorization": f"bEaReR {value}"} if "case" in name else None
-    response = served.call(None if headers else value, headers=headers)
+    response = protected.call(None if headers else value, headers=headers)
     assert response.status_code == 200, response.text
     assert response.json()["result"]["structuredContent"] == {"result": 3}
-    assert served.runs[runs:] == ["add"]
+    assert protected.runs[runs:] == ["add"]
 
 
 def test_an_ec_signed_token_of_the_issuer_is_accepted() -> None:
-    with running_issuer(key_type="EC") as issuer, SERVERS["tornado"](config_for(issuer)) as served:
-        assert served.call(issuer.mint(aud=served.url)).status_code == 200
+    with (
+        running_issuer(key_type="EC") as issuer,
+        SERVERS["tornado"](config_for(issuer)) as protected,
+    ):
+        assert protected.call(issuer.mint(aud=protected.url)).status_code == 200
 
 
-def test_a_token_in_the_query_string_is_not_looked_at(issuer: Issuer, served: Served) -> None:
-    token = issuer.mint(aud=served.url)
+def test_a_token_in_the_query_string_is_not_looked_at(issuer: Issuer, protected: Served) -> None:
+    token = issuer.mint(aud=protected.url)
     response = httpx.post(
-        served.url + f"?access_token={token}",
+        protected.url + f"?access_token={token}",
         json={"jsonrpc": "2.0", "id": 1, "method": "ping"},
         headers={"Accept": "application/json, text/event-stream"},
     )

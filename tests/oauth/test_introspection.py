@@ -21,7 +21,7 @@ def issuer() -> Iterator[Issuer]:
 
 
 @pytest.fixture(params=sorted(SERVERS))
-def served(request: pytest.FixtureRequest, issuer: Issuer) -> Iterator[Served]:
+def protected(request: pytest.FixtureRequest, issuer: Issuer) -> Iterator[Served]:
     client_id, secret = issuer.client
     config = config_for(
         issuer,
@@ -29,40 +29,42 @@ def served(request: pytest.FixtureRequest, issuer: Issuer) -> Iterator[Served]:
         client_id=client_id,
         client_secret=secret,
     )
-    with SERVERS[request.param](config) as served:
-        yield served
+    with SERVERS[request.param](config) as protected:
+        yield protected
 
 
-def _active(issuer: Issuer, served: Served, **changes: object) -> dict[str, object]:
+def _active(issuer: Issuer, protected: Served, **changes: object) -> dict[str, object]:
     answer: dict[str, object] = {
         "active": True,
         "sub": "carol",
         "client_id": "app-9",
         "scope": "mcp",
         "iss": issuer.url,
-        "aud": served.url,
+        "aud": protected.url,
         "exp": int(time.time()) + 300,
     }
     answer.update(changes)
     return {k: v for k, v in answer.items() if v is not None}
 
 
-def test_an_active_token_runs_the_call_and_names_its_holder(issuer: Issuer, served: Served) -> None:
-    issuer.active["opaque-1"] = _active(issuer, served)
-    response = served.call("opaque-1", "whoami")
+def test_an_active_token_runs_the_call_and_names_its_holder(
+    issuer: Issuer, protected: Served
+) -> None:
+    issuer.active["opaque-1"] = _active(issuer, protected)
+    response = protected.call("opaque-1", "whoami")
     assert response.status_code == 200, response.text
     assert response.json()["result"]["structuredContent"]["subject"] == "carol"
     # Asked once; the answer is trusted for a short while (the next call asks nobody).
-    assert served.call("opaque-1", "add").status_code == 200
+    assert protected.call("opaque-1", "add").status_code == 200
     assert issuer.introspections == 1
 
 
-def test_an_inactive_token_is_401(issuer: Issuer, served: Served) -> None:
-    response = served.call("never-issued")
+def test_an_inactive_token_is_401(issuer: Issuer, protected: Served) -> None:
+    response = protected.call("never-issued")
     assert response.status_code == 401
     assert extract_field_from_www_auth(response, "error") == "invalid_token"
     assert "not active" in (extract_field_from_www_auth(response, "error_description") or "")
-    assert served.runs == []
+    assert protected.runs == []
 
 
 @pytest.mark.parametrize(
@@ -75,28 +77,28 @@ def test_an_inactive_token_is_401(issuer: Issuer, served: Served) -> None:
     ids=["another audience", "another issuer", "expired"],
 )
 def test_an_active_token_for_elsewhere_is_401(
-    issuer: Issuer, served: Served, changes: dict[str, object], says: str
+    issuer: Issuer, protected: Served, changes: dict[str, object], says: str
 ) -> None:
-    issuer.active["opaque-2"] = _active(issuer, served, **changes)
-    response = served.call("opaque-2")
+    issuer.active["opaque-2"] = _active(issuer, protected, **changes)
+    response = protected.call("opaque-2")
     assert response.status_code == 401
     assert says in (extract_field_from_www_auth(response, "error_description") or "")
-    assert served.runs == []
+    assert protected.runs == []
 
 
-def test_an_active_token_without_the_scope_is_403(issuer: Issuer, served: Served) -> None:
-    issuer.active["opaque-3"] = _active(issuer, served, scope="profile")
-    response = served.call("opaque-3")
+def test_an_active_token_without_the_scope_is_403(issuer: Issuer, protected: Served) -> None:
+    issuer.active["opaque-3"] = _active(issuer, protected, scope="profile")
+    response = protected.call("opaque-3")
     assert response.status_code == 403
     assert extract_field_from_www_auth(response, "error") == "insufficient_scope"
 
 
-def test_an_unreachable_introspection_endpoint_is_503(issuer: Issuer, served: Served) -> None:
+def test_an_unreachable_introspection_endpoint_is_503(issuer: Issuer, protected: Served) -> None:
     issuer.introspection_mode = "down"
-    response = served.call("opaque-4")
+    response = protected.call("opaque-4")
     assert response.status_code == 503
     assert "Retry-After" in response.headers
-    assert served.runs == []
+    assert protected.runs == []
 
 
 def test_introspection_needs_the_servers_own_credentials() -> None:

@@ -6,6 +6,7 @@ server's own trouble reaching them a 503 with Retry-After in bounded time, never
 from __future__ import annotations
 
 import concurrent.futures
+import json
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from typing import Any
@@ -124,3 +125,23 @@ def test_keys_older_than_their_ttl_are_fetched_again(issuer: Issuer) -> None:
         assert served.call(issuer.mint(aud=served.url, jti="1")).status_code == 200
         assert served.call(issuer.mint(aud=served.url, jti="2")).status_code == 200
     assert issuer.jwks_fetches == 2
+
+
+MADE_UP = [
+    {"keys": "x"},
+    {"keys": [1]},
+    {"keys": None},
+    {"no keys": []},
+    {"keys": [{"kty": "RSA"}]},
+    {"keys": [{"kty": "EC", "crv": "P-256", "x": "a", "y": "b"}]},
+    {"keys": [{"kty": "oct", "k": "AAAA"}]},
+]
+
+
+@pytest.mark.parametrize("document", MADE_UP, ids=[json.dumps(d) for d in MADE_UP])
+def test_a_made_up_key_set_is_503_never_500(issuer: Issuer, document: dict[str, Any]) -> None:
+    issuer.mode = document
+    with serve("tornado", issuer) as served:
+        response = served.call(issuer.mint(aud=served.url))
+        assert response.status_code == 503, response.text
+        assert served.runs == []

@@ -21,46 +21,48 @@ def issuer() -> Iterator[Issuer]:
 
 
 @pytest.fixture(scope="module", params=sorted(SERVERS))
-def served(request: pytest.FixtureRequest, issuer: Issuer) -> Iterator[Served]:
-    with SERVERS[request.param](config_for(issuer)) as served:
-        yield served
+def protected(request: pytest.FixtureRequest, issuer: Issuer) -> Iterator[Served]:
+    with SERVERS[request.param](config_for(issuer)) as protected:
+        yield protected
 
 
 def test_a_tool_needing_a_scope_the_token_lacks_is_403_and_does_not_run(
-    issuer: Issuer, served: Served
+    issuer: Issuer, protected: Served
 ) -> None:
-    runs = len(served.runs)
-    response = served.call(issuer.mint(aud=served.url, scope="mcp"), "write")
+    runs = len(protected.runs)
+    response = protected.call(issuer.mint(aud=protected.url, scope="mcp"), "write")
     assert response.status_code == 403, response.text
     assert extract_field_from_www_auth(response, "error") == "insufficient_scope"
     # What to ask for: the tool's scope and what was granted (the spec's recommendation).
     assert extract_field_from_www_auth(response, "scope") == "files:write mcp"
     assert extract_field_from_www_auth(response, "resource_metadata") is not None
     assert response.json()["id"] == 7
-    assert len(served.runs) == runs
+    assert len(protected.runs) == runs
 
 
-def test_the_same_token_still_calls_tools_that_need_no_more(issuer: Issuer, served: Served) -> None:
-    token = issuer.mint(aud=served.url, scope="mcp")
-    assert served.call(token, "write").status_code == 403
-    assert served.call(token, "add").status_code == 200
+def test_the_same_token_still_calls_tools_that_need_no_more(
+    issuer: Issuer, protected: Served
+) -> None:
+    token = issuer.mint(aud=protected.url, scope="mcp")
+    assert protected.call(token, "write").status_code == 403
+    assert protected.call(token, "add").status_code == 200
 
 
-def test_a_token_with_the_tools_scope_runs_it(issuer: Issuer, served: Served) -> None:
-    response = served.call(issuer.mint(aud=served.url, scope="mcp files:write"), "write")
+def test_a_token_with_the_tools_scope_runs_it(issuer: Issuer, protected: Served) -> None:
+    response = protected.call(issuer.mint(aud=protected.url, scope="mcp files:write"), "write")
     assert response.status_code == 200, response.text
-    assert served.runs[-1] == "write"
+    assert protected.runs[-1] == "write"
 
 
-def test_the_tools_scope_does_not_replace_the_servers(issuer: Issuer, served: Served) -> None:
-    response = served.call(issuer.mint(aud=served.url, scope="files:write"), "write")
+def test_the_tools_scope_does_not_replace_the_servers(issuer: Issuer, protected: Served) -> None:
+    response = protected.call(issuer.mint(aud=protected.url, scope="files:write"), "write")
     assert response.status_code == 403
     assert "mcp" in (extract_field_from_www_auth(response, "scope") or "").split()
 
 
-def test_a_tool_sees_its_caller_through_its_context(issuer: Issuer, served: Served) -> None:
-    token = issuer.mint(aud=served.url, sub="bob", client_id=None, azp="cli-7", scope="mcp x")
-    response = served.call(token, "whoami")
+def test_a_tool_sees_its_caller_through_its_context(issuer: Issuer, protected: Served) -> None:
+    token = issuer.mint(aud=protected.url, sub="bob", client_id=None, azp="cli-7", scope="mcp x")
+    response = protected.call(token, "whoami")
     assert response.status_code == 200, response.text
     seen = response.json()["result"]["structuredContent"]
     assert seen["subject"] == "bob"
@@ -68,7 +70,7 @@ def test_a_tool_sees_its_caller_through_its_context(issuer: Issuer, served: Serv
     assert seen["scopes"] == ["mcp", "x"]
     assert seen["issuer"] == issuer.url
     assert isinstance(seen["expires"], int)
-    records = [r for r in served.server.calls if r.target == "whoami"]
+    records = [r for r in protected.server.calls if r.target == "whoami"]
     caller = records[-1].caller
     assert isinstance(caller, Caller)
     assert caller.who == "bob (client cli-7)"
@@ -76,7 +78,7 @@ def test_a_tool_sees_its_caller_through_its_context(issuer: Issuer, served: Serv
 
 
 def test_a_session_is_used_only_by_the_token_holder_who_opened_it(
-    issuer: Issuer, served: Served
+    issuer: Issuer, protected: Served
 ) -> None:
     init = {
         "jsonrpc": "2.0",
@@ -89,52 +91,55 @@ def test_a_session_is_used_only_by_the_token_holder_who_opened_it(
         },
     }
     accept = {"Accept": "application/json, text/event-stream"}
-    alice = {**accept, "Authorization": f"Bearer {issuer.mint(aud=served.url)}"}
-    opened = served.http.post(served.url, json=init, headers=alice)
+    alice = {**accept, "Authorization": f"Bearer {issuer.mint(aud=protected.url)}"}
+    opened = protected.http.post(protected.url, json=init, headers=alice)
     assert opened.status_code == 200, opened.text
     session = {"Mcp-Session-Id": opened.headers["Mcp-Session-Id"]}
     ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
     # Alice again, with a fresh token: her session.
-    fresh = {**accept, "Authorization": f"Bearer {issuer.mint(aud=served.url, jti='2')}"}
-    assert served.http.post(served.url, json=ping, headers={**fresh, **session}).status_code == 200
-    mallory = {**accept, "Authorization": f"Bearer {issuer.mint(aud=served.url, sub='mallory')}"}
-    taken = served.http.post(served.url, json=ping, headers={**mallory, **session})
+    fresh = {**accept, "Authorization": f"Bearer {issuer.mint(aud=protected.url, jti='2')}"}
+    assert (
+        protected.http.post(protected.url, json=ping, headers={**fresh, **session}).status_code
+        == 200
+    )
+    mallory = {**accept, "Authorization": f"Bearer {issuer.mint(aud=protected.url, sub='mallory')}"}
+    taken = protected.http.post(protected.url, json=ping, headers={**mallory, **session})
     assert taken.status_code == 404
 
 
 def test_a_tool_reached_through_the_dispatcher_checks_its_scope_too(
-    issuer: Issuer, served: Served
+    issuer: Issuer, protected: Served
 ) -> None:
     # The HTTP layer sees a call of call_notebook_tool (no scopes); the chain sees "write".
-    served.server.dispatcher_tools_for_all = True
+    protected.server.dispatcher_tools_for_all = True
     try:
-        runs = len(served.runs)
-        token = issuer.mint(aud=served.url, scope="mcp")
-        response = served.call(
+        runs = len(protected.runs)
+        token = issuer.mint(aud=protected.url, scope="mcp")
+        response = protected.call(
             token, "call_notebook_tool", arguments={"name": "write", "arguments": {"a": 1}}
         )
         error = response.json()["error"]
         assert error["code"] == -32003
         assert error["data"] == {"error": "insufficient_scope", "scope": "files:write mcp"}
-        assert len(served.runs) == runs
-        granted = issuer.mint(aud=served.url, scope="mcp files:write")
-        response = served.call(
+        assert len(protected.runs) == runs
+        granted = issuer.mint(aud=protected.url, scope="mcp files:write")
+        response = protected.call(
             granted, "call_notebook_tool", arguments={"name": "write", "arguments": {"a": 1}}
         )
         assert "result" in response.json(), response.text
-        assert served.runs[-1] == "write"
+        assert protected.runs[-1] == "write"
     finally:
-        served.server.dispatcher_tools_for_all = False
+        protected.server.dispatcher_tools_for_all = False
 
 
 def test_the_call_record_names_who_called_as_the_monitor_and_panel_show_it(
-    issuer: Issuer, served: Served
+    issuer: Issuer, protected: Served
 ) -> None:
     from mcp_notebook.ui import panelrows, render
 
-    token = issuer.mint(aud=served.url, sub="dana", client_id="lab-app")
-    assert served.call(token, "add").status_code == 200
-    record = [r for r in served.server.calls if r.caller and r.caller.subject == "dana"][-1]
+    token = issuer.mint(aud=protected.url, sub="dana", client_id="lab-app")
+    assert protected.call(token, "add").status_code == 200
+    record = [r for r in protected.server.calls if r.caller and r.caller.subject == "dana"][-1]
     assert record.client.endswith(" as dana (client lab-app)")
     assert panelrows.row(record)["client"].endswith("as dana (client lab-app)")
     assert "as dana (client lab-app)" in render.detail(record)

@@ -99,6 +99,8 @@ TIER_OF_PATH = {
     "tests/test_serve_dispatcher.py": "e2e",
     "tests/test_export_install.py": "e2e",
     "tests/test_export_ray.py": "e2e",
+    "tests/oauth/test_sdk_flow.py": "e2e",
+    "tests/oauth/test_sdk_flow_ray.py": "e2e",
     "tests/test_replays.py": "e2e",
     "tests/test_package_build.py": "e2e",
     "tests/test_serve_debugger.py": "e2e",

@@ -57,11 +57,13 @@ import ray
 from ray import serve
 from mcp_notebook.export.ray_serve import build
 
-port, replicas, logs = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+port, replicas, module, prefix, logs = (
+    int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+)
 ray.init(num_cpus=8, include_dashboard=False, log_to_driver=False, _temp_dir=logs)
 serve.start(http_options={"host": "127.0.0.1", "port": port})
-serve.run(build("replicas_mcp.notebook", replicas, ray_actor_options={"num_cpus": 0.5}),
-          route_prefix="/mcp")
+serve.run(build(module, replicas, ray_actor_options={"num_cpus": 0.5}),
+          route_prefix=prefix)
 print("ready", flush=True)
 sys.stdin.read()  # until the test closes stdin
 serve.shutdown()
@@ -78,14 +80,23 @@ TRACED = {
 
 
 def start_cluster(
-    package_dir: Path, replicas: int, logs: str = ""
+    package_dir: Path,
+    replicas: int,
+    logs: str = "",
+    module: str = "replicas_mcp.notebook",
+    environ: dict[str, str | None] | None = None,
+    port: int | None = None,
+    route_prefix: str = "/mcp",
 ) -> tuple[subprocess.Popen[str], str]:
     """A Ray cluster serving the export in ``package_dir``; its process and /mcp URL.
     ``logs``: Ray's temp dir, where the workers' stdout goes, and the replicas trace to
-    it (a short path: Ray's sockets are in it); empty: Ray's default, untraced."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    it (a short path: Ray's sockets are in it); empty: Ray's default, untraced.
+    ``environ`` is added to (or, for a None value, removed from) the replicas' environment;
+    ``route_prefix="/"`` (``serve run``'s default) routes every path to the export."""
+    if port is None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(package_dir), os.environ.get("PYTHONPATH", "")]),
@@ -93,8 +104,22 @@ def start_cluster(
         "RAY_USAGE_STATS_ENABLED": "0",
         **(TRACED if logs else {}),
     }
+    for name, value in (environ or {}).items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
     process = subprocess.Popen(
-        [sys.executable, "-c", CLUSTER, str(port), str(replicas), logs or "/tmp/ray"],
+        [
+            sys.executable,
+            "-c",
+            CLUSTER,
+            str(port),
+            str(replicas),
+            module,
+            route_prefix,
+            logs or "/tmp/ray",
+        ],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

@@ -49,6 +49,9 @@ logger = logging.getLogger(__name__)
 REPLICAS_ENV = "MCP_NOTEBOOK_REPLICAS"
 _SESSION = SESSION_HEADER.lower().encode("latin-1")
 _SEPARATOR = "."
+# OAuth's protected-resource metadata (RFC 9728): the one path besides the endpoint that a
+# replica answers (when auth is on), so the ingress must not turn it into /mcp.
+_METADATA = "/.well-known/oauth-protected-resource"
 REPLICA_ONGOING = 100  # a handshake-era GET stream holds one for as long as it is open
 INGRESS_ONGOING = 1000  # it only relays: the limit is on the replicas
 
@@ -136,14 +139,15 @@ class McpIngress:
         headers = [(k, v) for k, v in request.headers.items() if k.encode("latin-1") != _SESSION]
         if inner is not None:
             headers.append((SESSION_HEADER.lower(), inner))
+        path = request.url.path if request.url.path.startswith(_METADATA) else "/mcp"
         scope = {
             "type": "http",
             "asgi": {"version": "3.0"},
             "http_version": "1.1",
             "method": request.method,
             "scheme": "http",
-            "path": "/mcp",
-            "raw_path": b"/mcp",
+            "path": path,
+            "raw_path": path.encode("latin-1"),
             "root_path": "",
             "query_string": request.url.query.encode("latin-1"),
             "headers": headers,

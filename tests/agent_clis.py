@@ -1,5 +1,5 @@
 """Gemini CLI, Codex and the MCP Inspector's CLI, the real ones from the npm registry, run
-on the Node 22 the conformance tests install (tests/conformance/node.py), into the same
+on the Node 22 the conformance tests install (tests/e2e/conformance/node.py), into the same
 test cache:
 
     <cache>/npm-@google+gemini-cli@VERSION/node_modules/@google/gemini-cli/bundle/gemini.js
@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import portable
-from .conformance.node import _npm_install, cache_dir, node22
+from tests import portable
+from tests.e2e.conformance.node import _npm_install, cache_dir, node22
 
 NEEDS = (
     "Gemini CLI and Codex run on Node 22 from npm's node-linux-<arch> package, installed "

@@ -1,6 +1,6 @@
 """Scenarios for the official SDK client that run the same against every server.
 
-tests/test_sdk_memory.py runs them against the sans-IO server in memory;
+tests/unit/protocol/test_sdk_memory.py runs them against the sans-IO server in memory;
 tests/kernel/test_sdk_client.py and tests/kernel/test_context.py against a live kernel over
 HTTP. Each module registers tools of the same names and behaviour (add, slow_echo, explode,
 chatty, ask_model, roots); these helpers hold the checks, so the two sides cannot drift.
@@ -14,7 +14,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 
-from .schema import validate
+from tests.schema import validate
 
 
 def dump(model: Any) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import threading
 import time
 from typing import Any
 
-from . import portable
+from tests import portable
 
 SERVE = [sys.executable, "-m", "mcp_notebook.cli", "serve"]
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from .frontend import Frontend
+from tests.kernel.frontend import Frontend
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ import queue
 import time
 from typing import Any
 
-from ..kernels import Kernel
+from tests.kernels import Kernel
 
 DEADLINE = 60.0
 

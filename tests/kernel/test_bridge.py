@@ -10,12 +10,12 @@ from mcp.client import Client
 from mcp.client.stdio import FORCE_KILL_TIMEOUT
 from mcp.shared.exceptions import MCPError
 
-from .. import portable
-from ..conftest import MODES
-from ..kernels import Kernel, until_exists
-from ..schema import validate, validate_notification, validate_reply
-from ..stdio import INITIALIZE, RawStdio, module_params
-from ..waiting import OPEN_GET_STREAMS, until, wait_until
+from tests import portable
+from tests.conftest import MODES
+from tests.kernels import Kernel, until_exists
+from tests.schema import validate, validate_notification, validate_reply
+from tests.stdio import INITIALIZE, RawStdio, module_params
+from tests.waiting import OPEN_GET_STREAMS, until, wait_until
 
 SETUP = '''
 import os

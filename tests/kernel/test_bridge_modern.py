@@ -27,11 +27,10 @@ from mcp.client.subscriptions import SubscriptionLost, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 
 from mcp_notebook.bridge import Bridge, Target
-
-from ..kernels import Kernel, until_exists
-from ..schema import validate
-from ..stdio import FakeNotebook, RawStdio, Seen, json_body, json_line, module_params, sse_event
-from ..waiting import until
+from tests.kernels import Kernel, until_exists
+from tests.schema import validate
+from tests.stdio import FakeNotebook, RawStdio, Seen, json_body, json_line, module_params, sse_event
+from tests.waiting import until
 
 VERSION = "2026-07-28"
 META = {

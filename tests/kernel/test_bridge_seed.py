@@ -21,14 +21,14 @@ from typing import Any
 import jsonschema
 import pytest
 
-from ..kernels import Kernel
-from ..seed_schemas import (
+from tests.kernels import Kernel
+from tests.seed_schemas import (
     PROMPT_DEFINITION,
     RESOURCE_DEFINITION,
     SERVER_CAPABILITIES,
     TOOL_DEFINITION,
 )
-from ..stdio import FakeNotebook, Seen, json_body, sse_event
+from tests.stdio import FakeNotebook, Seen, json_body, sse_event
 
 QUICKSTART = str(Path(__file__).resolve().parents[2] / "notebooks" / "quickstart.ipynb")
 NAME = "seed-bridged"

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from ..schema import validate, validate_task_message
-from ..stdio import INITIALIZE, RawStdio
+from tests.schema import validate, validate_task_message
+from tests.stdio import INITIALIZE, RawStdio
 
 EXT = "io.modelcontextprotocol/tasks"
 META = {

@@ -16,8 +16,8 @@ from mcp.client.stdio import StdioServerParameters, get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from ..conftest import MODES, start_server
-from ..kernels import KernelError
+from tests.conftest import MODES, start_server
+from tests.kernels import KernelError
 
 NAME = "cfgbook"
 # Where the kernels of this run keep their discovery files (tests/conftest.py): not Jupyter's

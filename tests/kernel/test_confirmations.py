@@ -16,11 +16,11 @@ import nbformat
 import pytest
 from pydantic import TypeAdapter
 
-from ..conftest import Served, connect, start_server
-from ..kernels import KernelError
-from ..schema import validate
-from ..serving import ServeProcess
-from .frontend import Frontend
+from tests.conftest import Served, connect, start_server
+from tests.kernel.frontend import Frontend
+from tests.kernels import KernelError
+from tests.schema import validate
+from tests.serving import ServeProcess
 
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "confirmations.ipynb"
@@ -371,7 +371,7 @@ async def test_the_confirmations_notebook_serves_headless():
 
 # -- approvals as tasks: no request is held open while a person decides ----------------
 def tasks_client(served):
-    from .test_tasks import Tasks
+    from tests.kernel.test_tasks import Tasks
 
     return Tasks(served.url, served.token)
 

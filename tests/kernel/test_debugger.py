@@ -13,12 +13,11 @@ import queue
 import pytest
 
 from mcp_notebook.ui.monitor import UNPAUSE
-
-from ..conftest import connect, start_server
-from ..sdk_scenarios import Progress
-from ..waiting import wait_until
-from .debugging import Debugger
-from .test_tasks import Tasks
+from tests.conftest import connect, start_server
+from tests.kernel.debugging import Debugger
+from tests.kernel.test_tasks import Tasks
+from tests.sdk_scenarios import Progress
+from tests.waiting import wait_until
 
 SETUP = '''
 @mcp.tool

@@ -17,8 +17,7 @@ import pytest
 from jupyter_client.manager import KernelManager
 
 from mcp_notebook import discovery
-
-from ..kernels import Kernel
+from tests.kernels import Kernel
 
 NOTEBOOK = "/some/dir/sales_report.ipynb"
 

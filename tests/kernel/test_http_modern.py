@@ -12,8 +12,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from ..conftest import start_server
-from ..schema import validate, validate_notification, validate_reply
+from tests.conftest import start_server
+from tests.schema import validate, validate_notification, validate_reply
 
 MODERN = "2026-07-28"
 META = {

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from ..conftest import start_server
+from tests.conftest import start_server
 
 SETUP = '''
 @mcp.tool

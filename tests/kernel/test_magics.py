@@ -9,7 +9,7 @@ import urllib.request
 
 import pytest
 
-from ..kernels import KernelError
+from tests.kernels import KernelError
 
 
 @pytest.fixture(scope="module")

@@ -13,10 +13,9 @@ from collections.abc import Callable
 import pytest
 
 from mcp_notebook.ui import calltable
-
-from ..conftest import MODES, connect, start_server
-from ..kernels import KernelError
-from .frontend import Frontend
+from tests.conftest import MODES, connect, start_server
+from tests.kernel.frontend import Frontend
+from tests.kernels import KernelError
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="

@@ -3,7 +3,7 @@ comm to ``mcp_notebook.panel`` (tests/kernel/frontend.py speaks the Jupyter prot
 official SDK client calls the notebook's server. A burst of calls arrives as a few batched
 messages; a confirmation is approved from the panel's comm and the client gets its result;
 hostile messages are refused without a kernel error; ``%mcp monitor`` asks the front end
-that ran it to show its panel. Without a kernel: tests/test_panelfeed.py."""
+that ran it to show its panel. Without a kernel: tests/unit/ui/test_panelfeed.py."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from ..conftest import connect, start_server
-from .frontend import Frontend
+from tests.conftest import connect, start_server
+from tests.kernel.frontend import Frontend
 
 PANEL = "mcp_notebook.panel"  # ui/panelfeed.py, js/labextension/src/feed.ts
 

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 from mcp.client import Client
 
-from ..conftest import MODES, connect, start_server
-from ..schema import validate_notification, validate_reply
-from ..sdk_scenarios import Progress
-from ..stdio import module_params
-from .test_http_raw import PROTOCOL, Endpoint, next_sse_event, wait_for_output
+from tests.conftest import MODES, connect, start_server
+from tests.kernel.test_http_raw import PROTOCOL, Endpoint, next_sse_event, wait_for_output
+from tests.schema import validate_notification, validate_reply
+from tests.sdk_scenarios import Progress
+from tests.stdio import module_params
 
 SETUP = '''
 from mcp_notebook import Context

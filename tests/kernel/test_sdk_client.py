@@ -6,15 +6,15 @@ import asyncio
 
 import pytest
 
-from ..conftest import MODES, connect, start_server
-from ..schema import validate
-from ..sdk_scenarios import (
+from tests.conftest import MODES, connect, start_server
+from tests.schema import validate
+from tests.sdk_scenarios import (
     check_add_and_echo,
     check_template_missing_resource_and_prompt,
     check_tool_errors,
     dump,
 )
-from ..waiting import OPEN_GET_STREAMS, until
+from tests.waiting import OPEN_GET_STREAMS, until
 
 SETUP = '''
 import pandas as pd

@@ -18,10 +18,9 @@ from nbclient import NotebookClient
 
 from mcp_notebook import NotebookMCP, discovery
 from mcp_notebook.protocol import InlineExecutor
-
-from ..kernels import KernelError
-from ..portable import assert_owner_only
-from ..stdio import INITIALIZE
+from tests.kernels import KernelError
+from tests.portable import assert_owner_only
+from tests.stdio import INITIALIZE
 
 SERVE = [sys.executable, "-m", "mcp_notebook", "serve"]
 

@@ -15,10 +15,10 @@ from typing import Any
 
 import pytest
 
-from ..conftest import start_server
-from ..schema import validate_task_message
-from ..waiting import wait_until
-from .test_http_modern import META, Modern, reply_of
+from tests.conftest import start_server
+from tests.kernel.test_http_modern import META, Modern, reply_of
+from tests.schema import validate_task_message
+from tests.waiting import wait_until
 
 EXT = "io.modelcontextprotocol/tasks"
 TASKS_META = {

@@ -12,8 +12,8 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from ..conftest import MODES, connect, start_server
-from ..stdio import module_params
+from tests.conftest import MODES, connect, start_server
+from tests.stdio import module_params
 
 # Run in a kernel with mcp_notebook loaded: its spans go to memory, spans_of reads them.
 TRACED_IN_MEMORY = '''

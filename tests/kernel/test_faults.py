@@ -145,13 +145,14 @@ def test_stop_with_calls_running_and_streams_open_ends_them_all(
 
 
 def test_a_handshake_client_gone_while_its_call_waits_for_a_cell(
-    ep: Endpoint, tmp_path: Path
+    ep: Endpoint, tmp_path: Path, frontend, calls_feed
 ) -> None:
     """The handshake era does not cancel on a hang-up, but a call still queued whose client
     cannot resume its stream (it got no event id of it) has nobody to receive its reply:
     it is dropped before it starts, and the server carries on."""
     kernel = ep.kernel
     session = ep.open_session()
+    frontend.feed_sent(kernel)
     busy = kernel.client.execute(BUSY_CELL)
     wait_for_output(kernel, busy, "started")
     mark = tmp_path / "queued"
@@ -162,9 +163,7 @@ def test_a_handshake_client_gone_while_its_call_waits_for_a_cell(
     head = f"POST {ep.path} HTTP/1.1\r\nHost: {ep.host}:{ep.port}\r\n"
     head += "".join(f"{k}: {v}\r\n" for k, v in ep.headers(session=session).items())
     raw.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
-    # A bounded wait: the call is queued behind the cell (the kernel, which holds the
-    # call's record, is busy: nothing else can tell that it is queued).
-    time.sleep(0.5)
+    frontend.wait_for_call(calls_feed, "nap", "behind")  # queued behind the cell
     raw.close()
     assert kernel.client.get_shell_msg(timeout=30)["content"]["status"] == "ok"
     assert_healthy(ep)  # a cell after the call's turn: it has passed

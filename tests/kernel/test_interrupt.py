@@ -216,17 +216,16 @@ def test_an_interrupt_while_no_call_runs_changes_nothing(ep: Endpoint, session: 
 
 
 def test_an_interrupt_during_a_cell_stops_the_cell_and_queued_calls_wait(
-    ep: Endpoint, session: str, pool
+    ep: Endpoint, session: str, pool, frontend, calls_feed
 ) -> None:
     kernel = ep.kernel
     # stop_on_error=False: an interrupted cell must not make the kernel abort the requests
     # this test sends next (ipykernel aborts what arrives while it clears its queue).
+    frontend.feed_sent(kernel)
     busy = kernel.client.execute(BUSY_CELL, stop_on_error=False)
     wait_for_output(kernel, busy, "started")
     reply = post_call(pool, ep, session, "add", a=20, b=22)
-    # A bounded wait: the call is queued behind the cell (the kernel, which holds the
-    # call's record, is busy: nothing else can tell that it is queued).
-    time.sleep(1.0)
+    frontend.wait_for_call(calls_feed, "add", "behind")  # queued behind the cell
     kernel.manager.interrupt_kernel()
     while True:
         message = kernel.client.get_shell_msg(timeout=30)

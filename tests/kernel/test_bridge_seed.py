@@ -29,6 +29,7 @@ from tests.seed_schemas import (
     TOOL_DEFINITION,
 )
 from tests.stdio import FakeNotebook, Seen, json_body, sse_event
+from tests.waiting import wait_until
 
 QUICKSTART = str(Path(__file__).resolve().parents[2] / "notebooks" / "quickstart.ipynb")
 NAME = "seed-bridged"
@@ -513,10 +514,7 @@ def test_a_call_in_flight_when_the_kernel_restarts_gets_an_error(tmp_path):
         in_flight = client.request(
             "mcp/executeTool", {"id": nap, "arguments": {"marker": str(marker)}}
         )
-        deadline = time.monotonic() + 60
-        while not marker.exists():
-            assert time.monotonic() < deadline, "the tool never started"
-            time.sleep(0.1)
+        wait_until(marker.exists, "the tool to start", timeout=60)
         kernel.manager.restart_kernel(now=True)
         # An error, never silence; then the same client goes on once the notebook is back.
         broken = client.reply_to(in_flight, timeout=60)

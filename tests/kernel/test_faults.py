@@ -11,7 +11,6 @@ from __future__ import annotations
 import http.client
 import json
 import socket
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from tests.conftest import start_server
 from tests.kernel.test_http_modern import Modern
 from tests.kernel.test_http_raw import ACCEPT_BOTH, Endpoint, assert_healthy, wait_for_output
 from tests.kernels import Kernel
+from tests.waiting import wait_until
 
 SETUP = '''
 import asyncio, time
@@ -61,13 +61,6 @@ FINAL = {"done", "error", "denied", "cancelled", "interrupted"}
 @pytest.fixture(scope="module")
 def ep(kernel: Kernel) -> Endpoint:
     return Endpoint(start_server(kernel, SETUP))
-
-
-def wait_for(path: Path) -> None:
-    deadline = time.monotonic() + 30
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path.name} never appeared"
-        time.sleep(0.02)
 
 
 def read_to_the_end(response: http.client.HTTPResponse) -> bytes:
@@ -119,8 +112,8 @@ def test_stop_with_calls_running_and_streams_open_ends_them_all(
             modern_reply = pool.submit(
                 open_request, "POST", modern_call, modern.headers(modern_call)
             )
-            wait_for(handshake_mark)
-            wait_for(modern_mark)
+            wait_until(handshake_mark.exists, "the handshake mark file")
+            wait_until(modern_mark.exists, "the modern mark file")
             kernel.run("%mcp stop")
             # Every client hears the end: a reply or a closed connection, no hang.
             for pending in (handshake_reply, modern_reply):
@@ -186,7 +179,7 @@ def test_a_2026_client_gone_while_a_sync_tool_runs(ep: Endpoint, tmp_path: Path)
     head = f"POST {modern.path} HTTP/1.1\r\nHost: {modern.host}:{modern.port}\r\n"
     head += "".join(f"{k}: {v}\r\n" for k, v in modern.headers(message).items())
     raw.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
-    wait_for(mark)  # it runs now
+    wait_until(mark.exists, "the mark file")  # it runs now
     raw.close()
     assert_healthy(ep)  # the next cell waits for the tool, then runs
     assert str(mark) in kernel.eval("ran")

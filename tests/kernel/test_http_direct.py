@@ -13,7 +13,6 @@ import hashlib
 import http.client
 import json
 import socket
-import time
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from tests.kernel.test_http_raw import (
 )
 from tests.kernels import Kernel
 from tests.schema import validate_reply
+from tests.waiting import wait_until
 
 SETUP = """
 import hashlib, time
@@ -177,10 +177,7 @@ def test_a_client_that_hangs_up_mid_call_leaves_the_server_healthy(
     request = {"name": "nap_after_mark", "arguments": {"mark": str(started), "seconds": 0.5}}
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": request})
     client.conn.request("POST", ep.path, body, ep.headers(session=session))
-    deadline = time.monotonic() + 30
-    while not started.exists():  # the tool runs now
-        assert time.monotonic() < deadline, "the tool never started"
-        time.sleep(0.02)
+    wait_until(started.exists, "the tool to start")  # the tool runs now
     client.socket.shutdown(socket.SHUT_RDWR)
     client.close()
     # The tool ends and answers a client that is gone; the kernel is free again after it.

@@ -6,7 +6,6 @@ import http.client
 import json
 import socket
 import threading
-import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -14,6 +13,7 @@ import pytest
 
 from tests.conftest import start_server
 from tests.schema import validate, validate_notification, validate_reply
+from tests.waiting import wait_until
 
 MODERN = "2026-07-28"
 META = {
@@ -282,10 +282,7 @@ def test_closing_the_stream_cancels_the_call(modern, kernel):
     validate_notification(progress, MODERN)
     connection.sock.close()  # hang up: 2026-07-28's way to cancel
     connection.close()
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and kernel.eval("cancelled") != [True]:
-        time.sleep(0.1)
-    assert kernel.eval("cancelled") == [True]
+    wait_until(lambda: kernel.eval("cancelled") == [True], "the tool to be cancelled", timeout=20)
     assert (
         kernel.eval("[c.status for c in mcp.calls if c.target == 'wait_long'][-1]") == "cancelled"
     )
@@ -308,13 +305,10 @@ def test_listen_acknowledges_tags_filters_and_delivers_changes(modern, kernel):
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    deadline = time.monotonic() + 10
-    while not frames and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: frames, "the acknowledgement", timeout=10)
     kernel.run('mcp.prompt("ignored", "not asked for")')  # filtered out
     kernel.run("@mcp.tool\ndef add(a: int, b: int) -> int:\n    return a + b\n")
-    while len(frames) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: len(frames) >= 2, "the change", timeout=10)
     connection.sock.shutdown(socket.SHUT_RDWR)  # hang up under the reader's feet
     reader.join(10)
     ack, change = frames[0], frames[1]

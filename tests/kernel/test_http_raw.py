@@ -24,6 +24,7 @@ import pytest
 from tests.conftest import Served, start_server
 from tests.kernels import Kernel
 from tests.schema import validate_notification, validate_reply
+from tests.waiting import read_until
 
 PROTOCOL = "2025-11-25"
 ACCEPT_BOTH = "application/json, text/event-stream"
@@ -275,14 +276,16 @@ def assert_healthy(ep: Endpoint) -> None:
 
 def wait_for_output(kernel: Kernel, msg_id: str, text: str, timeout: float = 30) -> None:
     """Block until the cell ``msg_id`` printed ``text`` (so it is running now)."""
-    while True:
-        message = kernel.client.get_iopub_msg(timeout=timeout)
-        if (
+    read_until(
+        lambda seconds: kernel.client.get_iopub_msg(timeout=seconds),
+        lambda message: (
             message["parent_header"].get("msg_id") == msg_id
             and message["msg_type"] == "stream"
             and text in message["content"]["text"]
-        ):
-            return
+        ),
+        f"the cell to print {text!r}",
+        timeout,
+    )
 
 
 # -- fixtures --------------------------------------------------------------------------

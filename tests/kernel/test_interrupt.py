@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
-import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from tests.kernel.test_http_modern import MODERN, Modern
 from tests.kernel.test_http_raw import Endpoint, Reply, wait_for_output
 from tests.kernels import Kernel
 from tests.schema import validate_reply
+from tests.waiting import wait_until
 
 SETUP = '''
 import asyncio, tempfile, time
@@ -124,13 +124,6 @@ def post_call(pool, ep: Endpoint, session: str, name: str, **arguments) -> Futur
     return pool.submit(ep.post, json.dumps(message).encode(), session=session)
 
 
-def wait_for(path: Path) -> None:
-    deadline = time.monotonic() + 30
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path.name} never appeared"
-        time.sleep(0.02)
-
-
 def last_status(kernel: Kernel, target: str) -> str:
     return kernel.eval(f"[c.status for c in mcp.calls if c.target == {target!r}][-1]")
 
@@ -147,7 +140,7 @@ def test_interrupt_stops_a_running_tool_and_the_server_goes_on(
 ) -> None:
     mark = tmp_path / "started"
     reply = post_call(pool, ep, session, tool, mark=str(mark))
-    wait_for(mark)  # the tool runs now
+    wait_until(mark.exists, "the mark file")  # the tool runs now
     ep.kernel.manager.interrupt_kernel()
     answer = reply.result(timeout=60)
     assert answer.status == 200, answer.body[:300]
@@ -163,7 +156,7 @@ def test_interrupt_on_a_2026_call(ep: Endpoint, session: str, pool, tmp_path: Pa
     mark = tmp_path / "started"
     message = modern.message("tools/call", {"name": "sleeper", "arguments": {"mark": str(mark)}})
     reply = pool.submit(modern.send, message)
-    wait_for(mark)
+    wait_until(mark.exists, "the mark file")
     ep.kernel.manager.interrupt_kernel()
     status, _, messages = reply.result(timeout=60)
     assert status == 200
@@ -181,7 +174,7 @@ def test_an_interrupted_resource_read_is_an_error_reply(
     message["params"] = {"uri": f"slow://{mark.name}"}
     reply = pool.submit(ep.post, json.dumps(message).encode(), session=session)
     try:
-        wait_for(mark)
+        wait_until(mark.exists, "the mark file")
         ep.kernel.manager.interrupt_kernel()
         body = reply.result(timeout=60).json()
     finally:
@@ -196,7 +189,7 @@ def test_the_monitor_shows_the_interrupted_call(ep: Endpoint, session: str, tmp_
     with ThreadPoolExecutor(1) as threads:
         mark = tmp_path / "started"
         reply = post_call(threads, ep, session, "sleeper", mark=str(mark))
-        wait_for(mark)
+        wait_until(mark.exists, "the mark file")
         ep.kernel.manager.interrupt_kernel()
         reply.result(timeout=60)
     ep.kernel.run(
@@ -247,7 +240,7 @@ def test_a_cell_interrupted_beside_a_running_async_tool_leaves_the_tool_running(
     kernel = ep.kernel
     mark = tmp_path / "started"
     reply = post_call(pool, ep, session, "waiter", mark=str(mark))
-    wait_for(mark)
+    wait_until(mark.exists, "the mark file")
     # stop_on_error=False: an interrupted cell must not make the kernel abort the requests
     # this test sends next (ipykernel aborts what arrives while it clears its queue).
     busy = kernel.client.execute(BUSY_CELL, stop_on_error=False)
@@ -283,7 +276,7 @@ def test_tools_that_end_and_start_during_a_cell_leave_idle_interrupts_harmless(
     kernel = ep.kernel
     mark, release = tmp_path / "started", tmp_path / "release"
     first = post_call(pool, ep, session, "held", mark=str(mark))
-    wait_for(mark)  # an async tool runs
+    wait_until(mark.exists, "the mark file")  # an async tool runs
     cell = kernel.client.execute(GATE_CELL.format(release=str(release)))
     wait_for_output(kernel, cell, "started")
     # The tool ends during the cell, and another runs during it.
@@ -305,7 +298,7 @@ def test_a_tool_that_starts_during_an_async_cell_and_outlives_it_can_be_interrup
     cell = kernel.client.execute(GATE_CELL.format(release=str(release)))
     wait_for_output(kernel, cell, "started")
     reply = post_call(pool, ep, session, "waiter", mark=str(mark))
-    wait_for(mark)  # the tool started during the cell
+    wait_until(mark.exists, "the mark file")  # the tool started during the cell
     release.touch()
     assert wait_for_reply(kernel, cell)["content"]["status"] == "ok"
     assert last_status(kernel, "waiter") == "running"

@@ -14,14 +14,12 @@ tests/kernel/test_confirmations.py.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shutil
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -34,6 +32,7 @@ import pytest
 
 from tests import portable
 from tests.conftest import Served
+from tests.waiting import until, wait_until
 
 ROOT = Path(__file__).resolve().parents[3]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -114,13 +113,13 @@ class Lab:
     async def discovered(self, name: str, timeout: float = 60) -> Served:
         """The URL and token that notebook ``name``'s server wrote to its discovery file
         (a ``Served`` without a kernel)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            for path in (self.runtime / "mcp_notebook").glob(f"{name}-*.json"):
-                record = json.loads(path.read_text())
-                return Served(kernel=None, url=record["url"], token=record["token"])
-            await asyncio.sleep(0.2)
-        raise AssertionError("the notebook's server wrote no discovery file")
+        files = await until(
+            lambda: list((self.runtime / "mcp_notebook").glob(f"{name}-*.json")),
+            "the notebook's server to write its discovery file",
+            timeout,
+        )
+        record = json.loads(files[0].read_text())
+        return Served(kernel=None, url=record["url"], token=record["token"])
 
 
 def _free_port() -> int:
@@ -130,19 +129,25 @@ def _free_port() -> int:
 
 
 def _wait_until_up(lab: Lab, log: Path, timeout: float = 90) -> None:
-    deadline = time.monotonic() + timeout
     request = urllib.request.Request(
         f"{lab.url}/api/status", headers={"Authorization": f"token {lab.token}"}
     )
-    while time.monotonic() < deadline:
+
+    def up() -> str | None:
         if lab.process.poll() is not None:
-            raise AssertionError(f"{lab.app} exited:\n" + log.read_text())
+            return "exited"
         try:
             with urllib.request.urlopen(request, timeout=2):
-                return
+                return "up"
         except (urllib.error.URLError, OSError):
-            time.sleep(0.2)
-    raise AssertionError(f"{lab.app} did not start:\n" + log.read_text())
+            return None
+
+    try:
+        state = wait_until(up, f"{lab.app} to start", timeout)
+    except AssertionError as late:
+        raise AssertionError(f"{late}:\n" + log.read_text()) from None
+    if state == "exited":
+        raise AssertionError(f"{lab.app} exited:\n" + log.read_text())
 
 
 # The Python module that starts each front end's server: its --help, its options.

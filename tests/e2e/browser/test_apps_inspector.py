@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from tests import portable
 from tests.conftest import Served
 from tests.e2e.browser.conftest import ARTIFACTS, CHROMIUM_ARGS, _free_port
 from tests.e2e.conformance.node import _npm_install, cache_dir, node22
+from tests.waiting import wait_until
 
 NOTEBOOK = Path(__file__).resolve().parents[3] / "notebooks" / "apps.ipynb"
 INSPECTOR = "@modelcontextprotocol/inspector@2.12.0"
@@ -75,18 +75,19 @@ def inspector(served: Served, tmp_path_factory) -> Iterator[str]:
         **portable.spawn_options(),
     )
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
+
+        def started() -> re.Match[str] | str | None:
             found = re.search(
                 r"(http://127\.0\.0\.1:\d+/?\?MCP_INSPECTOR_API_TOKEN=\w+)", log.read_text()
             )
-            if found:
-                break
-            if process.poll() is not None:
-                raise AssertionError("the Inspector exited:\n" + log.read_text())
-            time.sleep(0.2)
-        else:
-            raise AssertionError("the Inspector did not start:\n" + log.read_text())
+            return found or ("exited" if process.poll() is not None else None)
+
+        try:
+            found = wait_until(started, "the Inspector to start", timeout=120)
+        except AssertionError as late:
+            raise AssertionError(f"{late}:\n" + log.read_text()) from None
+        if found == "exited":
+            raise AssertionError("the Inspector exited:\n" + log.read_text())
         yield found.group(1)
     finally:
         portable.stop(process)

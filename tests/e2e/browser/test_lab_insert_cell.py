@@ -5,10 +5,8 @@ the call's result."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
-import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,6 +20,7 @@ from tests.conftest import Served, connect
 from tests.e2e.browser.conftest import ARTIFACTS, CHROMIUM_ARGS, Lab
 from tests.e2e.browser.test_lab_confirmations import WAIT_MS, kernel_idle, run_all_cells
 from tests.kernel.frontend import Frontend
+from tests.waiting import until, until_async
 
 TOOL = '''\
 import datetime
@@ -69,14 +68,13 @@ def write_notebook(lab: Lab, name: str) -> str:
 
 
 async def until_answers(agent, count: int, timeout: float = 60) -> list[dict]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+
+    async def answers() -> list[dict] | None:
         result = await agent.call_tool("front_end_answers", {})
-        answers = json.loads(result.content[0].text)
-        if len(answers) >= count:
-            return answers
-        await asyncio.sleep(0.2)
-    raise AssertionError("the JupyterLab extension did not answer")
+        answered = json.loads(result.content[0].text)
+        return answered if len(answered) >= count else None
+
+    return await until_async(answers, "the JupyterLab extension to answer", timeout)
 
 
 async def open_notebook(page: Page, lab: Lab, name: str) -> dict:
@@ -237,12 +235,11 @@ async def saved_with_the_monitor(lab: Lab, page: Page, path: str) -> None:
     await page.locator(".jp-Notebook .jp-Cell .jp-InputPrompt").first.click()
     await page.keyboard.press("Escape")
     await page.keyboard.press("Control+s")
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if "application/vnd.jupyter.widget-view+json" in (lab.root / path).read_text():
-            return
-        await asyncio.sleep(0.2)
-    raise AssertionError("the page did not save the notebook with its monitor")
+    await until(
+        lambda: "application/vnd.jupyter.widget-view+json" in (lab.root / path).read_text(),
+        "the page to save the notebook with its monitor",
+        timeout=60,
+    )
 
 
 async def test_with_other_front_ends_on_the_kernel_the_tab_that_clicked_inserts_once(

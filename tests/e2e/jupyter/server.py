@@ -8,7 +8,6 @@ import secrets
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -112,16 +111,19 @@ class ServerKernel(Kernel):
         self.client = BlockingKernelClient(connection_file=str(folder / f"kernel-{kernel_id}.json"))
         self.client.load_connection_file()
         self.client.start_channels()
-        deadline = time.monotonic() + 90
-        while True:
+
+        def ready() -> bool:
             try:
                 self.client.wait_for_ready(timeout=60)
-                break
+                return True
             except RuntimeError:
                 # Without a manager the client judges "alive" by the heartbeat, which a
                 # kernel still starting on a loaded machine may not answer yet.
-                if time.monotonic() > deadline or not self.alive():
+                if not self.alive():
                     raise
+                return False
+
+        wait_until(ready, "the kernel to be ready", timeout=90)
 
     def alive(self) -> bool:
         return self.server.api("GET", f"api/kernels/{self.id}").status_code == 200

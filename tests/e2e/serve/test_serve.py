@@ -6,7 +6,6 @@ import json
 import os
 import socket
 import subprocess
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -18,6 +17,7 @@ import pytest
 from tests.conftest import MODES, Served, connect
 from tests.portable import alive
 from tests.serving import SERVE, ServeProcess
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[3]
 QUICKSTART = ROOT / "notebooks" / "quickstart.ipynb"
@@ -104,10 +104,7 @@ def test_ctrl_c_shuts_the_kernel_down():
     assert kernels, "the kernel runs as a child process"
     assert served.stop() == 0
     assert "Shutting down the kernel" in "".join(served.stderr)
-    deadline = time.monotonic() + 10
-    while any(alive(pid) for pid in kernels) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not any(alive(pid) for pid in kernels)
+    wait_until(lambda: not any(alive(pid) for pid in kernels), "the kernel to exit", timeout=10)
     assert served.process.stdout.read() == ""
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from mcp.shared.subscriptions import ResourcesListChanged, ResourceUpdated, Tool
 from tests.conftest import Served, connect
 from tests.serving import ServeProcess
 from tests.stdio import module_params
-from tests.waiting import DEADLINE, until
+from tests.waiting import DEADLINE, until, until_async
 
 # A diagnostic tool of the test notebooks: how many GET streams (where notifications go)
 # the server has open.
@@ -102,12 +101,8 @@ async def text_of(client: Client, tool: str, arguments: dict[str, Any]) -> str:
 
 
 async def eventually(condition: Callable[[], Awaitable[bool]], what: str) -> None:
-    """Ask the server until ``condition`` holds (a deadline, as tests/waiting.py)."""
-    deadline = time.monotonic() + DEADLINE
-    while not await condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {DEADLINE:g} s: {what}")
-        await asyncio.sleep(0.05)
+    """Ask the server until ``condition`` holds."""
+    await until_async(condition, what, DEADLINE)
 
 
 async def has_tool(client: Client, name: str) -> bool:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from tests.conftest import MODES
 from tests.portable import alive, children
 from tests.schema import validate_notification, validate_reply
 from tests.stdio import INITIALIZE, FramedStdio, RawStdio, module_params
+from tests.waiting import wait_until
 
 QUICKSTART = str(Path(__file__).resolve().parents[3] / "notebooks" / "quickstart.ipynb")
 
@@ -215,14 +215,6 @@ def test_stdin_closed_mid_call_leaves_no_kernel_behind(tmp_path):
     assert kernels, "the kernel runs as a child of serve"
     assert raw.close(timeout=90) == 0
     wait_until(lambda: not any(map(alive, kernels)), "the kernel to exit")
-
-
-def wait_until(condition: Callable[[], bool], what: str, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
 
 
 def test_a_call_in_flight_when_the_kernel_dies_gets_an_error_then_serve_exits(tmp_path):

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import itertools
-import time
 from pathlib import Path
 from typing import Any
 
 from tests.schema import validate, validate_task_message
 from tests.stdio import INITIALIZE, RawStdio
+from tests.waiting import wait_until
 
 EVERYTHING = str(Path(__file__).resolve().parents[3] / "notebooks" / "everything.ipynb")
 EXT = "io.modelcontextprotocol/tasks"
@@ -31,13 +31,14 @@ def test_both_eras_get_tasks_over_stdio():
         # 2026-07-28: a call that runs past the notebook's --after becomes a task.
         call = {"name": "slow_compute", "arguments": {"seconds": 1}, "_meta": META}
         created = validate_task_message("tools/call", ask(raw, "tools/call", call)["result"])
-        deadline = time.monotonic() + 60
-        while True:
-            task = ask(raw, "tasks/get", {"taskId": created["taskId"], "_meta": META})["result"]
-            if task["status"] != "working":
-                break
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
+        get = {"taskId": created["taskId"], "_meta": META}
+        task = wait_until(
+            lambda: (
+                (found := ask(raw, "tasks/get", get)["result"])["status"] != "working" and found
+            ),
+            "the task to finish working",
+            timeout=60,
+        )
         validate_task_message("tasks/get", task)
         assert task["result"]["content"][0]["text"] == "compute: done after 1s"
         # 2025-11-25: the client asks for a task; tasks/result waits for the result.

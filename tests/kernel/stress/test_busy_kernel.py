@@ -11,24 +11,13 @@ from typing import Any
 
 from tests.conftest import Served
 from tests.kernel.stress.client import KeepAlive
+from tests.kernel.test_http_raw import wait_for_output
 
 BLOCKING_CELL = """
 print("cell started", flush=True)
 while not os.path.exists({flag!r}):
     time.sleep(0.01)
 """
-
-
-def wait_for_output(served: Served, msg_id: str, text: str, timeout: float = 60) -> None:
-    """Read the kernel's IOPub until the cell ``msg_id`` prints ``text``."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        message = served.kernel.client.get_iopub_msg(timeout=max(0.1, end - time.monotonic()))
-        if message["parent_header"].get("msg_id") != msg_id:
-            continue
-        if message["msg_type"] == "stream" and text in message["content"]["text"]:
-            return
-    raise AssertionError(f"the cell never printed {text!r}")
 
 
 def test_control_plane_answers_while_a_cell_blocks_the_kernel(
@@ -40,7 +29,7 @@ def test_control_plane_answers_while_a_cell_blocks_the_kernel(
     msg_id = served.kernel.client.execute(BLOCKING_CELL.format(flag=str(flag)))
     called: list[str] = []
     try:
-        wait_for_output(served, msg_id, "cell started")
+        wait_for_output(served.kernel, msg_id, "cell started", timeout=60)
         call = threading.Thread(target=lambda: called.append(caller.tool("echo", client=0, seq=1)))
         call.start()
 

@@ -19,6 +19,7 @@ from mcp_notebook.protocol import Server, Session
 from mcp_notebook.protocol.executor import LoopExecutor
 from tests.kernel.test_http_raw import initialize_message
 from tests.schema import validate_reply
+from tests.waiting import until
 
 
 class RecordingEarly:
@@ -145,10 +146,7 @@ async def test_a_call_cancelled_before_it_runs_sends_nothing(
     release = threading.Event()
     kernel_loop.call_soon_threadsafe(release.wait, 10)  # a "cell" holds the kernel thread
     pending = asyncio.ensure_future(server.handle(call("add", 5, a=1, b=2), session, early))
-    for _ in range(100):
-        await asyncio.sleep(0.01)
-        if early.armed_on:
-            break
+    await until(lambda: early.armed_on, "the early reply to be armed")
     cancel = {"method": "notifications/cancelled", "params": {"requestId": 5}}
     await server.handle({"jsonrpc": "2.0", **cancel}, session)
     assert await asyncio.wait_for(pending, 5) is None  # no response is due

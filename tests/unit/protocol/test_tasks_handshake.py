@@ -10,6 +10,7 @@ from mcp_notebook import Context, NotebookMCP
 from mcp_notebook.protocol import Server, Session
 from mcp_notebook.protocol.jsonrpc import RpcError
 from tests.schema import validate, validate_reply
+from tests.waiting import until
 
 V = "2025-11-25"
 _ids = itertools.count(1)
@@ -194,12 +195,9 @@ async def test_a_task_s_question_to_the_client_names_the_task_and_makes_it_input
     session.client_capabilities = {"elicitation": {}}
     created = await send(server, session, "tools/call", {"name": "ask_name", "task": {}})
     task_id = created["result"]["task"]["taskId"]
-    for _ in range(200):
-        asked = [m for m in heard if m.get("method") == "elicitation/create"]
-        if asked:
-            break
-        await asyncio.sleep(0.01)
-    (question,) = asked
+    (question,) = await until(
+        lambda: [m for m in heard if m.get("method") == "elicitation/create"], "the question"
+    )
     validate(question, "ElicitRequest", V)
     assert question["params"]["_meta"]["io.modelcontextprotocol/related-task"] == {
         "taskId": task_id
@@ -230,12 +228,9 @@ async def test_headless_a_confirm_task_asks_the_client_names_the_task_and_says_w
     call = {"name": "drop", "arguments": {"table": "t"}, "task": {}}
     created = await send(server, session, "tools/call", call)
     task_id = validate(created["result"], "CreateTaskResult", V)["task"]["taskId"]
-    for _ in range(400):
-        asked = [m for m in heard if m.get("method") == "elicitation/create"]
-        if asked:
-            break
-        await asyncio.sleep(0.01)
-    (question,) = asked
+    (question,) = await until(
+        lambda: [m for m in heard if m.get("method") == "elicitation/create"], "the question"
+    )
     validate(question, "ElicitRequest", V)
     assert "drop" in question["params"]["message"]
     assert question["params"]["_meta"]["io.modelcontextprotocol/related-task"] == {

@@ -10,6 +10,7 @@ from mcp_notebook import Context, NotebookMCP
 from mcp_notebook.protocol import Server, modern
 from mcp_notebook.protocol.jsonrpc import RpcError
 from tests.schema import validate, validate_task_message
+from tests.waiting import until, until_async
 
 MODERN = "2026-07-28"
 EXT = "io.modelcontextprotocol/tasks"
@@ -77,12 +78,12 @@ def make() -> tuple[Server, NotebookMCP, dict[str, Any]]:
 
 async def until_status(server: Server, task_id: str, *statuses: str) -> dict:
     """Polls tasks/get (as a client would) until the task's status is one of ``statuses``."""
-    for _ in range(400):
-        got = (await call(server, "tasks/get", {"taskId": task_id}))["result"]
-        if got["status"] in statuses:
-            return got
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"the task never became {' or '.join(statuses)}")
+
+    async def got() -> dict | None:
+        task = (await call(server, "tasks/get", {"taskId": task_id}))["result"]
+        return task if task["status"] in statuses else None
+
+    return await until_async(got, f"the task to become {' or '.join(statuses)}")
 
 
 async def until_terminal(server: Server, task_id: str) -> dict:
@@ -250,10 +251,7 @@ async def test_a_listen_stream_names_each_task_once_however_often_it_was_asked()
     heard: list[dict] = []
     session.outbound = lambda m, related: heard.append(m) or True
     listen = asyncio.ensure_future(server.handle(message, session))
-    for _ in range(100):
-        if heard:
-            break
-        await asyncio.sleep(0.01)
+    await until(lambda: heard, "the acknowledgement")
     assert heard[0]["params"]["notifications"]["taskIds"] == [task_id]
     await call(server, "tasks/cancel", {"taskId": task_id})
     server.end_listens()
@@ -270,10 +268,9 @@ async def test_status_notifications_reach_a_listen_stream_that_asked():
     session.outbound = lambda m, related: heard.append(m) or True
     listen = asyncio.ensure_future(server.handle(message, session))
     await until_terminal(server, task_id)
-    for _ in range(100):
-        if any(m.get("method") == "notifications/tasks" for m in heard):
-            break
-        await asyncio.sleep(0.01)
+    await until(
+        lambda: any(m.get("method") == "notifications/tasks" for m in heard), "a task status"
+    )
     ack = heard[0]
     assert ack["params"]["notifications"]["taskIds"] == [task_id]
     status = [m for m in heard if m.get("method") == "notifications/tasks"]

@@ -15,6 +15,7 @@ import tornado.iostream
 
 from mcp_notebook.transports.direct import DirectReply, json_response
 from tests.portable import open_handles
+from tests.waiting import until
 
 REPLY = {"jsonrpc": "2.0", "id": 1, "result": {"content": [], "isError": False}}
 
@@ -66,10 +67,7 @@ class Pair:
 
 async def noticed(check: Callable[[], bool]) -> None:
     """Let the loop run until ``check()`` holds (the stream notices a hang-up on it)."""
-    for _ in range(100):
-        if check():
-            return
-        await asyncio.sleep(0.01)
+    await until(check, "the stream to notice")
 
 
 def body_of(response: bytes) -> Any:

@@ -14,7 +14,6 @@ import json
 import select
 import socket
 import threading
-import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -27,6 +26,7 @@ from mcp_notebook.protocol.executor import LoopExecutor
 from mcp_notebook.transports.http import HttpTransport
 from mcp_notebook.transports.limits import ConnectionLimiter, Limits, SessionAdmission
 from tests.kernel.test_http_raw import initialize_message
+from tests.waiting import until, wait_until
 
 TOKEN = "secret-token"
 release = threading.Event()
@@ -120,13 +120,6 @@ def closed_by_server(sock: socket.socket) -> bool:
         return sock.recv(1, socket.MSG_PEEK) == b""
     except OSError:
         return True
-
-
-def wait_for(condition: Callable[[], bool], what: str, deadline: float = 20.0) -> None:
-    end = time.monotonic() + deadline
-    while not condition():
-        assert time.monotonic() < end, f"timed out waiting for {what}"
-        time.sleep(0.01)
 
 
 # -- item 9: an initialize flood cannot evict a live session -----------------------------
@@ -313,10 +306,10 @@ def test_at_the_cap_strangers_make_room_for_the_token_holder(
     try:
         assert owner.initialize()[0] == 200
         assert owner.call("ping")["result"] == {}
-        wait_for(lambda: all(closed_by_server(s) for s in strangers[:13]), "the oldest to go")
+        wait_until(lambda: all(closed_by_server(s) for s in strangers[:13]), "the oldest to go")
         # More strangers come; the owner's idle keep-alive connection is never their room.
         strangers += idle_sockets(transport.port, 20)
-        wait_for(lambda: sum(map(closed_by_server, strangers)) >= 33, "strangers to be shed")
+        wait_until(lambda: sum(map(closed_by_server, strangers)) >= 33, "strangers to be shed")
         assert owner.call("ping")["result"] == {}
         assert len(transport.connections.open) <= 8
     finally:
@@ -334,7 +327,7 @@ def test_a_client_over_its_own_cap_leaves_other_clients_alone(
         for owner in owners:
             assert owner.initialize()[0] == 200
         (extra,) = idle_sockets(transport.port, 1)
-        wait_for(lambda: closed_by_server(extra), "the fifth connection to be refused")
+        wait_until(lambda: closed_by_server(extra), "the fifth connection to be refused")
         other = Client(transport.port, source="127.0.0.2")
         assert other.initialize()[0] == 200
         for owner in [*owners, other]:
@@ -363,7 +356,7 @@ def test_connections_lent_to_calls_count_against_the_cap(
         assert holding.wait(10), "the tool never started"
         assert transport.lent, "the call's connection was not lent"
         (stranger,) = idle_sockets(transport.port, 1)
-        wait_for(lambda: closed_by_server(stranger), "the stranger to be refused")
+        wait_until(lambda: closed_by_server(stranger), "the stranger to be refused")
         assert transport.connections.refused == 1
         release.set()
         thread.join(30)
@@ -371,7 +364,7 @@ def test_connections_lent_to_calls_count_against_the_cap(
         assert caller.call("ping")["result"] == {}  # the connection came back, counted once
         assert len(transport.connections.open) == 2
         caller.close()
-        wait_for(lambda: len(transport.connections.open) == 1, "the closed one to be forgotten")
+        wait_until(lambda: len(transport.connections.open) == 1, "the closed one to be forgotten")
         stranger.close()
     finally:
         release.set()
@@ -384,7 +377,7 @@ def test_a_connect_flood_in_the_same_batch_does_not_shed_the_token_holder(
 ) -> None:
     transport = serve(limits=Limits(max_connections=8))
     strangers = idle_sockets(transport.port, 7)
-    wait_for(lambda: len(transport.connections.open) == 7, "the strangers to be accepted")
+    wait_until(lambda: len(transport.connections.open) == 7, "the strangers to be accepted")
     # Hold the server's loop, so that the owner and the flood behind it queue up and are
     # accepted in one batch, before the loop reads the owner's request.
     blocked, gate = threading.Event(), threading.Event()
@@ -500,10 +493,8 @@ async def test_out_of_fds_with_nothing_to_shed_pauses_accepting_instead_of_spinn
         for _ in range(200):  # turns of the loop: a readable socket would be seen each time
             await asyncio.sleep(0)
         assert listening.accepts == 1 and not served  # tried once, then paused
-        deadline = time.monotonic() + 20
-        while listening.accepts < 2:  # ... and tries again after the pause
-            assert time.monotonic() < deadline, "accepting never resumed"
-            await asyncio.sleep(0.02)
+        # ... and tries again after the pause
+        await until(lambda: listening.accepts >= 2, "accepting to resume", timeout=20)
     finally:
         limiter.close()
         client.close()

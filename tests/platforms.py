@@ -10,11 +10,11 @@ import types
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import psutil
 import pytest
 
 from mcp_notebook import openfiles, stopping
+from tests.sources import notebook
 
 # Real POSIX processes (signals, rlimits, libc); the tests of the Windows side simulate it.
 POSIX = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals, rlimits and libc")
@@ -28,11 +28,7 @@ def exited(pid: int) -> bool:
 
 
 def write_notebook(folder: Path, *cells: str) -> Path:
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
-    path = folder / "served.ipynb"
-    nbformat.write(notebook, path)
-    return path
+    return notebook(folder / "served.ipynb", *cells)
 
 
 # -- stopping: Windows has no SIGTERM -----------------------------------------------------------

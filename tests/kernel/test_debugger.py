@@ -17,14 +17,10 @@ from tests.conftest import connect, start_server
 from tests.kernel.debugging import Debugger
 from tests.kernel.test_tasks import Tasks
 from tests.sdk_scenarios import Progress
+from tests.sources import ADD
 from tests.waiting import wait_until
 
-SETUP = '''
-@mcp.tool
-def add(a: int, b: int = 1) -> int:
-    """Add two numbers."""
-    return a + b
-'''
+SETUP = ADD
 
 PAUSING_CELL = """def paused_here(n):
     doubled = n * 2

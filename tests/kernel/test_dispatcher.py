@@ -26,24 +26,25 @@ from mcp.shared.exceptions import MCPError
 from mcp_notebook.protocol.dispatcher_tools import CALL_TOOL, CAPABILITY, LIST_TOOL
 from tests.conftest import MODES, connect, start_server
 from tests.schema import validate, validate_reply
+from tests.sources import ADD
 from tests.stdio import module_params
 
 NAME = "dispatching"
 VERSION = {"legacy": "2025-11-25", "auto": "2026-07-28"}
-SETUP = '''
+SETUP = (
+    """
 ran = []
 
-@mcp.tool
-def add(a: int, b: int = 1) -> int:
-    """Add two numbers."""
-    return a + b
-
+"""
+    + ADD
+    + '''
 @mcp.tool(confirm=True)
 def delete_rows(table: str) -> str:
     """Delete the rows of a table."""
     ran.append(table)
     return f"deleted {table}"
 '''
+)
 
 
 def new_tool(name: str) -> str:

@@ -20,9 +20,11 @@ from tests.conftest import start_server
 from tests.kernel.test_http_modern import Modern
 from tests.kernel.test_http_raw import ACCEPT_BOTH, Endpoint, assert_healthy, wait_for_output
 from tests.kernels import Kernel
+from tests.sources import ADD_BARE
 from tests.waiting import wait_until
 
-SETUP = '''
+SETUP = (
+    '''
 import asyncio, time
 from pathlib import Path
 
@@ -47,10 +49,9 @@ def nap(mark: str, seconds: float) -> str:
     ran.append(mark)
     return "rested"
 
-@mcp.tool
-def add(a: int, b: int) -> int:
-    return a + b
 '''
+    + ADD_BARE
+)
 BUSY_CELL = """
 print("started", flush=True)
 time.sleep(2)

@@ -29,15 +29,16 @@ from tests.kernel.test_http_raw import (
 )
 from tests.kernels import Kernel
 from tests.schema import validate_reply
+from tests.sources import ADD_BARE
 from tests.waiting import wait_until
 
-SETUP = """
+SETUP = (
+    """
 import hashlib, time
 
-@mcp.tool
-def add(a: int, b: int) -> int:
-    return a + b
-
+"""
+    + ADD_BARE
+    + """
 @mcp.tool
 def big(megabytes: int) -> str:
     return "x" * (megabytes * 1024 * 1024)
@@ -53,6 +54,7 @@ def nap_after_mark(mark: str, seconds: float) -> str:
     time.sleep(seconds)
     return "rested"
 """
+)
 
 
 @pytest.fixture(scope="module")

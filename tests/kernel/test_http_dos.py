@@ -23,17 +23,17 @@ from tests.kernel.test_http_raw import Endpoint, initialize_message
 from tests.kernels import Kernel
 from tests.portable import cpu_seconds
 from tests.portable import rss as rss_bytes
+from tests.sources import ADD_BARE
 from tests.waiting import wait_until
 
 TIMEOUT = 3.0  # the server's header and idle timeouts in this module (seconds)
-SETUP = f"""
+SETUP = (
+    f"""
 mcp.limits.header_timeout = {TIMEOUT}
 mcp.limits.idle_timeout = {TIMEOUT}
-
-@mcp.tool
-def add(a: int, b: int) -> int:
-    return a + b
 """
+    + ADD_BARE
+)
 FD_LIMIT = 256
 IDLE_SOCKETS = 300  # more than the kernel has file descriptors left
 CPU_BOUND = 2.0  # CPU-seconds the kernel may use while the idle sockets run out

@@ -13,6 +13,7 @@ import pytest
 
 from tests.conftest import start_server
 from tests.schema import validate, validate_notification, validate_reply
+from tests.sources import ADD_BARE, ADD_INTS
 from tests.waiting import wait_until
 
 MODERN = "2026-07-28"
@@ -21,15 +22,14 @@ META = {
     "io.modelcontextprotocol/clientCapabilities": {},
     "io.modelcontextprotocol/clientInfo": {"name": "raw-2026", "version": "1"},
 }
-SETUP = '''
+SETUP = (
+    """
 import asyncio
 from mcp_notebook import Context
 
-@mcp.tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
-
+"""
+    + ADD_INTS
+    + '''
 @mcp.tool(
     description="Mirrors its region in a header",
     input_schema={"type": "object", "properties": {
@@ -54,6 +54,7 @@ async def wait_long(ctx: Context) -> str:
 mcp.prompt("hello", "Hello {who}")
 mcp.resource("notes", name="notes", uri="text://notes")
 '''
+)
 
 
 class Modern:
@@ -307,7 +308,7 @@ def test_listen_acknowledges_tags_filters_and_delivers_changes(modern, kernel):
     reader.start()
     wait_until(lambda: frames, "the acknowledgement", timeout=10)
     kernel.run('mcp.prompt("ignored", "not asked for")')  # filtered out
-    kernel.run("@mcp.tool\ndef add(a: int, b: int) -> int:\n    return a + b\n")
+    kernel.run(ADD_BARE)
     wait_until(lambda: len(frames) >= 2, "the change", timeout=10)
     connection.sock.shutdown(socket.SHUT_RDWR)  # hang up under the reader's feet
     reader.join(10)

@@ -24,6 +24,7 @@ import pytest
 from tests.conftest import Served, start_server
 from tests.kernels import Kernel
 from tests.schema import validate_notification, validate_reply
+from tests.sources import ADD_INTS
 from tests.waiting import read_until
 
 PROTOCOL = "2025-11-25"
@@ -32,14 +33,13 @@ PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND = -32700, -32600, -32601
 LIMIT = 4 * 1024 * 1024  # the default max body
 DROP = object()  # as a header value: leave this default header out
 
-SETUP = '''
+SETUP = (
+    """
 import threading, time
 
-@mcp.tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
-
+"""
+    + ADD_INTS
+    + '''
 @mcp.tool
 def nap(seconds: float) -> str:
     """Sleep on the main thread, then report the notebook's `phase` global."""
@@ -56,6 +56,7 @@ def read_global(name: str) -> str:
     """repr() of a notebook global."""
     return repr(globals().get(name))
 '''
+)
 
 REDEFINE_ADD = '''
 @mcp.tool

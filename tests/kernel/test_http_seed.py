@@ -12,14 +12,12 @@ from urllib.parse import urlsplit
 import pytest
 
 from tests.conftest import start_server
+from tests.sources import ADD_INTS
 from tests.waiting import wait_until
 
-SETUP = '''
-@mcp.tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
-
+SETUP = (
+    ADD_INTS
+    + '''
 @mcp.tool
 def fail() -> str:
     """Always fails."""
@@ -28,6 +26,7 @@ def fail() -> str:
 note = "v1"
 mcp.resource(var="note", uri="text://note", description="A note")
 '''
+)
 ADD = "mcp://seeded/tools/add:v1"
 
 

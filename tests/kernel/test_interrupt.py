@@ -21,9 +21,11 @@ from tests.kernel.test_http_modern import MODERN, Modern
 from tests.kernel.test_http_raw import Endpoint, Reply, wait_for_output
 from tests.kernels import Kernel
 from tests.schema import validate_reply
+from tests.sources import ADD_BARE
 from tests.waiting import wait_until
 
-SETUP = '''
+SETUP = (
+    '''
 import asyncio, tempfile, time
 from pathlib import Path
 
@@ -77,16 +79,16 @@ async def held(mark: str) -> str:
     await gate.wait()
     return "released"
 
-@mcp.tool
-def add(a: int, b: int) -> int:
-    return a + b
-
+'''
+    + ADD_BARE
+    + """
 @mcp.resource_template("slow://{mark}")
 def slow_read(mark: str) -> str:
     Path(tempfile.gettempdir(), mark).touch()
     time.sleep(600)
     return "read"
-'''
+"""
+)
 BUSY_CELL = """
 print("started", flush=True)
 time.sleep(600)

@@ -14,16 +14,16 @@ import pytest
 
 from tests.conftest import connect, start_server
 from tests.kernel.frontend import PANEL, Frontend
+from tests.sources import ADD_BARE
 
-SETUP = r"""
-@mcp.tool
-def add(a: int, b: int) -> int:
-    return a + b
-
+SETUP = (
+    ADD_BARE
+    + r"""
 @mcp.tool(confirm=True)
 def drop_rows(table: str) -> str:
     return f"dropped {table}"
 """
+)
 
 
 @pytest.fixture(scope="module")

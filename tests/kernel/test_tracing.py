@@ -13,6 +13,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from tests.conftest import MODES, connect, start_server
+from tests.sources import ADD_INTS
 from tests.stdio import module_params
 
 # Run in a kernel with mcp_notebook loaded: its spans go to memory, spans_of reads them.
@@ -34,15 +35,7 @@ def spans_of(trace_id):
         if format(s.context.trace_id, "032x") == trace_id
     ]
 '''
-SETUP = (
-    TRACED_IN_MEMORY
-    + '''
-@mcp.tool
-def add(a: int, b: int) -> int:
-    """Add two numbers."""
-    return a + b
-'''
-)
+SETUP = TRACED_IN_MEMORY + "\n" + ADD_INTS
 
 
 @pytest.fixture(scope="module")

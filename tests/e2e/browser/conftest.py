@@ -27,11 +27,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from tests import portable
 from tests.conftest import Served
+from tests.sources import notebook
 from tests.waiting import until, wait_until
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -101,13 +101,7 @@ class Lab:
 
     def write_notebook(self, name: str, cells: list[str]) -> str:
         """``NAME.ipynb`` in the server's root, of these code cells, on the python3 kernel."""
-        notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
-        notebook.metadata["kernelspec"] = {
-            "name": "python3",
-            "display_name": "Python 3 (ipykernel)",
-            "language": "python",
-        }
-        nbformat.write(notebook, self.root / f"{name}.ipynb")
+        notebook(self.root / f"{name}.ipynb", *cells, kernel=True)
         return f"{name}.ipynb"
 
     async def discovered(self, name: str, timeout: float = 60) -> Served:

@@ -13,14 +13,10 @@ import pytest
 from mcp_notebook import clients
 from tests import agent_clis
 from tests.conftest import start_server
+from tests.sources import ADD
 
 NAME = "clibook"
-SETUP = '''
-@mcp.tool
-def add(a: int, b: int = 1) -> int:
-    """Add two numbers."""
-    return a + b
-'''
+SETUP = ADD
 
 
 @pytest.fixture(scope="module")

@@ -20,6 +20,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp_notebook import __version__
 from mcp_notebook.export import wheel as runtime_wheel
 from tests.e2e.export.test_export_install import installed as installed_in
+from tests.sources import ADD_BARE
 
 CHECKOUT = Path(__file__).resolve().parents[3]
 
@@ -104,19 +105,20 @@ async def test_the_wheel_and_sdist_build_install_and_serve(tmp_path):
 
 # Never installed by the runtime.
 NOTEBOOK_SIDE = {"ipython", "ipykernel", "ipywidgets", "jupyter-client", "nbformat", "tornado"}
-TINY_SERVER = """
+TINY_SERVER = (
+    """
 from mcp_notebook.export.runtime import exported_app, main
 
 mcp = exported_app("tiny", globals())
 
 
-@mcp.tool
-def add(a: int, b: int) -> int:
-    return a + b
-
+"""
+    + ADD_BARE
+    + """
 
 main(mcp)
 """
+)
 
 
 def _build(source: Path, outdir: Path) -> tuple[Path, Path]:

@@ -15,6 +15,7 @@ from tests.conftest import MODES
 from tests.e2e.jupyter.hub import NEEDS, Hub, SingleUser
 from tests.e2e.jupyter.server import ServerKernel
 from tests.e2e.jupyter.test_relay import CALL, sdk
+from tests.sources import ADD_ONE_BARE
 from tests.stdio import module_params
 from tests.waiting import OPEN_GET_STREAMS, until
 
@@ -45,7 +46,7 @@ def bob(hub) -> SingleUser:
 def kernel(alice) -> Iterator[ServerKernel]:
     k = alice.start_kernel()
     k.run("%load_ext mcp_notebook")
-    k.run("@mcp.tool\ndef add(a: int, b: int = 1) -> int:\n    return a + b")
+    k.run(ADD_ONE_BARE)
     try:
         yield k
     finally:

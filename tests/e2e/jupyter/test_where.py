@@ -19,6 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 from tests import agent_clis
 from tests.conftest import MODES
 from tests.e2e.jupyter.server import JupyterServer, ServerKernel
+from tests.sources import ADD_ONE_BARE
 
 NAME = "sales"
 
@@ -36,7 +37,7 @@ def jupyter() -> Iterator[JupyterServer]:
 def kernel(jupyter) -> Iterator[ServerKernel]:
     k = jupyter.start_kernel()
     k.run("%load_ext mcp_notebook")
-    k.run("@mcp.tool\ndef add(a: int, b: int = 1) -> int:\n    return a + b")
+    k.run(ADD_ONE_BARE)
     try:
         yield k
     finally:

@@ -11,12 +11,12 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import nbformat
 import pytest
 
 from tests.conftest import MODES, Served, connect
 from tests.portable import alive
 from tests.serving import SERVE, ServeProcess
+from tests.sources import LOAD, notebook
 from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -109,14 +109,7 @@ def test_ctrl_c_shuts_the_kernel_down():
 
 
 def test_a_failing_cell_stops_start_up_with_its_traceback(tmp_path):
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [
-        nbformat.v4.new_code_cell("%load_ext mcp_notebook"),
-        nbformat.v4.new_code_cell("ratio = 1 / 0"),
-        nbformat.v4.new_code_cell("%mcp start"),
-    ]
-    path = tmp_path / "broken.ipynb"
-    nbformat.write(notebook, path)
+    path = notebook(tmp_path / "broken.ipynb", LOAD, "ratio = 1 / 0", "%mcp start")
     served = ServeProcess(str(path), "--port", "0")
     code = served.process.wait(120)
     served._reader.join(5)
@@ -155,14 +148,8 @@ async def test_serves_options_win_over_the_notebooks_own_start_without_an_enviro
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        notebook = nbformat.v4.new_notebook()
-        notebook.cells = [
-            nbformat.v4.new_code_cell("%load_ext mcp_notebook"),
-            nbformat.v4.new_code_cell(OWN_START),
-            nbformat.v4.new_code_cell(f"%mcp start --port {port} --name from-the-notebook"),
-        ]
-        path = tmp_path / "own_start.ipynb"
-        nbformat.write(notebook, path)
+        start = f"%mcp start --port {port} --name from-the-notebook"
+        path = notebook(tmp_path / "own_start.ipynb", LOAD, OWN_START, start)
         process = ServeProcess(
             str(path), "--port", "0", "--name", "from-the-command-line", "--token", "s3cret"
         )

@@ -12,12 +12,12 @@ from __future__ import annotations
 import subprocess
 
 import mcp_types as types
-import nbformat
 import pytest
 from mcp.client import Client
 
 from tests.conftest import Served, connect
 from tests.serving import SERVE, ServeProcess
+from tests.sources import notebook as write_notebook
 from tests.stdio import module_params
 
 GUARDED = """\
@@ -39,7 +39,7 @@ def deleted() -> str:
 @pytest.fixture(scope="module")
 def notebook(tmp_path_factory):
     path = tmp_path_factory.mktemp("confirm") / "guarded.ipynb"
-    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(GUARDED)]), path)
+    write_notebook(path, GUARDED)
     return path
 
 

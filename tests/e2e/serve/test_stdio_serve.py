@@ -7,13 +7,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 from mcp.client import Client
 
 from tests.conftest import MODES
 from tests.portable import alive, children
 from tests.schema import validate_notification, validate_reply
+from tests.sources import notebook
 from tests.stdio import INITIALIZE, FramedStdio, RawStdio, module_params
 from tests.waiting import wait_until
 
@@ -46,11 +46,7 @@ async def test_serves_the_quickstart_over_stdio(mode):
 
 @pytest.fixture
 def chatty_notebook(tmp_path) -> str:
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell(source) for source in CHATTY_CELLS]
-    path = tmp_path / "chatty.ipynb"
-    nbformat.write(notebook, path)
-    return str(path)
+    return str(notebook(tmp_path / "chatty.ipynb", *CHATTY_CELLS))
 
 
 def test_stdout_is_protocol_only_even_when_the_notebook_prints(chatty_notebook):
@@ -74,10 +70,7 @@ def test_stdout_is_protocol_only_even_when_the_notebook_prints(chatty_notebook):
 
 
 def test_a_failing_notebook_exits_non_zero_with_nothing_on_stdout(tmp_path):
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell("raise RuntimeError('bad setup')")]
-    path = tmp_path / "bad.ipynb"
-    nbformat.write(notebook, path)
+    path = notebook(tmp_path / "bad.ipynb", "raise RuntimeError('bad setup')")
     raw = RawStdio("serve", str(path), "--transport", "stdio")
     assert raw.process.wait(120) == 1
     raw.close()
@@ -199,10 +192,7 @@ SLOW_CELLS = [
 
 
 def test_stdin_closed_mid_call_leaves_no_kernel_behind(tmp_path):
-    notebook = nbformat.v4.new_notebook()
-    notebook.cells = [nbformat.v4.new_code_cell(source) for source in SLOW_CELLS]
-    path = tmp_path / "slow.ipynb"
-    nbformat.write(notebook, path)
+    path = notebook(tmp_path / "slow.ipynb", *SLOW_CELLS)
     marker = tmp_path / "running"
     raw = FramedStdio("serve", str(path), "--transport", "stdio")
     raw.send(INITIALIZE)
@@ -218,16 +208,13 @@ def test_stdin_closed_mid_call_leaves_no_kernel_behind(tmp_path):
 
 
 def test_a_call_in_flight_when_the_kernel_dies_gets_an_error_then_serve_exits(tmp_path):
-    notebook = nbformat.v4.new_notebook()
     cells = [
         "%load_ext mcp_notebook",
         # Killed as a crash would: SIGKILL on POSIX, TerminateProcess on Windows.
         "import psutil\n@mcp.tool\ndef die() -> str:\n"
         "    psutil.Process().kill()\n    return 'unreachable'",
     ]
-    notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
-    path = tmp_path / "dying.ipynb"
-    nbformat.write(notebook, path)
+    path = notebook(tmp_path / "dying.ipynb", *cells)
     raw = FramedStdio("serve", str(path), "--transport", "stdio")
     raw.send(INITIALIZE)
     only_reply(raw, 1)

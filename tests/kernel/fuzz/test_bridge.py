@@ -20,17 +20,16 @@ from tests.fuzz.harness import (
     stop,
 )
 from tests.kernels import Kernel
+from tests.sources import ADD
 from tests.stdio import INITIALIZE
 
-SETUP = '''
-@mcp.tool
-def add(a: int, b: int = 1) -> int:
-    """Add two numbers."""
-    return a + b
-
+SETUP = (
+    ADD
+    + """
 mcp.prompt("summarize", "Summarize {topic} in {n} bullet points.", defaults={"n": "3"})
 mcp.resource("sales,units\\nnorth,120\\n", name="sales", uri="df://sales")
-'''
+"""
+)
 PING = {"jsonrpc": "2.0", "method": "ping"}
 
 

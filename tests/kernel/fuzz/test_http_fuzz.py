@@ -30,6 +30,7 @@ from mcp_notebook.wire import jsontext
 from tests.conftest import Served, start_server
 from tests.fuzz import http_strategies as hs
 from tests.kernels import Kernel
+from tests.sources import ADD
 
 TOTAL = int(os.environ.get("MCP_NOTEBOOK_FUZZ_EXAMPLES", "20000"))
 # Share of the cases per strategy: most go to the two eras' POSTs.
@@ -37,15 +38,14 @@ SHARES = {"handshake": 0.4, "modern": 0.3, "seed": 0.15, "other": 0.15}
 EXPECTED_STATUS = {200, 202, 204, 400, 401, 403, 404, 405, 406, 408, 409, 413, 415, 429, 503}
 UNREAD = {401, 403, 408, 413, 429, 503}  # answered before the body is looked at
 
-SETUP = '''
+SETUP = (
+    """
 import logging
 from mcp_notebook import Context
 
-@mcp.tool
-def add(a: int, b: int = 1) -> int:
-    """Add two integers."""
-    return a + b
-
+"""
+    + ADD
+    + '''
 @mcp.tool
 def echo(text: str, times: int = 1, tags: list[str] | None = None, flag: bool = False) -> dict:
     """Echo the arguments back."""
@@ -96,6 +96,7 @@ class _Errors(logging.Handler):
 _fuzz_errors = _Errors()
 logging.getLogger().addHandler(_fuzz_errors)
 '''
+)
 
 
 def _strict(data: bytes | str) -> Any:

@@ -12,7 +12,6 @@ import os
 import subprocess
 import sys
 
-import nbformat
 import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
@@ -20,13 +19,14 @@ from mcp.client.stdio import StdioServerParameters
 from mcp_notebook.export.package import export_notebook
 from mcp_notebook.export.runtime import asgi_app, exported_app
 from tests.e2e.serve.test_serve_confirm import GUARDED, Yes, attempt
+from tests.sources import notebook as write_notebook
 
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
     folder = tmp_path_factory.mktemp("export-confirm")
     notebook = folder / "guarded.ipynb"
-    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(GUARDED)]), notebook)
+    write_notebook(notebook, GUARDED)
     return export_notebook(notebook, folder / "out", check=False)
 
 

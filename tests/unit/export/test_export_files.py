@@ -27,6 +27,7 @@ from mcp_notebook.export.package import (
     package_name,
     runtime_range,
 )
+from tests.sources import ADD_BARE
 
 NAMES = ["Données 2024.ipynb", "数据分析.ipynb", "Überblick (Kopie).py", "CON.ipynb"]
 
@@ -189,7 +190,7 @@ def test_the_notebooks_own_mcp_import_is_left_out_and_its_objects_are_refused(tm
     write_cells(
         notebook,
         "from mcp_notebook import mcp",
-        "@mcp.tool\ndef add(a: int, b: int) -> int:\n    return a + b",
+        ADD_BARE,
     )
     result = export_notebook(notebook, tmp_path / "out")
     code = (result.directory / result.package / "notebook.py").read_text(encoding="utf-8")

@@ -14,10 +14,11 @@ import os
 import subprocess
 import sys
 
-import nbformat
 import pytest
 
 from mcp_notebook.export.package import export_notebook
+from tests.sources import LOAD
+from tests.sources import notebook as write_notebook
 
 TOOL = """\
 import subprocess, sys
@@ -31,13 +32,7 @@ def add(a: int) -> int:
 
 
 def test_a_printing_tool_leaves_the_stdio_stream_to_the_protocol(tmp_path):
-    notebook = tmp_path / "calc.ipynb"
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        nbformat.v4.new_code_cell("%load_ext mcp_notebook"),
-        nbformat.v4.new_code_cell(TOOL),
-    ]
-    nbformat.write(nb, notebook)
+    notebook = write_notebook(tmp_path / "calc.ipynb", LOAD, TOOL)
     result = export_notebook(notebook, tmp_path / "out", check=False)
     init = {
         "protocolVersion": "2025-06-18",
@@ -110,13 +105,7 @@ print(json.dumps({"content": reply["result"]["content"], "backend": matplotlib.g
 
 def test_an_exported_tool_draws_a_figure_off_screen_where_a_desktop_is(tmp_path):
     pytest.importorskip("matplotlib")
-    notebook = tmp_path / "chart.ipynb"
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        nbformat.v4.new_code_cell("%matplotlib inline"),
-        nbformat.v4.new_code_cell(FIGURE_TOOL),
-    ]
-    nbformat.write(nb, notebook)
+    notebook = write_notebook(tmp_path / "chart.ipynb", "%matplotlib inline", FIGURE_TOOL)
     result = export_notebook(notebook, tmp_path / "out", check=False)
     env = {key: value for key, value in os.environ.items() if key != "MPLBACKEND"}
     done = subprocess.run(

@@ -73,7 +73,7 @@ def stop_export_as_on_windows(how: str) -> None:
 
 def stopped_as_on_windows(how: str) -> dict[str, Any]:
     code = (
-        "from tests.unit.export.test_export_platforms import stop_export_as_on_windows as s; "
+        "from tests.e2e.export.test_export_platforms import stop_export_as_on_windows as s; "
         "s(sys.argv[1])"
     )
     result = subprocess.run(

@@ -38,6 +38,22 @@ def add(a: int, b: int = 1) -> int:
     return a + b
 """
 
+# A notebook whose delete_rows asks first (confirm=True); deleted() says what it did.
+GUARDED = """\
+%load_ext mcp_notebook
+
+ran = []
+
+@mcp.tool(confirm=True)
+def delete_rows(table: str) -> str:
+    ran.append(table)
+    return f"deleted rows from {table}"
+
+@mcp.tool
+def deleted() -> str:
+    return ",".join(ran) or "nothing"
+"""
+
 
 def notebook(path: Path, *cells: str, kernel: bool = False) -> Path:
     """Write ``path``, a notebook of these code cells (``kernel``: with the python3

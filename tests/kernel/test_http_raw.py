@@ -23,11 +23,11 @@ import pytest
 
 from tests.conftest import Served, start_server
 from tests.kernels import Kernel
+from tests.messages import PROTOCOL, initialize_message
 from tests.schema import validate_notification, validate_reply
 from tests.sources import ADD_INTS
 from tests.waiting import read_until
 
-PROTOCOL = "2025-11-25"
 ACCEPT_BOTH = "application/json, text/event-stream"
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND = -32700, -32600, -32601
 LIMIT = 4 * 1024 * 1024  # the default max body
@@ -180,19 +180,6 @@ class Endpoint:
         done = self.post({"jsonrpc": "2.0", "method": "notifications/initialized"}, session=session)
         assert (done.status, done.body) == (202, b"")
         return session
-
-
-def initialize_message(request_id: int) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": PROTOCOL,
-            "capabilities": {},
-            "clientInfo": {"name": "raw-http-test", "version": "1"},
-        },
-    }
 
 
 def ping_message(request_id: int = 1) -> dict[str, Any]:

@@ -47,11 +47,7 @@ CHROMIUM_ARGS = [
 ]
 
 
-NEEDS = (
-    "these tests drive Debian's /usr/bin/chromium, installed with apt-get when missing; "
-    "no such package exists for this system (the browser is host tooling: the server "
-    "and its confirmations are tested without it)"
-)
+NEEDS = portable.CHROMIUM_NEEDS
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -29,6 +29,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from tests import portable
+
 NODE_MAJOR = "22"
 PACKAGE = "@modelcontextprotocol/conformance"
 NPM_TIMEOUT = 600  # seconds for one `npm install`
@@ -41,10 +43,7 @@ def cache_dir() -> Path:
     return path
 
 
-NEEDS = (
-    "the conformance suite runs on Node 22 from npm's node-linux-<arch> package (a Linux "
-    "binary), installed with npm into the test cache"
-)
+NEEDS = portable.NODE_NEEDS
 
 
 def _node_package() -> str:

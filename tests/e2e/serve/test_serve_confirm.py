@@ -11,29 +11,15 @@ from __future__ import annotations
 
 import subprocess
 
-import mcp_types as types
 import pytest
 from mcp.client import Client
 
 from tests.conftest import Served, connect
+from tests.sdk_scenarios import Yes, attempt
 from tests.serving import SERVE, ServeProcess
+from tests.sources import GUARDED
 from tests.sources import notebook as write_notebook
 from tests.stdio import module_params
-
-GUARDED = """\
-%load_ext mcp_notebook
-
-ran = []
-
-@mcp.tool(confirm=True)
-def delete_rows(table: str) -> str:
-    ran.append(table)
-    return f"deleted rows from {table}"
-
-@mcp.tool
-def deleted() -> str:
-    return ",".join(ran) or "nothing"
-"""
 
 
 @pytest.fixture(scope="module")
@@ -41,24 +27,6 @@ def notebook(tmp_path_factory):
     path = tmp_path_factory.mktemp("confirm") / "guarded.ipynb"
     write_notebook(path, GUARDED)
     return path
-
-
-class Yes:
-    """A client that accepts every question it is asked, and counts them."""
-
-    def __init__(self) -> None:
-        self.asked: list[str] = []
-
-    async def __call__(self, context, params) -> types.ElicitResult:
-        self.asked.append(params.message)
-        return types.ElicitResult(action="accept", content={})
-
-
-async def attempt(client: Client) -> tuple[types.CallToolResult, str]:
-    """Call the guarded tool, then ask what it did."""
-    result = await client.call_tool("delete_rows", {"table": "orders"})
-    done = await client.call_tool("deleted", {})
-    return result, done.content[0].text
 
 
 @pytest.fixture

@@ -18,7 +18,8 @@ from mcp.client.stdio import StdioServerParameters
 
 from mcp_notebook.export.package import export_notebook
 from mcp_notebook.export.runtime import asgi_app, exported_app
-from tests.e2e.serve.test_serve_confirm import GUARDED, Yes, attempt
+from tests.sdk_scenarios import Yes, attempt
+from tests.sources import GUARDED
 from tests.sources import notebook as write_notebook
 
 

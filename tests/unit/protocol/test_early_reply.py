@@ -17,7 +17,7 @@ import pytest
 from mcp_notebook import Context, NotebookMCP
 from mcp_notebook.protocol import Server, Session
 from mcp_notebook.protocol.executor import LoopExecutor
-from tests.kernel.test_http_raw import initialize_message
+from tests.messages import initialize_message
 from tests.schema import validate_reply
 from tests.waiting import until
 

@@ -15,7 +15,7 @@ import pytest
 from mcp_notebook import Context, NotebookMCP
 from mcp_notebook.protocol import Server, Session, modern
 from mcp_notebook.ui.trace import Trace
-from tests.kernel.test_http_raw import initialize_message
+from tests.messages import initialize_message
 
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",

@@ -114,11 +114,11 @@ def test_owner_only_says_why_it_skips_on_windows(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("platform", ["darwin", "win32"])
 def test_linux_only_tooling_says_what_it_needs_elsewhere(monkeypatch, platform):
-    from tests.e2e.browser.conftest import NEEDS as BROWSER
-    from tests.e2e.conformance.node import NEEDS as NODE
-
     monkeypatch.setattr(sys, "platform", platform)
-    for needs, named in ((BROWSER, "chromium"), (NODE, "node-linux")):
+    for needs, named in (
+        (portable.CHROMIUM_NEEDS, "chromium"),
+        (portable.NODE_NEEDS, "node-linux"),
+    ):
         with pytest.raises(pytest.skip.Exception, match=f"not {platform}: .*{named}"):
             portable.require_linux(needs)
 

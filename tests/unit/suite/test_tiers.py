@@ -4,6 +4,7 @@ runs once and `-m unit` leaves out; unit tests mirror the package."""
 
 from __future__ import annotations
 
+import ast
 import re
 
 from tests.conftest import TESTS, TIERS, tier_of_path
@@ -39,3 +40,22 @@ def test_no_test_outside_the_static_tier_runs_a_static_checker():
         and CHECKER.search(text := path.read_text(encoding="utf-8"))
     }
     assert not running, f"move these to tests/static/: {running}"
+
+
+def test_unit_tests_import_nothing_from_the_other_tiers():
+    """What unit and slower tests share is a helper at tests/, so that ``-m unit`` imports
+    no kernel, e2e or static module (and none of what they import)."""
+    other = tuple(f"tests.{tier}." for tier in TIERS if tier != "unit")
+    importing = {
+        path.relative_to(ROOT).as_posix(): sorted(found)
+        for path in sorted((TESTS / "unit").rglob("*.py"))
+        if (found := {m for m in _imported(path) if m.startswith(other)})
+    }
+    assert not importing, f"move what these share to a helper under tests/: {importing}"
+
+
+def _imported(path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    return {name + "." for name in names}

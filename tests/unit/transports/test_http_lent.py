@@ -20,7 +20,7 @@ from mcp_notebook import NotebookMCP
 from mcp_notebook.protocol import Server
 from mcp_notebook.protocol.executor import LoopExecutor
 from mcp_notebook.transports.http import HttpTransport
-from tests.kernel.test_http_raw import initialize_message
+from tests.messages import initialize_message
 
 MODERN = "2026-07-28"
 started = threading.Event()

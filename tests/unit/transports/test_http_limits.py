@@ -25,7 +25,7 @@ from mcp_notebook.protocol.codes import SERVER_ERROR
 from mcp_notebook.protocol.executor import LoopExecutor
 from mcp_notebook.transports.http import HttpTransport
 from mcp_notebook.transports.limits import ConnectionLimiter, Limits, SessionAdmission
-from tests.kernel.test_http_raw import initialize_message
+from tests.messages import initialize_message
 from tests.waiting import until, wait_until
 
 TOKEN = "secret-token"

@@ -27,7 +27,7 @@ from mcp_notebook.transports import binding, direct, limits
 from mcp_notebook.transports.http import HttpTransport
 from mcp_notebook.transports.limits import ConnectionLimiter, Limits
 from tests import portable
-from tests.kernel.test_http_raw import initialize_message
+from tests.messages import initialize_message
 from tests.unit.transports.test_direct_reply import REPLY, Pair, body_of
 from tests.unit.transports.test_http_limits import TOKEN, Client
 

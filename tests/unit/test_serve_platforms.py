@@ -1,7 +1,9 @@
 """`serve` and the stdio bridge on macOS and Windows, simulated on Linux (issue 13).
 
 Stopping without SIGTERM, no console window for the kernel, a protocol stream that native
-code and child processes cannot reach, and an open-file limit that does not cap clients.
+code and child processes cannot reach, and an open-file limit that does not cap clients,
+in process; whole `serve` processes stopped as on Windows are in
+tests/e2e/serve/test_serve_platforms.py.
 """
 
 from __future__ import annotations

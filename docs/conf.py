@@ -1,6 +1,6 @@
 """Sphinx configuration of the mcp-notebook documentation site (MyST Markdown pages).
 
-Build it strictly, as tests/docs/test_site.py does:
+Build it strictly, as tests/e2e/docs/test_site.py does:
 ``python -m sphinx -W --keep-going -b html docs docs/_build/html``.
 """
 

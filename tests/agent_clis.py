@@ -1,5 +1,5 @@
 """Gemini CLI, Codex and the MCP Inspector's CLI, the real ones from the npm registry, run
-on the Node 22 the conformance tests install (tests/conformance/node.py), into the same
+on the Node 22 the conformance tests install (tests/e2e/conformance/node.py), into the same
 test cache:
 
     <cache>/npm-@google+gemini-cli@VERSION/node_modules/@google/gemini-cli/bundle/gemini.js
@@ -20,12 +20,12 @@ import os
 import queue
 import subprocess
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
-from . import portable
-from .conformance.node import _npm_install, cache_dir, node22
+from tests import portable
+from tests.e2e.conformance.node import _npm_install, cache_dir, node22
+from tests.waiting import read_until
 
 NEEDS = (
     "Gemini CLI and Codex run on Node 22 from npm's node-linux-<arch> package, installed "
@@ -127,13 +127,15 @@ def codex_servers(env: dict[str, str], cwd: Path) -> list[dict[str, Any]]:
         ):
             process.stdin.write(json.dumps({"jsonrpc": "2.0", **message}) + "\n")
         process.stdin.flush()
-        deadline = time.monotonic() + TIMEOUT
-        while True:
-            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
-            reply = json.loads(line)
-            if reply.get("id") == 2:
-                assert "result" in reply, reply
-                return list(reply["result"]["data"])
+        line = read_until(
+            lambda seconds: lines.get(timeout=seconds),
+            lambda line: json.loads(line).get("id") == 2,
+            "the reply to mcpServerStatus/list",
+            TIMEOUT,
+        )
+        reply = json.loads(line)
+        assert "result" in reply, reply
+        return list(reply["result"]["data"])
     finally:
         process.stdin.close()
         try:

@@ -8,13 +8,14 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from .kernels import Kernel
+from tests.kernels import Kernel
 
 # Kernels, discovery files and subprocesses of this run stay out of the user's runtime dir.
 os.environ["JUPYTER_RUNTIME_DIR"] = tempfile.mkdtemp(prefix="mcp-notebook-tests-")
@@ -60,6 +61,15 @@ async def connect(served: Served, mode: str = "auto", **client_options) -> Async
         yield client
 
 
+@pytest.fixture
+def runtime_dir(tmp_path, monkeypatch) -> Path:
+    """A discovery folder of this test's own (a kernel or serve it starts inherits it)."""
+    from mcp_notebook import discovery
+
+    monkeypatch.setenv("MCP_NOTEBOOK_RUNTIME_DIR", str(tmp_path / "runtime"))
+    return discovery.folder()
+
+
 MODES = pytest.mark.parametrize("mode", ["legacy", "auto"])
 
 
@@ -75,61 +85,40 @@ def kernel_loop() -> Iterator[asyncio.AbstractEventLoop]:
 
 
 # --- Test tiers -------------------------------------------------------------------------
-# Every test gets exactly one of four markers, assigned here and nowhere else, so that
-# `python -m pytest -m unit` is the fast run for daily work and plain `python -m pytest`
-# (what CI runs) still runs everything, the static checks once:
-#   unit    in-process: the package, fakes, loopback sockets and threads of this process;
-#   static  mypy, import-linter and ruff over the whole tree (tests/static/);
-#   kernel  a real ipykernel (jupyter_client), with or without a bridge subprocess;
-#   e2e     a whole program: `mcp-notebook serve`, Node (conformance), JupyterLab+chromium.
-# A folder or module below decides first, then the fixtures a test uses, then the test's
-# own node id (for modules that mix tiers); everything else is unit. A unit test that
-# starts a kernel or one of those programs fails and says where to classify it.
+# Every test gets exactly one of four markers, from the folder it lives in (the first folder
+# under tests/), so that `python -m pytest -m unit` is the fast run for daily work and plain
+# `python -m pytest` (what CI runs) still runs everything, the static checks once:
+#   tests/unit/    in-process: the package, fakes, loopback sockets and threads of this
+#                  process; its folders mirror the package (tests/unit/protocol/ ...);
+#   tests/static/  mypy, import-linter and ruff over the whole tree;
+#   tests/kernel/  a real ipykernel (jupyter_client), with or without a bridge subprocess;
+#   tests/e2e/     a whole program: `mcp-notebook serve`, Node (conformance), JupyterLab
+#                  and chromium, Jupyter Server and JupyterHub, fresh virtualenvs, Ray.
+# Everything else under tests/ is a helper and holds no test. A unit test that starts a
+# kernel or one of those programs fails and says where it belongs.
 TIERS = ("e2e", "kernel", "static", "unit")
-TIER_OF_PATH = {
-    "tests/browser/": "e2e",
-    "tests/conformance/": "e2e",
-    "tests/jupyter/": "e2e",
-    "tests/test_serve.py": "e2e",
-    "tests/test_stdio_serve.py": "e2e",
-    "tests/test_stdio_start.py": "e2e",
-    "tests/test_lone_surrogates_stdio.py": "e2e",
-    "tests/test_serve_watch.py": "e2e",
-    "tests/test_stdio_tasks.py": "e2e",
-    "tests/test_serve_dispatcher.py": "e2e",
-    "tests/test_export_install.py": "e2e",
-    "tests/test_export_ray.py": "e2e",
-    "tests/oauth/test_sdk_flow.py": "e2e",
-    "tests/oauth/test_sdk_flow_ray.py": "e2e",
-    "tests/test_replays.py": "e2e",
-    "tests/test_package_build.py": "e2e",
-    "tests/test_serve_debugger.py": "e2e",
-    "tests/test_serve_confirm.py": "e2e",
-    "tests/test_agent_clis.py": "e2e",
-    "tests/test_skills_inspector.py": "e2e",
-    "tests/fuzz/test_stdio_content_length.py": "e2e",
-    "tests/fuzz/test_stdio_ndjson.py": "e2e",
-    "tests/docs/test_site.py": "e2e",
-    "tests/docs/test_run_blocks.py": "kernel",
-    "tests/kernel/": "kernel",
-    "tests/stress/": "kernel",
-    "tests/static/": "static",
-    "tests/fuzz/test_bridge.py": "kernel",
-    "tests/oauth/test_kernel_start.py": "kernel",
-    "tests/oauth/test_serve_oauth.py": "e2e",
-}
-TIER_OF_FIXTURE = {"kernel": "kernel", "served": "kernel"}
-SERVE_PLATFORMS = "tests/test_serve_platforms.py::test_"
-TIER_OF_TEST = {
-    SERVE_PLATFORMS + name: "e2e"
-    for name in (
-        "ctrl_break_on_windows_stops_serve_and_its_kernel",
-        "a_closed_console_on_windows_stops_serve_and_its_kernel",
-        "sigterm_stops_serve_its_kernel_and_its_discovery_file",
-        "stdin_closed_by_a_gui_client_stops_serve_its_kernel_and_its_discovery_file",
-        "serve_raises_its_kernels_low_open_file_limit",
-    )
-}
+TESTS = Path(__file__).resolve().parent
+
+
+def tier_of_path(path: Path) -> str | None:
+    """The tier of a test module or folder at ``path``: its first folder under tests/."""
+    try:
+        first = path.resolve().relative_to(TESTS).parts[0]
+    except (ValueError, IndexError):
+        return None
+    return first if first in TIERS else None
+
+
+def tier_of(item: pytest.Item) -> str:
+    tier = tier_of_path(Path(item.path))
+    if tier is None:
+        raise pytest.UsageError(
+            f"{item.nodeid}: a test lives in the folder of its tier: "
+            + ", ".join(f"tests/{tier}/" for tier in TIERS)
+        )
+    return tier
+
+
 # What a unit test must not start: these programs, a kernel, or `mcp-notebook serve` (the
 # bridge against an in-process fake notebook is quick and stays unit).
 NOT_UNIT_PROGRAMS = {"node", "npx", "chromium", "jupyter", "jupyter-lab"}
@@ -148,31 +137,15 @@ def not_unit(argv: list[str]) -> str | None:
     return None
 
 
-def tier_of(item: pytest.Item) -> str:
-    path = item.nodeid.split("::", 1)[0]
-    for prefix, tier in TIER_OF_PATH.items():
-        if path.startswith(prefix):
-            return tier
-    for fixture, tier in TIER_OF_FIXTURE.items():
-        if fixture in getattr(item, "fixturenames", ()):
-            return tier
-    return TIER_OF_TEST.get(item.nodeid.split("[", 1)[0], "unit")
-
-
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    """``-m unit`` does not import the other tiers' modules: what they need (Ray, Playwright,
-    JupyterHub, JupyterLab) is not in the ``test-unit`` extra, and importing it is slow."""
-    if config.getoption("markexpr", "") != "unit":
+    """``-m unit`` (or another tier alone) does not import the other tiers' modules: what
+    they need (Ray, Playwright, JupyterHub, JupyterLab) is not in the ``test-unit`` extra,
+    and importing it is slow."""
+    wanted = config.getoption("markexpr", "")
+    if wanted not in TIERS:
         return None
-    try:
-        path = collection_path.relative_to(config.rootpath).as_posix()
-    except ValueError:
-        return None
-    path += "/" if collection_path.is_dir() else ""
-    for prefix, tier in TIER_OF_PATH.items():
-        if path.startswith(prefix) and tier != "unit":
-            return True
-    return None
+    tier = tier_of_path(collection_path)
+    return True if tier is not None and tier != wanted else None
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -194,8 +167,8 @@ def unit_tests_start_no_kernel_or_program(request, monkeypatch) -> None:
         program = not_unit([os.fsdecode(arg) for arg in argv])
         if program is not None:
             pytest.fail(
-                f"a unit test started {program}: classify it in tests/conftest.py "
-                "(TIER_OF_PATH, TIER_OF_FIXTURE or TIER_OF_TEST)",
+                f"a unit test started {program}: move it to tests/kernel/ (a kernel) or "
+                "tests/e2e/ (a whole program)",
                 pytrace=False,
             )
         return execute_child(self, args, *rest, **options)
@@ -215,3 +188,15 @@ def afterwards() -> Iterator[Callable[[Kernel, str], None]]:
     yield lambda kernel, cell: cells.append((kernel, cell))
     for kernel, cell in reversed(cells):
         kernel.run(cell)
+
+
+@pytest.fixture(scope="module")
+def authorization_server() -> Iterator[Any]:
+    """A real OAuth authorization server on a free loopback port, for one module's tests."""
+    from tests.oauth.authorization_server import AuthorizationServer  # joserfc: only here
+
+    server = AuthorizationServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()

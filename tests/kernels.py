@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import ast
-import asyncio
 from pathlib import Path
 from typing import Any
 
 from jupyter_client.manager import start_new_kernel
+
+from tests.waiting import until
 
 
 class KernelError(AssertionError):
@@ -73,9 +74,4 @@ class Kernel:
 
 async def until_exists(path: Path, timeout: float = 60) -> None:
     """Wait until a tool running in a kernel has written ``path`` (its sign that it started)."""
-
-    async def poll() -> None:
-        while not path.exists():
-            await asyncio.sleep(0.05)
-
-    await asyncio.wait_for(poll(), timeout)
+    await until(path.exists, f"{path.name} to appear", timeout)

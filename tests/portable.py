@@ -108,6 +108,18 @@ def assert_owner_only(path: str | Path) -> None:
     assert mode == 0o600, f"{path} has mode {oct(mode)}, not 0o600"
 
 
+# What the Linux-only end-to-end tooling needs, said when it skips elsewhere.
+CHROMIUM_NEEDS = (
+    "these tests drive Debian's /usr/bin/chromium, installed with apt-get when missing; "
+    "no such package exists for this system (the browser is host tooling: the server "
+    "and its confirmations are tested without it)"
+)
+NODE_NEEDS = (
+    "the conformance suite runs on Node 22 from npm's node-linux-<arch> package (a Linux "
+    "binary), installed with npm into the test cache"
+)
+
+
 def require_linux(needs: str) -> None:
     """Skip, on any other system, a test whose host tooling exists only on Linux.
 

@@ -1,6 +1,6 @@
 """Scenarios for the official SDK client that run the same against every server.
 
-tests/test_sdk_memory.py runs them against the sans-IO server in memory;
+tests/unit/protocol/test_sdk_memory.py runs them against the sans-IO server in memory;
 tests/kernel/test_sdk_client.py and tests/kernel/test_context.py against a live kernel over
 HTTP. Each module registers tools of the same names and behaviour (add, slow_echo, explode,
 chatty, ask_model, roots); these helpers hold the checks, so the two sides cannot drift.
@@ -13,8 +13,9 @@ from typing import Any
 
 import mcp_types as types
 import pytest
+from mcp.client import Client
 
-from .schema import validate
+from tests.schema import validate
 
 
 def dump(model: Any) -> dict[str, Any]:
@@ -149,3 +150,22 @@ async def check_undeclared_sampling(client: Any) -> None:
     result = await client.call_tool("ask_model", {"question": "x"})
     assert result.is_error
     assert "did not declare the 'sampling' capability" in result.content[0].text
+
+
+# -- a confirmation, accepted by the client (serve and the export: the same tool, GUARDED)
+class Yes:
+    """A client that accepts every question it is asked, and counts them."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def __call__(self, context, params) -> types.ElicitResult:
+        self.asked.append(params.message)
+        return types.ElicitResult(action="accept", content={})
+
+
+async def attempt(client: Client) -> tuple[types.CallToolResult, str]:
+    """Call the guarded tool, then ask what it did."""
+    result = await client.call_tool("delete_rows", {"table": "orders"})
+    done = await client.call_tool("deleted", {})
+    return result, done.content[0].text

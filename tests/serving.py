@@ -6,10 +6,10 @@ import re
 import subprocess
 import sys
 import threading
-import time
 from typing import Any
 
-from . import portable
+from tests import portable
+from tests.waiting import wait_until
 
 SERVE = [sys.executable, "-m", "mcp_notebook.cli", "serve"]
 
@@ -32,16 +32,19 @@ class ServeProcess:
             self.stderr.append(line)
 
     def wait_for_url(self, timeout: float = 120) -> str:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def url() -> str | None:
             for line in self.stderr:
-                found = re.search(r"Streamable HTTP at (\S+)", line)
-                if found:
+                if found := re.search(r"Streamable HTTP at (\S+)", line):
                     return found.group(1)
-            if self.process.poll() is not None:
-                break
-            time.sleep(0.1)
-        raise AssertionError("serve did not start:\n" + "".join(self.stderr))
+            return "exited" if self.process.poll() is not None else None
+
+        try:
+            found = wait_until(url, "serve to start", timeout)
+        except AssertionError as late:
+            raise AssertionError(f"{late}:\n" + "".join(self.stderr)) from None
+        if found == "exited":
+            raise AssertionError("serve did not start:\n" + "".join(self.stderr))
+        return found
 
     def children(self) -> list[int]:
         return portable.children(self.process.pid)

@@ -4,6 +4,7 @@ and a fake notebook endpoint for the bridge."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -198,7 +199,9 @@ class FakeNotebook:
 
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._http.daemon_threads = True
-        threading.Thread(target=self._http.serve_forever, daemon=True).start()
+        # A short poll: close() (shutdown) waits for the loop to look, 0.5 s by default.
+        serve = functools.partial(self._http.serve_forever, poll_interval=0.02)
+        threading.Thread(target=serve, daemon=True).start()
         self.url = f"http://127.0.0.1:{self._http.server_address[1]}/mcp"
 
     def posted(self, method: str) -> list[Seen]:

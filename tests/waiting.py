@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import queue
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
+
+Item = TypeVar("Item")
 
 # Deadlines are generous (a shared 2-core CI machine); a condition met returns at once.
 DEADLINE = 30.0
@@ -54,6 +57,27 @@ async def until_async(
             raise AssertionError(f"not within {timeout:g} s: {what}")
         await asyncio.sleep(0.02)
     return value
+
+
+def read_until(
+    read: Callable[[float], Item],
+    found: Callable[[Item], Any],
+    what: str,
+    timeout: float = DEADLINE,
+) -> Item:
+    """Read items until one is ``found``; that item. ``read(seconds)`` blocks at most that
+    long and raises :class:`queue.Empty` when nothing came (jupyter_client's channels, a
+    ``queue.Queue``'s ``get``); items that are not found are dropped. Fail naming ``what``
+    at the deadline."""
+    deadline = time.monotonic() + timeout
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            item = read(min(left, 1.0))
+        except queue.Empty:
+            continue
+        if _checked(found(item), what):
+            return item
+    raise AssertionError(f"not within {timeout:g} s: {what}")
 
 
 # A kernel expression: the number of handshake-era sessions whose GET stream is open

@@ -2,10 +2,10 @@
 
 An exported notebook runs on these alone: the registry, the protocol core, the wire
 format, the ASGI and stdio transports and the export runtime. The set is closed under
-imports (tests/test_runtime_modules.py, with grimp) apart from :data:`LAZY_OUTSIDE`, and
-import-linter contracts in pyproject.toml keep the kernel, the notebook UI, apps authoring,
-tornado and Jupyter out of it. Both the exporter (wheel.py, the wheel inside an export)
-and ``runtime/pyproject.toml`` build it from this list.
+imports (tests/unit/export/test_runtime_modules.py, with grimp) apart from
+:data:`LAZY_OUTSIDE`, and import-linter contracts in pyproject.toml keep the kernel, the
+notebook UI, apps authoring, tornado and Jupyter out of it. Both the exporter (wheel.py,
+the wheel inside an export) and ``runtime/pyproject.toml`` build it from this list.
 
 Imports nothing (not even the package): the runtime's build backend reads it from a
 source tree with nothing installed.

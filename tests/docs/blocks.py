@@ -11,7 +11,7 @@ Every block is one of:
   a cluster...): marked by the line right above it, which the reader sees, in the form
   ``*Not run: the reason.*`` (``MARK``).
 
-A block that is none of these fails tests/docs/test_blocks.py. ``{directive}`` fences (MyST
+A block that is none of these fails tests/unit/docs/test_blocks.py. ``{directive}`` fences (MyST
 directives such as ``{toctree}``) are not code blocks.
 """
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .blocks import DOCS, ROOT
+from tests.docs.blocks import DOCS, ROOT
 
 
 def build(out: Path) -> subprocess.CompletedProcess[str]:

@@ -30,7 +30,7 @@ from typing import Any
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from ..stdio import FramedStdio, encode_frame
+from tests.stdio import FramedStdio, encode_frame
 
 CASES = int(os.environ.get("MCP_NOTEBOOK_FUZZ_EXAMPLES", "20000"))
 BATCH = 50  # cases per hypothesis example: one write, one sentinel, one check

@@ -8,11 +8,10 @@ messages on IOPub.
 from __future__ import annotations
 
 import itertools
-import queue
-import time
 from typing import Any
 
-from ..kernels import Kernel
+from tests.kernels import Kernel
+from tests.waiting import read_until
 
 DEADLINE = 60.0
 
@@ -32,28 +31,23 @@ class Debugger:
         }
         message = self.client.session.msg("debug_request", content)
         self.client.control_channel.send(message)
-        deadline = time.monotonic() + DEADLINE
-        while time.monotonic() < deadline:
-            try:
-                reply = self.client.get_control_msg(timeout=1)
-            except queue.Empty:
-                continue
-            if reply["parent_header"].get("msg_id") == message["header"]["msg_id"]:
-                return reply["content"]
-        raise AssertionError(f"no debug_reply to {command} within {DEADLINE:g} s")
+        reply = read_until(
+            lambda seconds: self.client.get_control_msg(timeout=seconds),
+            lambda reply: reply["parent_header"].get("msg_id") == message["header"]["msg_id"],
+            f"the debug_reply to {command}",
+            DEADLINE,
+        )
+        return reply["content"]
 
     def event(self, name: str) -> dict[str, Any]:
         """Wait for the debugger's next ``name`` event on IOPub (other messages are read)."""
-        deadline = time.monotonic() + DEADLINE
-        while time.monotonic() < deadline:
-            try:
-                message = self.client.get_iopub_msg(timeout=1)
-            except queue.Empty:
-                continue
-            content = message["content"]
-            if message["msg_type"] == "debug_event" and content.get("event") == name:
-                return content
-        raise AssertionError(f"no {name!r} debug event within {DEADLINE:g} s")
+        message = read_until(
+            lambda seconds: self.client.get_iopub_msg(timeout=seconds),
+            lambda m: m["msg_type"] == "debug_event" and m["content"].get("event") == name,
+            f"the {name!r} debug event",
+            DEADLINE,
+        )
+        return message["content"]
 
     def start(self) -> None:
         """``initialize`` and ``attach``, with the arguments JupyterLab sends."""

@@ -8,9 +8,7 @@ Tests assert on the state the kernel sent, that is, on what a browser would rend
 
 from __future__ import annotations
 
-import asyncio
 import threading
-import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
@@ -19,8 +17,23 @@ from typing import Any
 import zmq
 from jupyter_client.session import Session
 
+from tests.waiting import until, wait_until
+
 WIDGET = "jupyter.widget"
 PREFIX = "IPY_MODEL_"
+PANEL = "mcp_notebook.panel"  # the MCP panel's feed (ui/panelfeed.py)
+# An async cell: the kernel's loop sends what the panel feed batched. A batch due on that
+# loop when a long cell starts waits for the cell to end, and the calls noted meanwhile
+# wait with it: the feed would not show a call queued behind that cell.
+FEED_SENT = """
+import asyncio as _asyncio
+for _ in range(3000):
+    if not mcp.ui.feed.batcher._armed:
+        break
+    await _asyncio.sleep(0.01)
+else:
+    raise RuntimeError("the panel feed's batch never went out")
+"""
 
 
 class Frontend:
@@ -55,12 +68,12 @@ class Frontend:
 
     def _subscribed(self) -> None:
         """Wait until iopub reaches us (a SUB socket misses what is sent before that)."""
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+
+        def reached() -> bool:
             self.session.send(self.shell, "kernel_info_request", {})
-            if self.iopub.poll(500):
-                return
-        raise AssertionError("the kernel's iopub never reached the test front end")
+            return bool(self.iopub.poll(500))
+
+        wait_until(reached, "the kernel's iopub to reach the test front end", timeout=60)
 
     def close(self) -> None:
         self._stop.set()
@@ -145,23 +158,13 @@ class Frontend:
     # -- waiting -----------------------------------------------------------------------
     def new(self, model: str, css: str, before: set[str], timeout: float = 30) -> set[str]:
         """Models that were not in ``before``, once some arrived (iopub may lag the reply)."""
-        deadline = time.monotonic() + timeout
-        while not (found := set(self.find(model, css)) - before):
-            if time.monotonic() > deadline:
-                raise AssertionError(f"no new {model} .{css} in {timeout} s")
-            time.sleep(0.05)
-        return found
+        return wait_until(
+            lambda: set(self.find(model, css)) - before, f"a new {model} .{css}", timeout
+        )
 
     async def until(self, check: Callable[[], Any], timeout: float = 30) -> Any:
         """Poll ``check`` without blocking the test's loop; its first truthy value."""
-        deadline = time.monotonic() + timeout
-        while True:
-            value = check()
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {check}")
-            await asyncio.sleep(0.05)
+        return await until(check, f"{check} to hold", timeout)
 
     def open_monitor(self, kernel: Any) -> str:
         """Runs ``%mcp monitor`` in ``kernel``; the new monitor's box (a VBox)."""
@@ -169,6 +172,46 @@ class Frontend:
         kernel.run("%mcp monitor")
         (box,) = self.new("VBox", "mcp-monitor", before)
         return box
+
+    # -- the MCP panel's feed ---------------------------------------------------------
+    def watch_calls(self) -> str:
+        """Open the MCP panel's feed, as the JupyterLab extension does; its comm id. Its
+        rows of calls arrive even while a cell holds the kernel (ui/hub.py)."""
+        comm_id = self.open_comm(PANEL, {})
+        wait_until(lambda: self.feed(comm_id, "snapshot"), "the panel feed's snapshot")
+        return comm_id
+
+    def feed(self, comm_id: str, kind: str | None = None) -> list[dict[str, Any]]:
+        """What the kernel sent on the panel feed ``comm_id`` (of one ``kind``)."""
+        with self._lock:
+            found = list(self.received.get(comm_id, []))
+        return [m for m in found if kind is None or m.get("kind") == kind]
+
+    def rows(self, comm_id: str) -> dict[int, dict[str, Any]]:
+        """The latest row of each call the feed ``comm_id`` showed, by call id."""
+        latest: dict[int, dict[str, Any]] = {}
+        for message in self.feed(comm_id):
+            for row in message.get("calls", []):
+                latest[row["id"]] = row
+        return latest
+
+    def feed_sent(self, kernel: Any) -> None:
+        """Before a test starts a cell that holds ``kernel``: the feed's batch went out."""
+        kernel.run(FEED_SENT)
+
+    def wait_for_call(self, comm_id: str, target: str, status: str) -> dict[str, Any]:
+        """The row of a call to ``target`` once the feed shows it in ``status`` ("behind":
+        queued behind a running cell, which the server marks as the call waits)."""
+
+        def shown() -> list[dict[str, Any]]:
+            rows = self.rows(comm_id).values()
+            return [r for r in rows if r["target"] == target and r["status"] == status]
+
+        try:
+            return wait_until(shown, f"a call to {target} shown {status}")[-1]
+        except AssertionError as missing:
+            seen = [r["status"] for r in self.rows(comm_id).values() if r["target"] == target]
+            raise AssertionError(f"{missing}; its calls were shown: {seen}") from None
 
     # -- to the kernel -----------------------------------------------------------------
     def _send(self, kind: str, content: dict[str, Any]) -> None:

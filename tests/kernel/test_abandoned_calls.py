@@ -15,9 +15,9 @@ import socket
 
 import pytest
 
-from ..conftest import start_server
-from .test_http_raw import Endpoint
-from .test_queued_calls import HeldKernel
+from tests.conftest import start_server
+from tests.kernel.test_http_raw import Endpoint
+from tests.kernel.test_queued_calls import HeldKernel
 
 SETUP = """
 ran = []

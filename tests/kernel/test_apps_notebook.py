@@ -1,7 +1,7 @@
 """notebooks/apps.ipynb, executed in a real kernel and served: its three views as an MCP
 Apps host sees them through the official SDK client (which declares the extension), and
 what a client without MCP Apps sees. The browser half (a real host rendering a view and a
-slider moved in it) is tests/browser/test_apps_host.py."""
+slider moved in it) is tests/e2e/browser/test_apps_host.py."""
 
 from __future__ import annotations
 
@@ -19,9 +19,9 @@ from mcp.client.extension import advertise
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from ..conftest import Served, connect
-from ..test_apps import apps_valid
-from ..waiting import OPEN_GET_STREAMS, until
+from tests.conftest import Served, connect
+from tests.unit.apps.test_apps import apps_valid
+from tests.waiting import OPEN_GET_STREAMS, until
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "apps.ipynb"
 UI = "io.modelcontextprotocol/ui"

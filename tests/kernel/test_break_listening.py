@@ -7,10 +7,9 @@ from __future__ import annotations
 import asyncio
 
 from mcp_notebook.ui.monitor import PAUSE, UNPAUSE_DEAF
-
-from ..conftest import connect, start_server
-from .debugging import Debugger
-from .test_debugger import SETUP, TOOL_CELL
+from tests.conftest import connect, start_server
+from tests.kernel.debugging import Debugger
+from tests.kernel.test_debugger import SETUP, TOOL_CELL
 
 NOT_LISTENING = "No debugger is listening to this kernel"
 

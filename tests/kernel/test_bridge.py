@@ -10,22 +10,22 @@ from mcp.client import Client
 from mcp.client.stdio import FORCE_KILL_TIMEOUT
 from mcp.shared.exceptions import MCPError
 
-from .. import portable
-from ..conftest import MODES
-from ..kernels import Kernel, until_exists
-from ..schema import validate, validate_notification, validate_reply
-from ..stdio import INITIALIZE, RawStdio, module_params
-from ..waiting import OPEN_GET_STREAMS, until, wait_until
+from tests import portable
+from tests.conftest import MODES
+from tests.kernels import Kernel, until_exists
+from tests.schema import validate, validate_notification, validate_reply
+from tests.sources import ADD, ADD_ONE_BARE
+from tests.stdio import INITIALIZE, RawStdio, module_params
+from tests.waiting import OPEN_GET_STREAMS, until, wait_until
 
-SETUP = '''
+SETUP = (
+    """
 import os
 import time
 
-@mcp.tool
-def add(a: int, b: int = 1) -> int:
-    """Add two numbers."""
-    return a + b
-
+"""
+    + ADD
+    + """
 @mcp.tool
 def nap(seconds: float, marker: str = "", release: str = "") -> str:
     if marker:
@@ -39,7 +39,8 @@ def nap(seconds: float, marker: str = "", release: str = "") -> str:
 notes = "first draft"
 mcp.resource(lambda: notes, name="notes", uri="text://notes")
 mcp.prompt("greet", "Say hello to {who}.")
-'''
+"""
+)
 
 
 HANDSHAKE_ERA = pytest.mark.parametrize("mode", ["legacy"])
@@ -99,7 +100,7 @@ async def test_list_call_read_get_through_the_bridge(bridged, mode):
 @HANDSHAKE_ERA
 async def test_a_redefined_tool_reaches_the_client_through_the_bridge(bridged, mode, afterwards):
     notes = Notifications()
-    afterwards(bridged, "@mcp.tool\ndef add(a: int, b: int = 1) -> int:\n    return a + b\n")
+    afterwards(bridged, ADD_ONE_BARE)
     async with Client(
         module_params("bridge", "bridged"), mode=mode, message_handler=notes
     ) as client:
@@ -202,7 +203,7 @@ def test_stdout_holds_only_protocol_and_stdin_eof_ends_the_bridge(bridged):
     assert raw.reply_to(3)["error"]["code"] == -32602
     raw.process.stdin.write(b"this is not json\n")
     raw.process.stdin.flush()
-    bridged.run("@mcp.tool\ndef add(a: int, b: int = 1) -> int:\n    return a + b\n")
+    bridged.run(ADD_ONE_BARE)
     raw.send({"jsonrpc": "2.0", "id": 4, "method": "ping"})
     raw.reply_to(4)
     assert raw.close() == 0

@@ -27,11 +27,11 @@ from mcp.client.subscriptions import SubscriptionLost, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 
 from mcp_notebook.bridge import Bridge, Target
-
-from ..kernels import Kernel, until_exists
-from ..schema import validate
-from ..stdio import FakeNotebook, RawStdio, Seen, json_body, json_line, module_params, sse_event
-from ..waiting import until
+from tests.kernels import Kernel, until_exists
+from tests.schema import validate
+from tests.sources import ADD, ADD_ONE_BARE
+from tests.stdio import FakeNotebook, RawStdio, Seen, json_body, json_line, module_params, sse_event
+from tests.waiting import until
 
 VERSION = "2026-07-28"
 META = {
@@ -41,14 +41,13 @@ META = {
 }
 QUICKSTART = str(Path(__file__).resolve().parents[2] / "notebooks" / "quickstart.ipynb")
 
-SETUP = '''
+SETUP = (
+    """
 import time
 
-@mcp.tool
-def add(a: int, b: int = 1) -> int:
-    """Add two numbers."""
-    return a + b
-
+"""
+    + ADD
+    + """
 @mcp.tool
 def nap(seconds: float, marker: str = "") -> str:
     if marker:
@@ -69,7 +68,8 @@ def where(region: str) -> str:
 notes = "first draft"
 mcp.resource(var="notes", name="notes", uri="text://notes")
 mcp.prompt("greet", "Say hello to {who}.")
-'''
+"""
+)
 
 
 def serve_in(kernel: Kernel, name: str) -> None:
@@ -170,7 +170,7 @@ def test_an_integer_spelled_42_0_passes_the_servers_header_check(counted):
 
 
 async def test_listen_relays_changes_until_the_client_leaves(modern, afterwards):
-    afterwards(modern, "@mcp.tool\ndef add(a: int, b: int = 1) -> int:\n    return a + b\n")
+    afterwards(modern, ADD_ONE_BARE)
     async with Client(module_params("bridge", "modern"), mode="auto") as client:
         async with client.listen(tools_list_changed=True) as subscription:
             assert subscription.honored.tools_list_changed

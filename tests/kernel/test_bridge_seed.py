@@ -21,14 +21,16 @@ from typing import Any
 import jsonschema
 import pytest
 
-from ..kernels import Kernel
-from ..seed_schemas import (
+from tests.kernels import Kernel
+from tests.seed_schemas import (
     PROMPT_DEFINITION,
     RESOURCE_DEFINITION,
     SERVER_CAPABILITIES,
     TOOL_DEFINITION,
 )
-from ..stdio import FakeNotebook, Seen, json_body, sse_event
+from tests.sources import ADD, ADD_ONE_BARE
+from tests.stdio import FakeNotebook, Seen, json_body, sse_event
+from tests.waiting import wait_until
 
 QUICKSTART = str(Path(__file__).resolve().parents[2] / "notebooks" / "quickstart.ipynb")
 NAME = "seed-bridged"
@@ -195,7 +197,8 @@ class SeedClient:
         return code
 
 
-SETUP = '''
+SETUP = (
+    '''
 import asyncio
 
 @mcp.tool(name="file-writer")
@@ -203,11 +206,9 @@ def file_writer(path: str, content: str) -> dict:
     """Write text to a file."""
     return {"status": "success", "bytesWritten": len(content.encode())}
 
-@mcp.tool
-def add(a: int, b: int = 1) -> int:
-    """Add two numbers."""
-    return a + b
-
+'''
+    + ADD
+    + """
 @mcp.tool
 def divide(a: float, b: float) -> float:
     return a / b
@@ -215,7 +216,8 @@ def divide(a: float, b: float) -> float:
 notes = "first draft"
 mcp.resource(var="notes", name="notes", uri="text://notes", description="Team notes")
 mcp.prompt("greet", "Say hello to {who}.", description="A greeting")
-'''
+"""
+)
 
 
 def serve_in(kernel: Kernel, name: str) -> None:
@@ -355,7 +357,7 @@ def test_no_notification_before_initialized_then_changes_are_announced(bridged, 
     client.ask("initialize", {"clientCapabilities": {}})
     # The notebook changes while the client has not said `initialized` yet.
     bridged.run('notes = "changed before initialized"')
-    bridged.run("@mcp.tool\ndef add(a: int, b: int = 1) -> int:\n    return a + b\n")
+    bridged.run(ADD_ONE_BARE)
     listed = client.result("mcp/listResources")
     assert listed[0]["content"] == "changed before initialized"
     # A bounded wait, not a barrier: the notebook's notifications reach the bridge on its
@@ -375,7 +377,7 @@ def test_no_notification_before_initialized_then_changes_are_announced(bridged, 
     # Re-registering a resource, re-defining a tool, a new prompt: list changes.
     bridged.run('mcp.resource(var="notes", name="notes", uri="text://notes", description="v2")')
     client.notification("mcp/listResourcesDidChange")
-    bridged.run("@mcp.tool\ndef add(a: int, b: int = 1) -> int:\n    return a + b\n")
+    bridged.run(ADD_ONE_BARE)
     client.notification("mcp/listToolsDidChange")
     bridged.run('mcp.prompt("bye", "Say goodbye to {who}.")')
     client.notification("mcp/listPromptsDidChange")
@@ -513,10 +515,7 @@ def test_a_call_in_flight_when_the_kernel_restarts_gets_an_error(tmp_path):
         in_flight = client.request(
             "mcp/executeTool", {"id": nap, "arguments": {"marker": str(marker)}}
         )
-        deadline = time.monotonic() + 60
-        while not marker.exists():
-            assert time.monotonic() < deadline, "the tool never started"
-            time.sleep(0.1)
+        wait_until(marker.exists, "the tool to start", timeout=60)
         kernel.manager.restart_kernel(now=True)
         # An error, never silence; then the same client goes on once the notebook is back.
         broken = client.reply_to(in_flight, timeout=60)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import itertools
-import time
 from typing import Any
 
 import pytest
 
-from ..schema import validate, validate_task_message
-from ..stdio import INITIALIZE, RawStdio
+from tests.schema import validate, validate_task_message
+from tests.stdio import INITIALIZE, RawStdio
+from tests.waiting import wait_until
 
 EXT = "io.modelcontextprotocol/tasks"
 META = {
@@ -50,13 +50,14 @@ def ask(raw: RawStdio, method: str, params: dict[str, Any]) -> dict[str, Any]:
 def test_a_2026_task_through_the_bridge(bridged):
     call = {"name": "work", "arguments": {"seconds": 1}, "_meta": META}
     created = validate_task_message("tools/call", ask(bridged, "tools/call", call)["result"])
-    deadline = time.monotonic() + 60
-    while True:
-        task = ask(bridged, "tasks/get", {"taskId": created["taskId"], "_meta": META})["result"]
-        if task["status"] != "working":
-            break
-        assert time.monotonic() < deadline
-        time.sleep(0.1)
+    get = {"taskId": created["taskId"], "_meta": META}
+    task = wait_until(
+        lambda: (
+            (found := ask(bridged, "tasks/get", get)["result"])["status"] != "working" and found
+        ),
+        "the task to finish working",
+        timeout=60,
+    )
     assert task["status"] == "completed"
     assert task["result"]["content"][0]["text"] == "worked 1s"
     slow = {"name": "work", "arguments": {"seconds": 60}, "_meta": META}

@@ -10,7 +10,7 @@ import html
 import pytest
 from mcp.types import Implementation
 
-from ..conftest import connect, start_server
+from tests.conftest import connect, start_server
 
 SETUP = '''
 import datetime

@@ -16,8 +16,9 @@ from mcp.client.stdio import StdioServerParameters, get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from ..conftest import MODES, start_server
-from ..kernels import KernelError
+from tests.conftest import MODES, start_server
+from tests.kernels import KernelError
+from tests.sources import ADD
 
 NAME = "cfgbook"
 # Where the kernels of this run keep their discovery files (tests/conftest.py): not Jupyter's
@@ -25,12 +26,7 @@ NAME = "cfgbook"
 RUNTIME = {"MCP_NOTEBOOK_RUNTIME_DIR": os.environ["JUPYTER_RUNTIME_DIR"]}
 # The only variables Claude Desktop passes a stdio server on macOS (and Linux builds).
 CLAUDE_DESKTOP_POSIX = {"HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"}
-SETUP = '''
-@mcp.tool
-def add(a: int, b: int = 1) -> int:
-    """Add two numbers."""
-    return a + b
-'''
+SETUP = ADD
 
 
 @pytest.fixture(scope="module")

@@ -16,16 +16,18 @@ import nbformat
 import pytest
 from pydantic import TypeAdapter
 
-from ..conftest import Served, connect, start_server
-from ..kernels import KernelError
-from ..schema import validate
-from ..serving import ServeProcess
-from .frontend import Frontend
+from tests.conftest import Served, connect, start_server
+from tests.kernel.frontend import Frontend
+from tests.kernels import KernelError
+from tests.schema import validate
+from tests.serving import ServeProcess
+from tests.sources import ADD_BARE
 
 RELATED_TASK = "io.modelcontextprotocol/related-task"
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "confirmations.ipynb"
 
-SETUP = r'''
+SETUP = (
+    r'''
 ran = []
 
 @mcp.tool(confirm=True)
@@ -34,15 +36,15 @@ def delete_rows(table: str, limit: int = 10) -> str:
     ran.append([table, limit])
     return f"deleted {limit} rows from {table}"
 
-@mcp.tool
-def add(a: int, b: int) -> int:
-    return a + b
-
+'''
+    + ADD_BARE
+    + r"""
 @mcp.tool(annotations={"destructiveHint": True})
 def wipe() -> str:
     ran.append(["wipe"])
     return "wiped"
-'''
+"""
+)
 
 
 @pytest.fixture(scope="module")
@@ -371,7 +373,7 @@ async def test_the_confirmations_notebook_serves_headless():
 
 # -- approvals as tasks: no request is held open while a person decides ----------------
 def tasks_client(served):
-    from .test_tasks import Tasks
+    from tests.kernel.test_tasks import Tasks
 
     return Tasks(served.url, served.token)
 

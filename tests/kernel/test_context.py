@@ -10,9 +10,9 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from ..conftest import MODES, connect, start_server
-from ..schema import validate
-from ..sdk_scenarios import (
+from tests.conftest import MODES, connect, start_server
+from tests.schema import validate
+from tests.sdk_scenarios import (
     SAMPLING_AND_ROOTS,
     LogLines,
     Progress,
@@ -21,7 +21,7 @@ from ..sdk_scenarios import (
     check_undeclared_sampling,
     dump,
 )
-from ..waiting import OPEN_GET_STREAMS, until
+from tests.waiting import OPEN_GET_STREAMS, until
 
 SETUP = r"""
 import asyncio, base64

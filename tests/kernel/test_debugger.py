@@ -13,19 +13,14 @@ import queue
 import pytest
 
 from mcp_notebook.ui.monitor import UNPAUSE
+from tests.conftest import connect, start_server
+from tests.kernel.debugging import Debugger
+from tests.kernel.test_tasks import Tasks
+from tests.sdk_scenarios import Progress
+from tests.sources import ADD
+from tests.waiting import wait_until
 
-from ..conftest import connect, start_server
-from ..sdk_scenarios import Progress
-from ..waiting import wait_until
-from .debugging import Debugger
-from .test_tasks import Tasks
-
-SETUP = '''
-@mcp.tool
-def add(a: int, b: int = 1) -> int:
-    """Add two numbers."""
-    return a + b
-'''
+SETUP = ADD
 
 PAUSING_CELL = """def paused_here(n):
     doubled = n * 2

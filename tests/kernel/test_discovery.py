@@ -17,8 +17,8 @@ import pytest
 from jupyter_client.manager import KernelManager
 
 from mcp_notebook import discovery
-
-from ..kernels import Kernel
+from tests.kernels import Kernel
+from tests.sources import ADD_BARE
 
 NOTEBOOK = "/some/dir/sales_report.ipynb"
 
@@ -96,7 +96,7 @@ def dead_pid() -> int:
 @pytest.fixture(scope="module")
 def loaded(kernel):
     kernel.run("%load_ext mcp_notebook")
-    kernel.run("@mcp.tool\ndef add(a: int, b: int) -> int:\n    return a + b\n")
+    kernel.run(ADD_BARE)
     yield kernel
     kernel.run("%mcp stop")
 

@@ -24,27 +24,27 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
 from mcp_notebook.protocol.dispatcher_tools import CALL_TOOL, CAPABILITY, LIST_TOOL
-
-from ..conftest import MODES, connect, start_server
-from ..schema import validate, validate_reply
-from ..stdio import module_params
+from tests.conftest import MODES, connect, start_server
+from tests.schema import validate, validate_reply
+from tests.sources import ADD
+from tests.stdio import module_params
 
 NAME = "dispatching"
 VERSION = {"legacy": "2025-11-25", "auto": "2026-07-28"}
-SETUP = '''
+SETUP = (
+    """
 ran = []
 
-@mcp.tool
-def add(a: int, b: int = 1) -> int:
-    """Add two numbers."""
-    return a + b
-
+"""
+    + ADD
+    + '''
 @mcp.tool(confirm=True)
 def delete_rows(table: str) -> str:
     """Delete the rows of a table."""
     ran.append(table)
     return f"deleted {table}"
 '''
+)
 
 
 def new_tool(name: str) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import http.client
 import json
 import socket
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -21,8 +20,11 @@ from tests.conftest import start_server
 from tests.kernel.test_http_modern import Modern
 from tests.kernel.test_http_raw import ACCEPT_BOTH, Endpoint, assert_healthy, wait_for_output
 from tests.kernels import Kernel
+from tests.sources import ADD_BARE
+from tests.waiting import wait_until
 
-SETUP = '''
+SETUP = (
+    '''
 import asyncio, time
 from pathlib import Path
 
@@ -47,10 +49,9 @@ def nap(mark: str, seconds: float) -> str:
     ran.append(mark)
     return "rested"
 
-@mcp.tool
-def add(a: int, b: int) -> int:
-    return a + b
 '''
+    + ADD_BARE
+)
 BUSY_CELL = """
 print("started", flush=True)
 time.sleep(2)
@@ -61,13 +62,6 @@ FINAL = {"done", "error", "denied", "cancelled", "interrupted"}
 @pytest.fixture(scope="module")
 def ep(kernel: Kernel) -> Endpoint:
     return Endpoint(start_server(kernel, SETUP))
-
-
-def wait_for(path: Path) -> None:
-    deadline = time.monotonic() + 30
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path.name} never appeared"
-        time.sleep(0.02)
 
 
 def read_to_the_end(response: http.client.HTTPResponse) -> bytes:
@@ -119,8 +113,8 @@ def test_stop_with_calls_running_and_streams_open_ends_them_all(
             modern_reply = pool.submit(
                 open_request, "POST", modern_call, modern.headers(modern_call)
             )
-            wait_for(handshake_mark)
-            wait_for(modern_mark)
+            wait_until(handshake_mark.exists, "the handshake mark file")
+            wait_until(modern_mark.exists, "the modern mark file")
             kernel.run("%mcp stop")
             # Every client hears the end: a reply or a closed connection, no hang.
             for pending in (handshake_reply, modern_reply):
@@ -145,13 +139,14 @@ def test_stop_with_calls_running_and_streams_open_ends_them_all(
 
 
 def test_a_handshake_client_gone_while_its_call_waits_for_a_cell(
-    ep: Endpoint, tmp_path: Path
+    ep: Endpoint, tmp_path: Path, frontend, calls_feed
 ) -> None:
     """The handshake era does not cancel on a hang-up, but a call still queued whose client
     cannot resume its stream (it got no event id of it) has nobody to receive its reply:
     it is dropped before it starts, and the server carries on."""
     kernel = ep.kernel
     session = ep.open_session()
+    frontend.feed_sent(kernel)
     busy = kernel.client.execute(BUSY_CELL)
     wait_for_output(kernel, busy, "started")
     mark = tmp_path / "queued"
@@ -162,9 +157,7 @@ def test_a_handshake_client_gone_while_its_call_waits_for_a_cell(
     head = f"POST {ep.path} HTTP/1.1\r\nHost: {ep.host}:{ep.port}\r\n"
     head += "".join(f"{k}: {v}\r\n" for k, v in ep.headers(session=session).items())
     raw.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
-    # A bounded wait: the call is queued behind the cell (the kernel, which holds the
-    # call's record, is busy: nothing else can tell that it is queued).
-    time.sleep(0.5)
+    frontend.wait_for_call(calls_feed, "nap", "behind")  # queued behind the cell
     raw.close()
     assert kernel.client.get_shell_msg(timeout=30)["content"]["status"] == "ok"
     assert_healthy(ep)  # a cell after the call's turn: it has passed
@@ -187,7 +180,7 @@ def test_a_2026_client_gone_while_a_sync_tool_runs(ep: Endpoint, tmp_path: Path)
     head = f"POST {modern.path} HTTP/1.1\r\nHost: {modern.host}:{modern.port}\r\n"
     head += "".join(f"{k}: {v}\r\n" for k, v in modern.headers(message).items())
     raw.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
-    wait_for(mark)  # it runs now
+    wait_until(mark.exists, "the mark file")  # it runs now
     raw.close()
     assert_healthy(ep)  # the next cell waits for the tool, then runs
     assert str(mark) in kernel.eval("ran")

@@ -13,7 +13,6 @@ import hashlib
 import http.client
 import json
 import socket
-import time
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +29,16 @@ from tests.kernel.test_http_raw import (
 )
 from tests.kernels import Kernel
 from tests.schema import validate_reply
+from tests.sources import ADD_BARE
+from tests.waiting import wait_until
 
-SETUP = """
+SETUP = (
+    """
 import hashlib, time
 
-@mcp.tool
-def add(a: int, b: int) -> int:
-    return a + b
-
+"""
+    + ADD_BARE
+    + """
 @mcp.tool
 def big(megabytes: int) -> str:
     return "x" * (megabytes * 1024 * 1024)
@@ -53,6 +54,7 @@ def nap_after_mark(mark: str, seconds: float) -> str:
     time.sleep(seconds)
     return "rested"
 """
+)
 
 
 @pytest.fixture(scope="module")
@@ -177,10 +179,7 @@ def test_a_client_that_hangs_up_mid_call_leaves_the_server_healthy(
     request = {"name": "nap_after_mark", "arguments": {"mark": str(started), "seconds": 0.5}}
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": request})
     client.conn.request("POST", ep.path, body, ep.headers(session=session))
-    deadline = time.monotonic() + 30
-    while not started.exists():  # the tool runs now
-        assert time.monotonic() < deadline, "the tool never started"
-        time.sleep(0.02)
+    wait_until(started.exists, "the tool to start")  # the tool runs now
     client.socket.shutdown(socket.SHUT_RDWR)
     client.close()
     # The tool ends and answers a client that is gone; the kernel is free again after it.
@@ -190,20 +189,19 @@ def test_a_client_that_hangs_up_mid_call_leaves_the_server_healthy(
 
 
 def test_a_call_cancelled_while_it_waits_gets_202_and_the_connection_goes_on(
-    ep: Endpoint,
+    ep: Endpoint, frontend, calls_feed
 ) -> None:
     session = ep.open_session()
     client = KeptAlive(ep, session)
     try:
+        frontend.feed_sent(ep.kernel)
         busy = ep.kernel.client.execute(BUSY_CELL)
         wait_for_output(ep.kernel, busy, "started")  # user code must wait for the cell
         request_id = ep.next_id()
         params = {"name": "nap", "arguments": {"seconds": 0}}
         message = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
         client.conn.request("POST", ep.path, json.dumps(message), ep.headers(session=session))
-        # A bounded wait: the call is queued behind the 3-second cell (the kernel, which
-        # holds the call's record, is busy: nothing else can tell that it is queued).
-        time.sleep(1.0)
+        frontend.wait_for_call(calls_feed, "nap", "behind")  # queued behind the cell
         cancel = {"method": "notifications/cancelled", "params": {"requestId": request_id}}
         assert ep.post({"jsonrpc": "2.0", **cancel}, session=session).status == 202
         response = client.conn.getresponse()
@@ -270,13 +268,16 @@ def test_modern_calls_share_a_kept_alive_connection(ep: Endpoint) -> None:
         conn.close()
 
 
-def test_modern_hang_up_cancels_a_call_that_waits_for_the_kernel(ep: Endpoint) -> None:
+def test_modern_hang_up_cancels_a_call_that_waits_for_the_kernel(
+    ep: Endpoint, frontend, calls_feed
+) -> None:
     ep.kernel.run("napped = []")
     ep.kernel.run(
         "@mcp.tool\ndef nap_noted(seconds: float) -> str:\n"
         "    napped.append(seconds)\n    return 'rested'\n"
     )
     modern = Modern(ep.url, ep.token)
+    frontend.feed_sent(ep.kernel)
     busy = ep.kernel.client.execute(BUSY_CELL)
     wait_for_output(ep.kernel, busy, "started")  # user code must wait for the cell
     message = modern_call(modern, "nap_noted", 1, seconds=0)
@@ -285,9 +286,7 @@ def test_modern_hang_up_cancels_a_call_that_waits_for_the_kernel(ep: Endpoint) -
     head = f"POST {modern.path} HTTP/1.1\r\nHost: {modern.host}:{modern.port}\r\n"
     head += "".join(f"{k}: {v}\r\n" for k, v in modern.headers(message).items())
     raw.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n{body}".encode())
-    # A bounded wait: the call is queued behind the 3-second cell. Nothing tells the
-    # outside that it is: the kernel, which holds the call's record, is busy with the cell.
-    time.sleep(1.0)
+    frontend.wait_for_call(calls_feed, "nap_noted", "behind")  # queued behind the cell
     raw.close()  # 2026-07-28's way to cancel
     assert ep.kernel.client.get_shell_msg(timeout=30)["content"]["status"] == "ok"
     # A barrier: calls run on the kernel thread in the order they came, so once a later

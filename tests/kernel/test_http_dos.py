@@ -14,7 +14,6 @@ import os
 import select
 import socket
 import sys
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -24,16 +23,17 @@ from tests.kernel.test_http_raw import Endpoint, initialize_message
 from tests.kernels import Kernel
 from tests.portable import cpu_seconds
 from tests.portable import rss as rss_bytes
+from tests.sources import ADD_BARE
+from tests.waiting import wait_until
 
 TIMEOUT = 3.0  # the server's header and idle timeouts in this module (seconds)
-SETUP = f"""
+SETUP = (
+    f"""
 mcp.limits.header_timeout = {TIMEOUT}
 mcp.limits.idle_timeout = {TIMEOUT}
-
-@mcp.tool
-def add(a: int, b: int) -> int:
-    return a + b
 """
+    + ADD_BARE
+)
 FD_LIMIT = 256
 IDLE_SOCKETS = 300  # more than the kernel has file descriptors left
 CPU_BOUND = 2.0  # CPU-seconds the kernel may use while the idle sockets run out
@@ -56,13 +56,6 @@ def endpoint(served: Served) -> Endpoint:
 
 def kernel_pid(kernel: Kernel) -> int:
     return kernel.eval("__import__('os').getpid()")
-
-
-def wait_for(condition, what: str, deadline: float = 60.0) -> None:
-    end = time.monotonic() + deadline
-    while not condition():
-        assert time.monotonic() < end, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def closed_by_server(sock: socket.socket) -> bool:
@@ -123,9 +116,13 @@ def test_idle_and_header_slow_connections_are_closed(endpoint: Endpoint) -> None
             slow.send(b"X")  # trickling bytes does not keep a header open
         return closed_by_server(slow)
 
-    wait_for(lambda: closed_by_server(silent), "the silent connection to be closed")
-    wait_for(slow_closed, "the header-slow connection to be closed")
-    wait_for(lambda: closed_by_server(kept.sock), "the idle keep-alive connection to be closed")
+    wait_until(lambda: closed_by_server(silent), "the silent connection to be closed", timeout=60)
+    wait_until(slow_closed, "the header-slow connection to be closed", timeout=60)
+    wait_until(
+        lambda: closed_by_server(kept.sock),
+        "the idle keep-alive connection to be closed",
+        timeout=60,
+    )
     for sock in (silent, slow):
         sock.close()
     kept.close()
@@ -155,7 +152,9 @@ def test_idle_flood_under_fd_limit_leaves_the_token_holder_served(
         # The owner's client still gets in, while every descriptor is taken by strangers.
         authenticated_requests_answer(endpoint)
         # Every idle socket ends: shed for a newcomer or closed at the header timeout.
-        wait_for(lambda: all(closed_by_server(s) for s in idle), "the idle sockets to close")
+        wait_until(
+            lambda: all(closed_by_server(s) for s in idle), "the idle sockets to close", timeout=60
+        )
         used = cpu_seconds(pid) - cpu_before
         assert used < CPU_BOUND, f"the kernel used {used:.2f} CPU-s while sockets idled"
         assert rss_bytes(pid) - rss_before < RSS_BOUND

@@ -28,15 +28,15 @@ from tests.kernel.test_http_raw import (
     sse_events,
 )
 from tests.kernels import Kernel
+from tests.sources import ADD_INTS
 
-SETUP = '''
+SETUP = (
+    """
 from mcp_notebook import Context, ToolResult
 
-@mcp.tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
-
+"""
+    + ADD_INTS
+    + '''
 @mcp.tool
 def mean() -> float:
     """The mean of nothing."""
@@ -54,6 +54,7 @@ def odd_meta():
     """A result whose _meta holds what JSON cannot."""
     return ToolResult(content=["ok"], meta={"ratio": float("inf")})
 '''
+)
 
 
 @pytest.fixture(scope="module")

@@ -6,14 +6,15 @@ import http.client
 import json
 import socket
 import threading
-import time
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
-from ..conftest import start_server
-from ..schema import validate, validate_notification, validate_reply
+from tests.conftest import start_server
+from tests.schema import validate, validate_notification, validate_reply
+from tests.sources import ADD_BARE, ADD_INTS
+from tests.waiting import wait_until
 
 MODERN = "2026-07-28"
 META = {
@@ -21,15 +22,14 @@ META = {
     "io.modelcontextprotocol/clientCapabilities": {},
     "io.modelcontextprotocol/clientInfo": {"name": "raw-2026", "version": "1"},
 }
-SETUP = '''
+SETUP = (
+    """
 import asyncio
 from mcp_notebook import Context
 
-@mcp.tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
-
+"""
+    + ADD_INTS
+    + '''
 @mcp.tool(
     description="Mirrors its region in a header",
     input_schema={"type": "object", "properties": {
@@ -54,6 +54,7 @@ async def wait_long(ctx: Context) -> str:
 mcp.prompt("hello", "Hello {who}")
 mcp.resource("notes", name="notes", uri="text://notes")
 '''
+)
 
 
 class Modern:
@@ -282,10 +283,7 @@ def test_closing_the_stream_cancels_the_call(modern, kernel):
     validate_notification(progress, MODERN)
     connection.sock.close()  # hang up: 2026-07-28's way to cancel
     connection.close()
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and kernel.eval("cancelled") != [True]:
-        time.sleep(0.1)
-    assert kernel.eval("cancelled") == [True]
+    wait_until(lambda: kernel.eval("cancelled") == [True], "the tool to be cancelled", timeout=20)
     assert (
         kernel.eval("[c.status for c in mcp.calls if c.target == 'wait_long'][-1]") == "cancelled"
     )
@@ -308,13 +306,10 @@ def test_listen_acknowledges_tags_filters_and_delivers_changes(modern, kernel):
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()
-    deadline = time.monotonic() + 10
-    while not frames and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: frames, "the acknowledgement", timeout=10)
     kernel.run('mcp.prompt("ignored", "not asked for")')  # filtered out
-    kernel.run("@mcp.tool\ndef add(a: int, b: int) -> int:\n    return a + b\n")
-    while len(frames) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    kernel.run(ADD_BARE)
+    wait_until(lambda: len(frames) >= 2, "the change", timeout=10)
     connection.sock.shutdown(socket.SHUT_RDWR)  # hang up under the reader's feet
     reader.join(10)
     ack, change = frames[0], frames[1]

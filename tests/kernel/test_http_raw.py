@@ -23,22 +23,23 @@ import pytest
 
 from tests.conftest import Served, start_server
 from tests.kernels import Kernel
+from tests.messages import PROTOCOL, initialize_message
 from tests.schema import validate_notification, validate_reply
+from tests.sources import ADD_INTS
+from tests.waiting import read_until
 
-PROTOCOL = "2025-11-25"
 ACCEPT_BOTH = "application/json, text/event-stream"
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND = -32700, -32600, -32601
 LIMIT = 4 * 1024 * 1024  # the default max body
 DROP = object()  # as a header value: leave this default header out
 
-SETUP = '''
+SETUP = (
+    """
 import threading, time
 
-@mcp.tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
-
+"""
+    + ADD_INTS
+    + '''
 @mcp.tool
 def nap(seconds: float) -> str:
     """Sleep on the main thread, then report the notebook's `phase` global."""
@@ -55,6 +56,7 @@ def read_global(name: str) -> str:
     """repr() of a notebook global."""
     return repr(globals().get(name))
 '''
+)
 
 REDEFINE_ADD = '''
 @mcp.tool
@@ -180,19 +182,6 @@ class Endpoint:
         return session
 
 
-def initialize_message(request_id: int) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": PROTOCOL,
-            "capabilities": {},
-            "clientInfo": {"name": "raw-http-test", "version": "1"},
-        },
-    }
-
-
 def ping_message(request_id: int = 1) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "method": "ping"}
 
@@ -275,14 +264,16 @@ def assert_healthy(ep: Endpoint) -> None:
 
 def wait_for_output(kernel: Kernel, msg_id: str, text: str, timeout: float = 30) -> None:
     """Block until the cell ``msg_id`` printed ``text`` (so it is running now)."""
-    while True:
-        message = kernel.client.get_iopub_msg(timeout=timeout)
-        if (
+    read_until(
+        lambda seconds: kernel.client.get_iopub_msg(timeout=seconds),
+        lambda message: (
             message["parent_header"].get("msg_id") == msg_id
             and message["msg_type"] == "stream"
             and text in message["content"]["text"]
-        ):
-            return
+        ),
+        f"the cell to print {text!r}",
+        timeout,
+    )
 
 
 # -- fixtures --------------------------------------------------------------------------

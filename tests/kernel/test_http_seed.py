@@ -6,20 +6,18 @@ from __future__ import annotations
 import http.client
 import json
 import threading
-import time
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
-from ..conftest import start_server
+from tests.conftest import start_server
+from tests.sources import ADD_INTS
+from tests.waiting import wait_until
 
-SETUP = '''
-@mcp.tool
-def add(a: int, b: int) -> int:
-    """Add two integers."""
-    return a + b
-
+SETUP = (
+    ADD_INTS
+    + '''
 @mcp.tool
 def fail() -> str:
     """Always fails."""
@@ -28,6 +26,7 @@ def fail() -> str:
 note = "v1"
 mcp.resource(var="note", uri="text://note", description="A note")
 '''
+)
 ADD = "mcp://seeded/tools/add:v1"
 
 
@@ -124,15 +123,12 @@ def test_ndjson_stream_with_handshake_stays_open_for_resource_changes(seed, kern
                 received.append(json.loads(raw))
 
     threading.Thread(target=read, daemon=True).start()
-    deadline = time.monotonic() + 15
-    while len(received) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: len(received) >= 2, "the handshake's two replies", timeout=15)
     capabilities = received[0]["result"]["capabilities"]
     assert capabilities["executionProvider"] == {"execute": True}
     assert received[1]["id"] == 2
     kernel.run('note = "v2"')
-    while len(received) < 3 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: len(received) >= 3, "the change notification", timeout=15)
     connection.sock.shutdown(2)
     connection.close()
     assert received[2] == {

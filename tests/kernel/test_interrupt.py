@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
-import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -22,8 +21,11 @@ from tests.kernel.test_http_modern import MODERN, Modern
 from tests.kernel.test_http_raw import Endpoint, Reply, wait_for_output
 from tests.kernels import Kernel
 from tests.schema import validate_reply
+from tests.sources import ADD_BARE
+from tests.waiting import wait_until
 
-SETUP = '''
+SETUP = (
+    '''
 import asyncio, tempfile, time
 from pathlib import Path
 
@@ -77,16 +79,16 @@ async def held(mark: str) -> str:
     await gate.wait()
     return "released"
 
-@mcp.tool
-def add(a: int, b: int) -> int:
-    return a + b
-
+'''
+    + ADD_BARE
+    + """
 @mcp.resource_template("slow://{mark}")
 def slow_read(mark: str) -> str:
     Path(tempfile.gettempdir(), mark).touch()
     time.sleep(600)
     return "read"
-'''
+"""
+)
 BUSY_CELL = """
 print("started", flush=True)
 time.sleep(600)
@@ -124,13 +126,6 @@ def post_call(pool, ep: Endpoint, session: str, name: str, **arguments) -> Futur
     return pool.submit(ep.post, json.dumps(message).encode(), session=session)
 
 
-def wait_for(path: Path) -> None:
-    deadline = time.monotonic() + 30
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path.name} never appeared"
-        time.sleep(0.02)
-
-
 def last_status(kernel: Kernel, target: str) -> str:
     return kernel.eval(f"[c.status for c in mcp.calls if c.target == {target!r}][-1]")
 
@@ -147,7 +142,7 @@ def test_interrupt_stops_a_running_tool_and_the_server_goes_on(
 ) -> None:
     mark = tmp_path / "started"
     reply = post_call(pool, ep, session, tool, mark=str(mark))
-    wait_for(mark)  # the tool runs now
+    wait_until(mark.exists, "the mark file")  # the tool runs now
     ep.kernel.manager.interrupt_kernel()
     answer = reply.result(timeout=60)
     assert answer.status == 200, answer.body[:300]
@@ -163,7 +158,7 @@ def test_interrupt_on_a_2026_call(ep: Endpoint, session: str, pool, tmp_path: Pa
     mark = tmp_path / "started"
     message = modern.message("tools/call", {"name": "sleeper", "arguments": {"mark": str(mark)}})
     reply = pool.submit(modern.send, message)
-    wait_for(mark)
+    wait_until(mark.exists, "the mark file")
     ep.kernel.manager.interrupt_kernel()
     status, _, messages = reply.result(timeout=60)
     assert status == 200
@@ -181,7 +176,7 @@ def test_an_interrupted_resource_read_is_an_error_reply(
     message["params"] = {"uri": f"slow://{mark.name}"}
     reply = pool.submit(ep.post, json.dumps(message).encode(), session=session)
     try:
-        wait_for(mark)
+        wait_until(mark.exists, "the mark file")
         ep.kernel.manager.interrupt_kernel()
         body = reply.result(timeout=60).json()
     finally:
@@ -196,7 +191,7 @@ def test_the_monitor_shows_the_interrupted_call(ep: Endpoint, session: str, tmp_
     with ThreadPoolExecutor(1) as threads:
         mark = tmp_path / "started"
         reply = post_call(threads, ep, session, "sleeper", mark=str(mark))
-        wait_for(mark)
+        wait_until(mark.exists, "the mark file")
         ep.kernel.manager.interrupt_kernel()
         reply.result(timeout=60)
     ep.kernel.run(
@@ -216,17 +211,16 @@ def test_an_interrupt_while_no_call_runs_changes_nothing(ep: Endpoint, session: 
 
 
 def test_an_interrupt_during_a_cell_stops_the_cell_and_queued_calls_wait(
-    ep: Endpoint, session: str, pool
+    ep: Endpoint, session: str, pool, frontend, calls_feed
 ) -> None:
     kernel = ep.kernel
     # stop_on_error=False: an interrupted cell must not make the kernel abort the requests
     # this test sends next (ipykernel aborts what arrives while it clears its queue).
+    frontend.feed_sent(kernel)
     busy = kernel.client.execute(BUSY_CELL, stop_on_error=False)
     wait_for_output(kernel, busy, "started")
     reply = post_call(pool, ep, session, "add", a=20, b=22)
-    # A bounded wait: the call is queued behind the cell (the kernel, which holds the
-    # call's record, is busy: nothing else can tell that it is queued).
-    time.sleep(1.0)
+    frontend.wait_for_call(calls_feed, "add", "behind")  # queued behind the cell
     kernel.manager.interrupt_kernel()
     while True:
         message = kernel.client.get_shell_msg(timeout=30)
@@ -248,7 +242,7 @@ def test_a_cell_interrupted_beside_a_running_async_tool_leaves_the_tool_running(
     kernel = ep.kernel
     mark = tmp_path / "started"
     reply = post_call(pool, ep, session, "waiter", mark=str(mark))
-    wait_for(mark)
+    wait_until(mark.exists, "the mark file")
     # stop_on_error=False: an interrupted cell must not make the kernel abort the requests
     # this test sends next (ipykernel aborts what arrives while it clears its queue).
     busy = kernel.client.execute(BUSY_CELL, stop_on_error=False)
@@ -284,7 +278,7 @@ def test_tools_that_end_and_start_during_a_cell_leave_idle_interrupts_harmless(
     kernel = ep.kernel
     mark, release = tmp_path / "started", tmp_path / "release"
     first = post_call(pool, ep, session, "held", mark=str(mark))
-    wait_for(mark)  # an async tool runs
+    wait_until(mark.exists, "the mark file")  # an async tool runs
     cell = kernel.client.execute(GATE_CELL.format(release=str(release)))
     wait_for_output(kernel, cell, "started")
     # The tool ends during the cell, and another runs during it.
@@ -306,7 +300,7 @@ def test_a_tool_that_starts_during_an_async_cell_and_outlives_it_can_be_interrup
     cell = kernel.client.execute(GATE_CELL.format(release=str(release)))
     wait_for_output(kernel, cell, "started")
     reply = post_call(pool, ep, session, "waiter", mark=str(mark))
-    wait_for(mark)  # the tool started during the cell
+    wait_until(mark.exists, "the mark file")  # the tool started during the cell
     release.touch()
     assert wait_for_reply(kernel, cell)["content"]["status"] == "ok"
     assert last_status(kernel, "waiter") == "running"

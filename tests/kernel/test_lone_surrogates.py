@@ -9,11 +9,17 @@ from __future__ import annotations
 
 import pytest
 
-from ..conftest import MODES, connect, start_server
-from ..test_json_policy import LONE_SURROGATES
-from ..test_lone_surrogates import ODD_TEXT, ODD_TOOL
-from .test_http_raw import INVALID_REQUEST, SETUP, Endpoint, assert_healthy, expect_error
-from .test_monitor import labels, select_newest
+from tests.conftest import MODES, connect, start_server
+from tests.kernel.test_http_raw import (
+    INVALID_REQUEST,
+    SETUP,
+    Endpoint,
+    assert_healthy,
+    expect_error,
+)
+from tests.kernel.test_monitor import labels, select_newest
+from tests.unit.export.test_lone_surrogates import ODD_TEXT, ODD_TOOL
+from tests.unit.protocol.test_json_policy import LONE_SURROGATES
 
 
 @pytest.fixture(scope="module")

@@ -9,13 +9,14 @@ import urllib.request
 
 import pytest
 
-from ..kernels import KernelError
+from tests.kernels import KernelError
+from tests.sources import ADD_BARE
 
 
 @pytest.fixture(scope="module")
 def loaded(kernel):
     kernel.run("%load_ext mcp_notebook")
-    kernel.run("@mcp.tool\ndef add(a: int, b: int) -> int:\n    return a + b\n")
+    kernel.run(ADD_BARE)
     return kernel
 
 

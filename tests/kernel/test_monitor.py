@@ -13,16 +13,17 @@ from collections.abc import Callable
 import pytest
 
 from mcp_notebook.ui import calltable
-
-from ..conftest import MODES, connect, start_server
-from ..kernels import KernelError
-from .frontend import Frontend
+from tests.conftest import MODES, connect, start_server
+from tests.kernel.frontend import Frontend
+from tests.kernels import KernelError
+from tests.sources import ADD_BARE
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 )
 
-SETUP = r"""
+SETUP = (
+    r"""
 import asyncio, base64, sys, warnings
 from IPython.display import HTML, display
 from mcp_notebook import Image
@@ -58,10 +59,9 @@ def divide(a: int, b: int) -> float:
 def scale(x: int) -> int:
     return x * 2
 
-@mcp.tool
-def add(a: int, b: int) -> int:
-    return a + b
 """
+    + ADD_BARE
+)
 
 
 @pytest.fixture(scope="module")

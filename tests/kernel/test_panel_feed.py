@@ -3,7 +3,7 @@ comm to ``mcp_notebook.panel`` (tests/kernel/frontend.py speaks the Jupyter prot
 official SDK client calls the notebook's server. A burst of calls arrives as a few batched
 messages; a confirmation is approved from the panel's comm and the client gets its result;
 hostile messages are refused without a kernel error; ``%mcp monitor`` asks the front end
-that ran it to show its panel. Without a kernel: tests/test_panelfeed.py."""
+that ran it to show its panel. Without a kernel: tests/unit/ui/test_panelfeed.py."""
 
 from __future__ import annotations
 
@@ -12,20 +12,18 @@ import time
 
 import pytest
 
-from ..conftest import connect, start_server
-from .frontend import Frontend
+from tests.conftest import connect, start_server
+from tests.kernel.frontend import PANEL, Frontend
+from tests.sources import ADD_BARE
 
-PANEL = "mcp_notebook.panel"  # ui/panelfeed.py, js/labextension/src/feed.ts
-
-SETUP = r"""
-@mcp.tool
-def add(a: int, b: int) -> int:
-    return a + b
-
+SETUP = (
+    ADD_BARE
+    + r"""
 @mcp.tool(confirm=True)
 def drop_rows(table: str) -> str:
     return f"dropped {table}"
 """
+)
 
 
 @pytest.fixture(scope="module")
@@ -33,40 +31,26 @@ def served(kernel, frontend):
     return start_server(kernel, SETUP)
 
 
-def messages(front: Frontend, comm_id: str, kind: str | None = None) -> list[dict]:
-    with front._lock:
-        found = list(front.received.get(comm_id, []))
-    return [m for m in found if kind is None or m.get("kind") == kind]
-
-
 async def open_panel(front: Frontend) -> str:
     comm_id = front.open_comm(PANEL, {})
-    await front.until(lambda: messages(front, comm_id, "snapshot"))
+    await front.until(lambda: front.feed(comm_id, "snapshot"))
     return comm_id
 
 
 async def answer(front: Frontend, comm_id: str, request: int) -> dict:
     def found():
-        return [m for m in messages(front, comm_id, "answer") if m["request"] == request]
+        return [m for m in front.feed(comm_id, "answer") if m["request"] == request]
 
     (reply,) = await front.until(found)
     return reply
 
 
-def rows(front: Frontend, comm_id: str) -> dict[int, dict]:
-    latest: dict[int, dict] = {}
-    for message in messages(front, comm_id):
-        for row in message.get("calls", []):
-            latest[row["id"]] = row
-    return latest
-
-
 async def test_a_burst_of_calls_arrives_in_a_few_batched_messages(served, frontend):
     panel = await open_panel(frontend)
-    (snapshot,) = messages(frontend, panel, "snapshot")
+    (snapshot,) = frontend.feed(panel, "snapshot")
     assert snapshot["state"]["running"] is True and snapshot["state"]["url"] == served.url
     assert {r["name"] for r in snapshot["registrations"]} == {"add", "drop_rows"}
-    before = len(messages(frontend, panel, "update"))
+    before = len(frontend.feed(panel, "update"))
     started = time.monotonic()
     async with connect(served) as client:
         calls = [client.call_tool("add", {"a": n, "b": 1}) for n in range(200)]
@@ -74,12 +58,12 @@ async def test_a_burst_of_calls_arrives_in_a_few_batched_messages(served, fronte
     assert [r.structured_content["result"] for r in results] == [n + 1 for n in range(200)]
 
     def all_done():
-        done = [r for r in rows(frontend, panel).values() if r["target"] == "add"]
+        done = [r for r in frontend.rows(panel).values() if r["target"] == "add"]
         return len(done) == 200 and all(r["status"] == "done" for r in done)
 
     await frontend.until(all_done)
     elapsed = time.monotonic() - started
-    updates = len(messages(frontend, panel, "update")) - before
+    updates = len(frontend.feed(panel, "update")) - before
     # 200 calls make 600 status changes; at most one message per 0.1 s (and a state tick
     # a second) whatever the rate.
     assert updates <= elapsed / 0.1 + elapsed + 2, (updates, elapsed)
@@ -92,7 +76,7 @@ async def test_approve_from_the_panel_gives_the_client_its_result(served, fronte
         call = asyncio.ensure_future(client.call_tool("drop_rows", {"table": "orders"}))
 
         def waiting():
-            pending = [m.get("pending") for m in messages(frontend, panel) if "pending" in m]
+            pending = [m.get("pending") for m in frontend.feed(panel) if "pending" in m]
             return pending and pending[-1]
 
         (card,) = await frontend.until(waiting)
@@ -104,8 +88,8 @@ async def test_approve_from_the_panel_gives_the_client_its_result(served, fronte
         assert reply["ok"] is True
         result = await asyncio.wait_for(call, 30)
         assert result.content[0].text == "dropped archive"
-    await frontend.until(lambda: rows(frontend, panel)[card["id"]]["status"] == "done")
-    assert rows(frontend, panel)[card["id"]]["decided"].startswith(
+    await frontend.until(lambda: frontend.rows(panel)[card["id"]]["status"] == "done")
+    assert frontend.rows(panel)[card["id"]]["decided"].startswith(
         "approved in the notification by Ada after "
     )
     frontend.send(panel, {"request": 8, "op": "decide", "call": card["id"], "approve": False,
@@ -144,8 +128,8 @@ async def test_mcp_monitor_opens_the_panel_of_the_front_end_that_ran_it(served, 
     try:
         other_panel = await open_panel(other)
         run_from(frontend, "%mcp monitor")
-        await frontend.until(lambda: messages(frontend, panel, "open"))
+        await frontend.until(lambda: frontend.feed(panel, "open"))
         kernel.eval("1")  # the cell ran: nothing was sent to the other tab
-        assert messages(other, other_panel, "open") == []
+        assert other.feed(other_panel, "open") == []
     finally:
         other.close()

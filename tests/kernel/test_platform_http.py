@@ -12,7 +12,7 @@ from tests.conftest import Served, start_server
 from tests.kernel.test_http_direct import KeptAlive
 from tests.kernel.test_http_raw import Endpoint
 from tests.kernels import Kernel
-from tests.test_platform_transports import ipv6_loopback
+from tests.unit.transports.test_platform_transports import ipv6_loopback
 
 SETUP = """
 import errno, os, socket, types

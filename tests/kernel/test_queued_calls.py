@@ -17,20 +17,20 @@ from pathlib import Path
 import pytest
 from mcp.client import Client
 
-from ..conftest import MODES, connect, start_server
-from ..schema import validate_notification, validate_reply
-from ..sdk_scenarios import Progress
-from ..stdio import module_params
-from .test_http_raw import PROTOCOL, Endpoint, next_sse_event, wait_for_output
+from tests.conftest import MODES, connect, start_server
+from tests.kernel.test_http_raw import PROTOCOL, Endpoint, next_sse_event, wait_for_output
+from tests.schema import validate_notification, validate_reply
+from tests.sdk_scenarios import Progress
+from tests.sources import ADD
+from tests.stdio import module_params
 
-SETUP = '''
+SETUP = (
+    """
 from mcp_notebook import Context
 
-@mcp.tool
-def add(a: int, b: int = 1) -> int:
-    """Add two numbers."""
-    return a + b
-
+"""
+    + ADD
+    + '''
 @mcp.tool
 def step(ctx: Context) -> str:
     """Report progress of its own, from 0 (below what the wait's notices said)."""
@@ -38,6 +38,7 @@ def step(ctx: Context) -> str:
         ctx.report_progress(n, total=2, message="stepped" if n == 2 else f"step {n}")
     return "done stepping"
 '''
+)
 
 HOLD = """
 import os as _os, time as _time

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from ..conftest import MODES, connect, start_server
+from tests.conftest import MODES, connect, start_server
 
 SETUP = """
 import pathlib, tempfile

@@ -12,10 +12,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from ..conftest import MODES, Served, connect, start_server
-from ..schema import validate
-from ..test_serve import ServeProcess
-from ..waiting import OPEN_GET_STREAMS, until
+from tests.conftest import MODES, Served, connect, start_server
+from tests.e2e.serve.test_serve import ServeProcess
+from tests.schema import validate
+from tests.waiting import OPEN_GET_STREAMS, until
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "notebooks" / "dataframes.ipynb"
 

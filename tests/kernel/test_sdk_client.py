@@ -6,15 +6,16 @@ import asyncio
 
 import pytest
 
-from ..conftest import MODES, connect, start_server
-from ..schema import validate
-from ..sdk_scenarios import (
+from tests.conftest import MODES, connect, start_server
+from tests.schema import validate
+from tests.sdk_scenarios import (
     check_add_and_echo,
     check_template_missing_resource_and_prompt,
     check_tool_errors,
     dump,
 )
-from ..waiting import OPEN_GET_STREAMS, until
+from tests.sources import ADD_ONE_BARE
+from tests.waiting import OPEN_GET_STREAMS, until
 
 SETUP = '''
 import pandas as pd
@@ -140,7 +141,7 @@ async def test_redefining_a_tool_in_a_cell_reaches_the_client(served, mode, afte
         "def add(a: int, b: int = 1) -> int:\n"
         "    return a + b + 10\n"
     )
-    afterwards(served.kernel, "@mcp.tool\ndef add(a: int, b: int = 1) -> int:\n    return a + b\n")
+    afterwards(served.kernel, ADD_ONE_BARE)
     async with connect(served, mode, message_handler=on_message) as client:
         await client.list_tools()
         if mode == "legacy":

@@ -17,9 +17,9 @@ from mcp.client import Client
 from mcp_types import Request
 from pydantic import TypeAdapter
 
-from ..conftest import MODES, connect, start_server
-from ..stdio import module_params
-from ..waiting import OPEN_GET_STREAMS, until
+from tests.conftest import MODES, connect, start_server
+from tests.stdio import module_params
+from tests.waiting import OPEN_GET_STREAMS, until
 
 SKILLS = "io.modelcontextprotocol/skills"
 SKILL_MD = "skill://sales-analysis/SKILL.md"

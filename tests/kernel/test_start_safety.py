@@ -18,10 +18,10 @@ from nbclient import NotebookClient
 
 from mcp_notebook import NotebookMCP, discovery
 from mcp_notebook.protocol import InlineExecutor
-
-from ..kernels import KernelError
-from ..portable import assert_owner_only
-from ..stdio import INITIALIZE
+from tests.kernels import KernelError
+from tests.portable import assert_owner_only
+from tests.sources import ADD_BARE
+from tests.stdio import INITIALIZE
 
 SERVE = [sys.executable, "-m", "mcp_notebook", "serve"]
 
@@ -65,7 +65,7 @@ def usage_error(kernel, line: str) -> str:
 @pytest.fixture(scope="module")
 def loaded(kernel):
     kernel.run("%load_ext mcp_notebook")
-    kernel.run("@mcp.tool\ndef add(a: int, b: int) -> int:\n    return a + b\n")
+    kernel.run(ADD_BARE)
     yield kernel
     kernel.run("%mcp stop")
 
@@ -245,7 +245,7 @@ def test_a_saved_notebook_holds_no_token(tmp_path):
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [
         nbformat.v4.new_code_cell("%load_ext mcp_notebook"),
-        nbformat.v4.new_code_cell("@mcp.tool\ndef add(a: int, b: int) -> int:\n    return a + b"),
+        nbformat.v4.new_code_cell(ADD_BARE),
         nbformat.v4.new_code_cell("%mcp start --port 0 --name saved"),
         nbformat.v4.new_code_cell("%mcp status"),
         nbformat.v4.new_code_cell("%mcp config claude-desktop"),

@@ -9,16 +9,15 @@ outlive a stop and start of the server.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ..conftest import start_server
-from ..schema import validate_task_message
-from ..waiting import wait_until
-from .test_http_modern import META, Modern, reply_of
+from tests.conftest import start_server
+from tests.kernel.test_http_modern import META, Modern, reply_of
+from tests.schema import validate_task_message
+from tests.waiting import wait_until
 
 EXT = "io.modelcontextprotocol/tasks"
 TASKS_META = {
@@ -78,14 +77,11 @@ class Tasks(Modern):
         return reply["result"]
 
     def until_terminal(self, task_id: str, timeout: float = 60) -> dict:
-        deadline = time.monotonic() + timeout
-        while True:
-            task = self.result("tasks/get", {"taskId": task_id})
-            validate_task_message("tasks/get", task)
-            if task["status"] in ("completed", "failed", "cancelled"):
-                return task
-            assert time.monotonic() < deadline, f"task {task_id} still {task['status']}"
-            time.sleep(max(task.get("pollIntervalMs", 100), 50) / 1000)
+        def terminal() -> dict | None:
+            task = validate_task_message("tasks/get", self.result("tasks/get", {"taskId": task_id}))
+            return task if task["status"] in ("completed", "failed", "cancelled") else None
+
+        return wait_until(terminal, f"task {task_id} to end", timeout)
 
 
 @pytest.fixture(scope="module")

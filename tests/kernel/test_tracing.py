@@ -18,9 +18,10 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from ..conftest import MODES, connect, start_server
-from ..stdio import module_params
-from ..waiting import until
+from tests.conftest import MODES, connect, start_server
+from tests.sources import ADD_INTS
+from tests.stdio import module_params
+from tests.waiting import until
 
 # Run in a kernel with mcp_notebook loaded: its spans go to memory, spans_of reads them.
 TRACED_IN_MEMORY = '''
@@ -41,15 +42,7 @@ def spans_of(trace_id):
         if format(s.context.trace_id, "032x") == trace_id
     ]
 '''
-SETUP = (
-    TRACED_IN_MEMORY
-    + '''
-@mcp.tool
-def add(a: int, b: int) -> int:
-    """Add two numbers."""
-    return a + b
-'''
-)
+SETUP = TRACED_IN_MEMORY + "\n" + ADD_INTS
 
 
 @pytest.fixture(scope="module")

@@ -16,10 +16,9 @@ from pathlib import Path
 import nbformat
 
 from mcp_notebook.export.package import export_notebook
-
-from ..kernels import Kernel
-from ..serving import ServeProcess
-from .authorization_server import AuthorizationServer
+from tests.kernels import Kernel
+from tests.oauth.authorization_server import AuthorizationServer
+from tests.serving import ServeProcess
 
 # Every request needs READ (the server's --auth-scopes); one tool also needs WRITE, which
 # the user may have when asked (a step-up); another needs ADMIN, which the user lacks.

@@ -22,8 +22,7 @@ from mcp_notebook.protocol.context import Context
 from mcp_notebook.transports.asgi import McpAsgiApp
 from mcp_notebook.transports.http import HttpTransport
 from mcp_notebook.transports.security import Guard
-
-from ..waiting import wait_until
+from tests.waiting import wait_until
 
 MODERN = "2026-07-28"
 HANDSHAKE = "2025-11-25"

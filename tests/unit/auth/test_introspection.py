@@ -1,0 +1,105 @@
+"""Opaque access tokens, checked at the issuer's introspection endpoint (RFC 7662)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+from mcp.client.auth.utils import extract_field_from_www_auth
+
+from mcp_notebook.auth.config import AuthConfig, AuthConfigError
+from tests.oauth.issuer import Issuer, running_issuer
+from tests.oauth.serving import SERVERS, Served, config_for
+
+
+@pytest.fixture
+def issuer() -> Iterator[Issuer]:
+    with running_issuer() as issuer:
+        yield issuer
+
+
+@pytest.fixture(params=sorted(SERVERS))
+def protected(request: pytest.FixtureRequest, issuer: Issuer) -> Iterator[Served]:
+    client_id, secret = issuer.client
+    config = config_for(
+        issuer,
+        introspection_url=issuer.introspection_url,
+        client_id=client_id,
+        client_secret=secret,
+    )
+    with SERVERS[request.param](config) as protected:
+        yield protected
+
+
+def _active(issuer: Issuer, protected: Served, **changes: object) -> dict[str, object]:
+    answer: dict[str, object] = {
+        "active": True,
+        "sub": "carol",
+        "client_id": "app-9",
+        "scope": "mcp",
+        "iss": issuer.url,
+        "aud": protected.url,
+        "exp": int(time.time()) + 300,
+    }
+    answer.update(changes)
+    return {k: v for k, v in answer.items() if v is not None}
+
+
+def test_an_active_token_runs_the_call_and_names_its_holder(
+    issuer: Issuer, protected: Served
+) -> None:
+    issuer.active["opaque-1"] = _active(issuer, protected)
+    response = protected.call("opaque-1", "whoami")
+    assert response.status_code == 200, response.text
+    assert response.json()["result"]["structuredContent"]["subject"] == "carol"
+    # Asked once; the answer is trusted for a short while (the next call asks nobody).
+    assert protected.call("opaque-1", "add").status_code == 200
+    assert issuer.introspections == 1
+
+
+def test_an_inactive_token_is_401(issuer: Issuer, protected: Served) -> None:
+    response = protected.call("never-issued")
+    assert response.status_code == 401
+    assert extract_field_from_www_auth(response, "error") == "invalid_token"
+    assert "not active" in (extract_field_from_www_auth(response, "error_description") or "")
+    assert protected.runs == []
+
+
+@pytest.mark.parametrize(
+    "changes,says",
+    [
+        ({"aud": "https://other.example/mcp"}, "audience"),
+        ({"iss": "https://evil.example"}, "issuer"),
+        ({"exp": 1000}, "expired"),
+    ],
+    ids=["another audience", "another issuer", "expired"],
+)
+def test_an_active_token_for_elsewhere_is_401(
+    issuer: Issuer, protected: Served, changes: dict[str, object], says: str
+) -> None:
+    issuer.active["opaque-2"] = _active(issuer, protected, **changes)
+    response = protected.call("opaque-2")
+    assert response.status_code == 401
+    assert says in (extract_field_from_www_auth(response, "error_description") or "")
+    assert protected.runs == []
+
+
+def test_an_active_token_without_the_scope_is_403(issuer: Issuer, protected: Served) -> None:
+    issuer.active["opaque-3"] = _active(issuer, protected, scope="profile")
+    response = protected.call("opaque-3")
+    assert response.status_code == 403
+    assert extract_field_from_www_auth(response, "error") == "insufficient_scope"
+
+
+def test_an_unreachable_introspection_endpoint_is_503(issuer: Issuer, protected: Served) -> None:
+    issuer.introspection_mode = "down"
+    response = protected.call("opaque-4")
+    assert response.status_code == 503
+    assert "Retry-After" in response.headers
+    assert protected.runs == []
+
+
+def test_introspection_needs_the_servers_own_credentials() -> None:
+    with pytest.raises(AuthConfigError, match="client id and secret"):
+        AuthConfig(issuer="https://issuer.example", introspection_url="https://issuer.example/i")

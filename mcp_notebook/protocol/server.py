@@ -88,6 +88,9 @@ class Server:
         # Observers of every message in and out (add_tap); empty, they cost one truth test.
         self.taps: list[Tap] = []
         self._taps_lock = threading.Lock()
+        # Told the session of each 2026-07-28 request as it arrives (the monitor lists
+        # these clients, which have no session to list); None: one test per request.
+        self.stateless_seen: Callable[[Session], None] | None = None
         self._methods = self._method_tables()
         self._notifications: dict[str, Callable[[dict[str, Any], RequestContext], None]] = {
             "notifications/initialized": self._initialized,
@@ -243,6 +246,9 @@ class Server:
         reply when this returns it.
         """
         request = RequestContext(session, channel)
+        seen = self.stateless_seen
+        if seen is not None and session.era == "modern":
+            seen(session)
         if self.taps:
             return await self._handle_tapped(message, request)
         reply = await self._dispatcher.dispatch(message, request)

@@ -14,6 +14,7 @@ import contextlib
 import http.client
 import json
 import multiprocessing as mp
+import os
 import select
 import socket
 import statistics
@@ -25,6 +26,8 @@ from urllib.parse import urlsplit
 
 PROTOCOL = "2025-11-25"
 SERVERS = ("ours", "export", "export-inline", "export-asgi", "sdk", "sdk-json", "floor")
+# With --baseline TREE: the same server run from another source tree (before a change).
+BASE = "-base"
 LABELS = {
     "ours": "mcp_notebook (in-kernel)",
     "export": "export (python -m PACKAGE --transport http: uvicorn, workers)",
@@ -34,6 +37,7 @@ LABELS = {
     "sdk-json": "mcp SDK (json_response)",
     "floor": "tornado floor",
 }
+LABELS |= {name + BASE: f"{LABELS[name]}, baseline tree" for name in SERVERS[:4]}
 CALLS = {
     "ping": None,
     "tools/list": {},
@@ -224,11 +228,19 @@ def measure_throughput(url: str, clients: int, duration: float, warmup: int) -> 
 
 
 # --------------------------------------------------------------------------- servers
+def tree_env(tree: str | None) -> dict[str, str] | None:
+    """The environment of a server run from source tree ``tree`` (None: this one's)."""
+    if tree is None:
+        return None
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": os.path.abspath(tree) + (os.pathsep + path if path else "")}
+
+
 @contextlib.contextmanager
-def subprocess_server(kind: str):
+def subprocess_server(kind: str, tree: str | None = None):
     """Run this script with --serve KIND; the child binds port 0 and prints the port."""
     cmd = [sys.executable, __file__, "--serve", kind]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)  # stderr -> ours
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=tree_env(tree))
     try:
         ready, _, _ = select.select([proc.stdout], [], [], 60)
         line = proc.stdout.readline() if ready else ""
@@ -245,16 +257,16 @@ def subprocess_server(kind: str):
 
 
 @contextlib.contextmanager
-def kernel_server():
+def kernel_server(tree: str | None = None):
     """Start a real ipykernel, load mcp_notebook in it and read back the endpoint URL."""
-    with kernel_session() as (url, _client):
+    with kernel_session(tree) as (url, _client):
         yield url
 
 
 @contextlib.contextmanager
-def kernel_session():
+def kernel_session(tree: str | None = None):
     """``kernel_server``'s endpoint URL, and the kernel's client (bench_panel.py opens a
-    comm with it, as a front end would)."""
+    comm with it, as a front end would). ``tree``: import mcp_notebook from there."""
     from jupyter_client.manager import start_new_kernel
 
     def hook(msg):  # keep kernel output off our stdout
@@ -262,7 +274,9 @@ def kernel_session():
             c = msg["content"]
             log(f"  kernel: {c.get('text', '').rstrip() or c.get('evalue')}")
 
-    km, kc = start_new_kernel(kernel_name="python3", startup_timeout=120)
+    env = tree_env(tree)
+    kwargs = {} if env is None else {"env": env}
+    km, kc = start_new_kernel(kernel_name="python3", startup_timeout=120, **kwargs)
     try:
         log(f"  kernel pid {km.provisioner.process.pid}")
         reply = kc.execute_interactive(
@@ -410,22 +424,31 @@ def report(results: dict, clients: int) -> dict:
         print("  ".join(cells))
 
     ratios = {}
+
+    def compare(mine: str, other: str) -> dict:
+        r = {m: ratio(get(mine, m, "p50_ms"), get(other, m, "p50_ms")) for m in CALLS}
+        r["throughput"] = ratio(*(results[n].get("throughput_rps") for n in (mine, other)))
+        cells = "  ".join(f"{k} {fmt(v, '.2f')}x" for k, v in r.items())
+        print(f"  {mine} vs {LABELS[other]:<26} {cells}")
+        return r
+
     print("\nratios ours/other (p50: lower is better; rps: higher is better)")
     if "latency" not in results.get("ours", {}):
         print("  (no results for ours)")
-    for other in [name for name in SERVERS if name != "ours"]:
-        if other not in results or "ours" not in results:
-            continue
-        r = {m: ratio(get("ours", m, "p50_ms"), get(other, m, "p50_ms")) for m in CALLS}
-        r["throughput"] = ratio(*(results[n].get("throughput_rps") for n in ("ours", other)))
-        ratios[other] = r
-        cells = "  ".join(f"{k} {fmt(v, '.2f')}x" for k, v in r.items())
-        print(f"  vs {LABELS[other]:<26} {cells}")
+    for other in [name for name in LABELS if name != "ours" and not name.endswith(BASE)]:
+        if other in results and "ours" in results:
+            ratios[other] = compare("ours", other)
+    for base in [name for name in results if name.endswith(BASE)]:  # this tree / baseline
+        if base[: -len(BASE)] in results:
+            ratios[base] = compare(base[: -len(BASE)], base)
+    for other in ("sdk", "floor"):  # the baseline's own ratios, for before/after tables
+        if "ours" + BASE in results and other in results:
+            ratios[f"ours{BASE} vs {other}"] = compare("ours" + BASE, other)
 
     sdk, floor = ratios.get("sdk", {}), ratios.get("floor", {})
     checks = [  # targets stated by the project
-        ("tools/call p50 <= 0.5x SDK default", sdk.get("tools/call"), 0.5, "le"),
-        ("tools/call p50 <= 1.5x floor", floor.get("tools/call"), 1.5, "le"),
+        ("tools/call p50 <= 0.45x SDK default", sdk.get("tools/call"), 0.45, "le"),
+        ("tools/call p50 <= 1.2x floor", floor.get("tools/call"), 1.2, "le"),
         (f"{clients}-client rps >= 2x SDK default", sdk.get("throughput"), 2.0, "ge"),
     ]
     targets = {}
@@ -449,6 +472,12 @@ def main() -> int:
     ap.add_argument("--duration", type=float, default=5.0, help="throughput run length, seconds")
     ap.add_argument("--servers", default=",".join(SERVERS), help=f"subset of {','.join(SERVERS)}")
     ap.add_argument("--json", metavar="PATH", help="also write results as JSON")
+    ap.add_argument(
+        "--baseline",
+        metavar="TREE",
+        help="also run ours and export from source tree TREE (e.g. a git worktree of main), "
+        "interleaved with this tree's in the same rounds",
+    )
     ap.add_argument("--serve", choices=SERVERS[1:], help=argparse.SUPPRESS)
     args = ap.parse_args()
 
@@ -465,7 +494,10 @@ def main() -> int:
     names = [s for s in args.servers.split(",") if s]
     if unknown := set(names) - set(SERVERS):
         ap.error(f"unknown servers: {sorted(unknown)}")
+    if args.baseline:  # each baseline server right after its own: same rounds, same load
+        names = [n for name in names for n in (name, name + BASE) if n in LABELS]
     results: dict = {name: {} for name in names}
+    load_start = os.getloadavg()
     # All servers stay up for the whole run (idle ones cost ~nothing) so latency rounds can
     # be interleaved; the ExitStack stops every one of them, whatever happens.
     with contextlib.ExitStack() as stack:
@@ -473,7 +505,10 @@ def main() -> int:
         for name in names:
             log(f"{LABELS[name]}: starting")
             try:
-                server = kernel_server() if name == "ours" else subprocess_server(name)
+                kind, tree = name.removesuffix(BASE), None
+                if name.endswith(BASE):
+                    tree = args.baseline
+                server = kernel_server(tree) if kind == "ours" else subprocess_server(kind, tree)
                 urls[name] = results[name]["url"] = stack.enter_context(server)
                 log(f"  endpoint {urls[name]}")
             except Exception as exc:
@@ -495,9 +530,12 @@ def main() -> int:
     for name in failed:
         log(f"{LABELS[name]}: FAILED: {results[name]['error']}")
 
+    load = f"{load_start[0]:.2f} at the start, {os.getloadavg()[0]:.2f} at the end"
+    print(f"load average (1 min): {load}")
     summary = report(results, args.clients)
     if args.json:
         params = {k: v for k, v in vars(args).items() if k not in ("json", "serve")}
+        params["load_average"] = [load_start[0], os.getloadavg()[0]]
         with open(args.json, "w") as fh:
             json.dump({"params": params, "servers": results, **summary}, fh, indent=2)
         log(f"wrote {args.json}")

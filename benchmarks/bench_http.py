@@ -294,6 +294,11 @@ def kernel_session(tree: str | None = None):
         km.shutdown_kernel(now=True)
 
 
+# uvicorn closes a keep-alive connection idle for 5 s: with many servers, a round of the
+# others lasts longer than that, and the next request would meet a closed connection.
+KEEP_ALIVE = {"timeout_keep_alive": 600}
+
+
 def _listen() -> socket.socket:
     # proto must be IPPROTO_TCP (not 0): asyncio only sets TCP_NODELAY on accepted sockets
     # whose proto says TCP; otherwise Nagle + delayed ACK add ~40 ms per response.
@@ -321,7 +326,7 @@ def serve_sdk(json_response: bool) -> None:
     app = server.streamable_http_app(json_response=json_response, host="127.0.0.1")
     sock = _listen()
     print(f"PORT {sock.getsockname()[1]}", flush=True)
-    config = uvicorn.Config(app, log_level="warning", access_log=False)
+    config = uvicorn.Config(app, log_level="warning", access_log=False, **KEEP_ALIVE)
     uvicorn.Server(config).run(sockets=[sock])
 
 
@@ -342,7 +347,7 @@ def serve_export(kind: str) -> None:
     sock = _listen()
     print(f"PORT {sock.getsockname()[1]}", flush=True)
     served = asgi_app(app, inline=kind == "export-inline", environ={"MCP_NOTEBOOK_NO_AUTH": "1"})
-    config = uvicorn.Config(served, log_level="warning", access_log=False)
+    config = uvicorn.Config(served, log_level="warning", access_log=False, **KEEP_ALIVE)
     uvicorn.Server(config).run(sockets=[sock])
 
 

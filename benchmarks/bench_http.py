@@ -26,6 +26,8 @@ from urllib.parse import urlsplit
 
 PROTOCOL = "2025-11-25"
 SERVERS = ("ours", "export", "export-inline", "export-asgi", "sdk", "sdk-json", "floor")
+# Not in the default set: an experiment, what the in-kernel endpoint costs on uvicorn.
+EXTRA = ("ours-asgi",)
 # With --baseline TREE: the same server run from another source tree (before a change).
 BASE = "-base"
 LABELS = {
@@ -36,6 +38,7 @@ LABELS = {
     "sdk": "mcp SDK (default, SSE)",
     "sdk-json": "mcp SDK (json_response)",
     "floor": "tornado floor",
+    "ours-asgi": "in-kernel Server, ASGI app under uvicorn on a kernel thread",
 }
 LABELS |= {name + BASE: f"{LABELS[name]}, baseline tree" for name in SERVERS[:4]}
 CALLS = {
@@ -49,6 +52,27 @@ KERNEL_CODE = """\
 def add(a: int, b: int) -> int:
     return a + b
 %mcp start --port 0 --no-auth
+"""
+# ours-asgi: the kernel's own Server (tools on the kernel's thread, as for "ours") behind
+# the ASGI app an export serves, under uvicorn (httptools and uvloop where installed) on a
+# thread of the kernel. No early reply from the kernel thread: ASGI has none.
+ASGI_CODE = """\
+import asyncio as _asyncio, socket as _socket, threading as _threading, uvicorn as _uvicorn
+from mcp_notebook.transports.asgi import McpAsgiApp as _McpAsgiApp
+_sock = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM, _socket.IPPROTO_TCP)
+_sock.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
+_sock.bind(("127.0.0.1", 0)); _sock.listen(128); _sock.setblocking(False)
+_config = _uvicorn.Config(_McpAsgiApp(mcp._server, token=None), log_level="warning",
+                          access_log=False, loop="none", timeout_keep_alive=600)
+def _serve_asgi():
+    try:
+        import uvloop as _uvloop
+        loop = _uvloop.new_event_loop()
+    except ImportError:
+        loop = _asyncio.new_event_loop()
+    loop.run_until_complete(_uvicorn.Server(_config).serve(sockets=[_sock]))
+_threading.Thread(target=_serve_asgi, name="bench-asgi", daemon=True).start()
+asgi_url = f"http://127.0.0.1:{_sock.getsockname()[1]}/mcp"
 """
 
 
@@ -257,16 +281,17 @@ def subprocess_server(kind: str, tree: str | None = None):
 
 
 @contextlib.contextmanager
-def kernel_server(tree: str | None = None):
+def kernel_server(tree: str | None = None, asgi: bool = False):
     """Start a real ipykernel, load mcp_notebook in it and read back the endpoint URL."""
-    with kernel_session(tree) as (url, _client):
+    with kernel_session(tree, asgi) as (url, _client):
         yield url
 
 
 @contextlib.contextmanager
-def kernel_session(tree: str | None = None):
+def kernel_session(tree: str | None = None, asgi: bool = False):
     """``kernel_server``'s endpoint URL, and the kernel's client (bench_panel.py opens a
-    comm with it, as a front end would). ``tree``: import mcp_notebook from there."""
+    comm with it, as a front end would). ``tree``: import mcp_notebook from there;
+    ``asgi``: the URL of ASGI_CODE's server instead."""
     from jupyter_client.manager import start_new_kernel
 
     def hook(msg):  # keep kernel output off our stdout
@@ -279,8 +304,9 @@ def kernel_session(tree: str | None = None):
     km, kc = start_new_kernel(kernel_name="python3", startup_timeout=120, **kwargs)
     try:
         log(f"  kernel pid {km.provisioner.process.pid}")
+        code, url = (KERNEL_CODE + ASGI_CODE, "asgi_url") if asgi else (KERNEL_CODE, "mcp.url")
         reply = kc.execute_interactive(
-            KERNEL_CODE, user_expressions={"url": "mcp.url"}, timeout=120, output_hook=hook
+            code, user_expressions={"url": url}, timeout=120, output_hook=hook
         )
         content = reply["content"]
         expr = content.get("user_expressions", {}).get("url", {})
@@ -475,7 +501,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=5, help="interleaved latency rounds")
     ap.add_argument("--clients", type=int, default=8, help="concurrent client processes")
     ap.add_argument("--duration", type=float, default=5.0, help="throughput run length, seconds")
-    ap.add_argument("--servers", default=",".join(SERVERS), help=f"subset of {','.join(SERVERS)}")
+    known = ",".join(SERVERS + EXTRA)
+    ap.add_argument("--servers", default=",".join(SERVERS), help=f"any of {known}")
     ap.add_argument("--json", metavar="PATH", help="also write results as JSON")
     ap.add_argument(
         "--baseline",
@@ -497,7 +524,7 @@ def main() -> int:
         return 0
 
     names = [s for s in args.servers.split(",") if s]
-    if unknown := set(names) - set(SERVERS):
+    if unknown := set(names) - set(SERVERS + EXTRA):
         ap.error(f"unknown servers: {sorted(unknown)}")
     if args.baseline:  # each baseline server right after its own: same rounds, same load
         names = [n for name in names for n in (name, name + BASE) if n in LABELS]
@@ -513,7 +540,10 @@ def main() -> int:
                 kind, tree = name.removesuffix(BASE), None
                 if name.endswith(BASE):
                     tree = args.baseline
-                server = kernel_server(tree) if kind == "ours" else subprocess_server(kind, tree)
+                if kind.startswith("ours"):
+                    server = kernel_server(tree, asgi=kind == "ours-asgi")
+                else:
+                    server = subprocess_server(kind, tree)
                 urls[name] = results[name]["url"] = stack.enter_context(server)
                 log(f"  endpoint {urls[name]}")
             except Exception as exc:

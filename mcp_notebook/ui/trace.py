@@ -64,7 +64,7 @@ class Trace:
         """Record what ``server`` receives and sends from now on (while enabled)."""
         self._server = server
         server.stateless_seen = self._seen
-        if self._enabled:
+        if self._enabled and self.tap not in server.taps:  # attached again: one tap
             server.add_tap(self.tap)
 
     @property

@@ -66,6 +66,7 @@ class Server:
         tasks: TaskStore | None = None,
     ) -> None:
         self.registry = registry
+        self.stateless_seen: Callable[[Session], None] | None = None  # the trace: 2026 clients
         # Tool calls answered with a task handle; the app's store outlives this server.
         self.tasks = tasks if tasks is not None else TaskStore()
         self.name, self.version, self.instructions = name, version, instructions
@@ -250,8 +251,9 @@ class Server:
         ``channel``, if given, may deliver the reply of a ``tools/call`` from the thread
         that ran the tool, before this returns it (see :mod:`.request`); the taps see the
         reply when this returns it. ``caller``: who sent it (OAuth); ``trace``: its W3C
-        trace headers, for a traced server.
-        """
+        trace headers, for a traced server."""
+        if self.stateless_seen is not None and session.era == "modern":
+            self.stateless_seen(session)  # the trace lists these clients: no session to list
         request = RequestContext(session, channel, caller)
         if trace is not None:
             request.trace = trace
@@ -294,9 +296,8 @@ class Server:
         return result
 
     async def _cancellable(self, handler: Handler, request: RequestContext) -> Any:
-        # The request runs in the caller's task (no extra task on the hot path); a client's
-        # cancel cancels that task, and only that cancel is turned into "no response"
-        # (NO_REPLY).
+        # The request runs in the caller's task (no extra task on the hot path); only a
+        # client's cancel of that task becomes "no response" (NO_REPLY).
         task = asyncio.current_task()
         assert task is not None
         request.task = task
@@ -372,8 +373,7 @@ class Server:
         request.session.resolve(message)  # a client's response to one of our requests
 
     def _notification(self, message: Message, request: RequestContext) -> None:
-        # Notifications have their own small table; others (e.g. roots/list_changed, which
-        # we never ask about) are ignored, as JSON-RPC lets a receiver do.
+        # A small table; others (roots/list_changed: never asked for) are ignored, as allowed.
         react = self._notifications.get(message["method"])
         if react is not None:
             react(message.get("params") or {}, request)

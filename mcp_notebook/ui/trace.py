@@ -2,9 +2,10 @@
 and the 2026-07-28 clients seen lately (they have no session to list).
 
 A tap on the server (``Server.add_tap``) shows it every message in and out: requests and
-notifications in, replies, notifications and server->client requests out. Tracing off,
-the tap only remembers stateless clients. Entries are kept in bounded deques; appending
-is thread-safe.
+notifications in, replies, notifications and server->client requests out; it is on the
+server only while tracing, so that a server not traced takes its untapped path. The
+stateless clients are remembered always, through ``Server.stateless_seen`` (one test per
+request). Entries are kept in bounded deques; appending is thread-safe.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ ARROWS = {"in": "→", "out": "←"}
 
 class Trace:
     def __init__(self, on_change: Callable[[], None]) -> None:
-        self.enabled = False
+        self._enabled = False
+        self._server: Any = None  # the server attached last
         self._entries: deque[tuple[float, str, str, str]] = deque(maxlen=KEEP)
         self._on_change = on_change
         # (name, version, protocol) -> the last 2026-07-28 session seen from that client
@@ -60,11 +62,27 @@ class Trace:
 
     def attach(self, server: Any) -> None:
         """Record what ``server`` receives and sends from now on (while enabled)."""
-        server.add_tap(self.tap)
+        self._server = server
+        server.stateless_seen = self._seen
+        if self._enabled and self.tap not in server.taps:  # attached again: one tap
+            server.add_tap(self.tap)
+
+    @property
+    def enabled(self) -> bool:
+        return self._enabled
+
+    @enabled.setter
+    def enabled(self, on: bool) -> None:
+        was, self._enabled = self._enabled, on
+        server = self._server
+        if server is None or was == on:
+            return
+        if on:
+            server.add_tap(self.tap)
+        else:
+            server.remove_tap(self.tap)
 
     def tap(self, direction: str, session: Any, message: Any) -> None:
-        """The server's tap (``Server.add_tap``), on the server's thread."""
-        if direction == "in":
-            self._seen(session)
-        if self.enabled:
+        """The server's tap (``Server.add_tap``) while tracing, on the server's thread."""
+        if self._enabled:
             self.add(ARROWS[direction], session, message)

@@ -168,7 +168,24 @@ async def test_the_trace_records_traffic_while_enabled_and_stateless_clients_alw
     (client,) = trace.stateless_clients()
     assert client.client_info["name"] == "stateless-client"
 
-    server.remove_tap(trace.tap)  # another bound-method object than the one added
     trace.enabled = True
+    server.remove_tap(trace.tap)  # another bound-method object than the one added
     await server.handle(call("add", 4, a=1, b=1), session)
     assert len(trace.snapshot()) == 3
+
+
+async def test_a_trace_that_is_off_leaves_the_server_untapped():
+    # The notebook attaches a trace to every server it starts; off (the default), its
+    # requests must take the untapped path, and it still remembers stateless clients.
+    server = Server(app.registry)
+    trace = Trace(lambda: None)
+    trace.attach(server)
+    assert server.taps == []
+    message = call("add", 5, a=1, b=1)
+    message["params"]["_meta"] = MODERN_META
+    await server.handle(message, modern.open_request(message))
+    assert [c.client_info["name"] for c in trace.stateless_clients()] == ["stateless-client"]
+    trace.enabled = True
+    assert server.taps == [trace.tap]
+    trace.enabled = False
+    assert server.taps == []

@@ -19,7 +19,7 @@ from mcp_notebook import NotebookMCP
 from mcp_notebook.protocol import Server
 from mcp_notebook.protocol.executor import LoopExecutor
 from mcp_notebook.transports.http import LOOP_VARIABLE, HttpTransport
-from tests.kernel.test_http_raw import initialize_message
+from tests.messages import initialize_message
 
 PROTOCOL = "2025-11-25"
 

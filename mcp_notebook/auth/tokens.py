@@ -61,7 +61,7 @@ def header_of(token: str) -> dict[str, Any]:
     part = token.split(".", 1)[0]
     try:
         header = json.loads(urlsafe_b64decode(part + "=" * (-len(part) % 4)))
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # nesting: json's own depth cap
         raise TokenRefused("malformed token: its header is not base64url JSON") from None
     if not isinstance(header, dict):
         raise TokenRefused("malformed token: its header is not a JSON object")

@@ -87,6 +87,8 @@ BAD = [
     Bad("no token", lambda i, s: None, error=None),
     Bad("not a JWT", lambda i, s: "abc", says="malformed"),
     Bad("header not JSON", lambda i, s: "bm90anNvbg.e30.c2ln", says="malformed"),
+    Bad("header nested past the parser's depth",
+        lambda i, s: _b64(b"[" * 4000 + b"]" * 4000) + ".e30.c2ln", says="malformed"),
     Bad("bad signature", _bad_signature, says="signature"),
     Bad("claims changed after signing", _tampered, says="signature"),
     Bad("alg none", _alg_none, says="algorithm"),

@@ -93,7 +93,7 @@ def test_a_jwks_that_hangs_is_503_in_bounded_time(issuer: Issuer, kind: str) -> 
         assert served.runs == []
 
 
-@pytest.mark.parametrize("mode", ["garbage", "huge", "no-keys"])
+@pytest.mark.parametrize("mode", ["garbage", "huge", "no-keys", "nested"])
 def test_a_jwks_that_is_not_one_is_503(issuer: Issuer, kind: str, mode: str) -> None:
     issuer.mode = mode
     with serve(kind, issuer, fetch_limit=64 * 1024) as served:

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 from joserfc.jwk import KeySet
 
 from ..errors import McpNotebookError
-from .config import AuthConfig
+from .config import AuthConfig, AuthConfigError, check_url
 from .fetching import FetchError, awaited, fetch_json, submit
 
 FAILURE_PAUSE = 5.0  # after a failed fetch, requests get 503 this long without a new one
@@ -146,9 +146,13 @@ class KeyCache:
                 # RFC 8414 §3.3: the metadata must name the issuer it was asked about.
                 raise FetchError(f"{url} names issuer {metadata.get('issuer')!r}")
             jwks_uri = metadata.get("jwks_uri")
-            if isinstance(jwks_uri, str) and jwks_uri.startswith(("https://", "http://")):
-                return jwks_uri
-            raise FetchError(f"{url} names no jwks_uri")
+            if not isinstance(jwks_uri, str):
+                raise FetchError(f"{url} names no jwks_uri")
+            try:  # keys over plain http could be anyone's on the way: as for a configured URL
+                check_url("jwks_url", jwks_uri)
+            except AuthConfigError as exc:
+                raise FetchError(f"{url} names a jwks_uri the server will not use: {exc}") from None
+            return jwks_uri
         raise FetchError("no authorization server metadata: " + "; ".join(problems))
 
     def _bounds(self) -> dict[str, Any]:

@@ -156,3 +156,18 @@ def test_a_503_does_not_tell_the_client_the_servers_internal_urls(
         assert response.status_code == 503
         assert issuer.jwks_url not in response.text  # the log has it, for the operator
     assert any(issuer.jwks_url in record.getMessage() for record in caplog.records)
+
+
+def test_keys_the_metadata_names_at_a_plain_http_url_are_not_fetched(
+    issuer: Issuer, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Someone on the network between the server and a plain-http JWKS could hand it keys
+    # of their own and mint any token. "127.1" is the issuer's own JWKS under a name that
+    # is not a loopback name the configuration accepts http for: as a remote host would be.
+    issuer.metadata_changes = {"jwks_uri": f"http://127.1:{issuer.port}/jwks"}
+    with serve("tornado", issuer) as served:
+        response = served.call(issuer.mint(aud=served.url))
+        assert response.status_code == 503, response.text
+        assert served.runs == []
+    assert issuer.jwks_fetches == 0
+    assert any("https" in record.getMessage() for record in caplog.records)

@@ -5,7 +5,8 @@ JWKS and an RFC 7662 introspection endpoint on a loopback port of its own, and c
 what it is asked. ``mode`` switches what the JWKS endpoint does: "normal", "hang" (no
 answer until the issuer stops), "garbage" (not JSON), "huge" (past any fetch limit),
 "no-keys", "nested" (JSON nested past the parser's depth); ``introspection_mode``
-likewise ("normal", "down": 500, "hang"); ``metadata_changes`` replace fields of its
+likewise ("normal", "down": 500, "hang": a token it does not know gets no answer until
+the issuer stops, one it knows is answered); ``metadata_changes`` replace fields of its
 metadata (a ``jwks_uri`` elsewhere).
 """
 
@@ -162,13 +163,13 @@ def _handler(issuer: Issuer) -> type[BaseHTTPRequestHandler]:
             issuer.introspections += 1
             if issuer.introspection_mode == "down":
                 return self._json({"error": "down"}, 500)
-            if issuer.introspection_mode == "hang":
+            token = form.get("token", [""])[0]
+            if issuer.introspection_mode == "hang" and token not in issuer.active:
                 issuer._release.wait(60)
                 return None
             expected = "Basic " + base64.b64encode(":".join(issuer.client).encode()).decode()
             if self.headers.get("Authorization") != expected:
                 return self._json({"error": "invalid_client"}, 401)
-            token = form.get("token", [""])[0]
             return self._json(issuer.active.get(token, {"active": False}))
 
     return Handler

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import time
 from collections.abc import Iterator
 
@@ -103,3 +104,22 @@ def test_an_unreachable_introspection_endpoint_is_503(issuer: Issuer, protected:
 def test_introspection_needs_the_servers_own_credentials() -> None:
     with pytest.raises(AuthConfigError, match="client id and secret"):
         AuthConfig(issuer="https://issuer.example", introspection_url="https://issuer.example/i")
+
+
+def test_a_flood_of_made_up_tokens_leaves_no_backlog_behind(
+    issuer: Issuer, protected: Served
+) -> None:
+    # Waves of made-up tokens at an endpoint that does not answer them: each wave's
+    # clients give up (503), and what they asked must not stay queued for the next real
+    # token to wait behind (nor grow with every wave).
+    issuer.introspection_mode = "hang"
+    made_up = iter(range(10_000))
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        for _wave in range(3):
+            tokens = [f"made-up-{next(made_up)}" for _ in range(16)]
+            statuses = set(pool.map(lambda token: protected.call(token).status_code, tokens))
+            assert statuses == {503}
+    issuer.active["opaque-real"] = _active(issuer, protected)
+    response = protected.call("opaque-real")
+    assert response.status_code == 200, response.text
+    assert protected.runs == ["add"]

@@ -1,7 +1,7 @@
 """Opaque access tokens, asked about at the issuer's RFC 7662 introspection endpoint.
 
 The server authenticates itself with HTTP Basic (its client id and secret). An active
-token must still be this resource's (``aud``, when the answer names one), the issuer's
+token must still be this resource's (``aud``: an answer naming none is refused), the issuer's
 (``iss``, likewise) and unexpired. At most :data:`MAX_PENDING` introspections wait at a
 time: a flood of made-up tokens gets 503 instead of a queue that delays everyone.
 """
@@ -74,11 +74,12 @@ class Introspector:
     def _judge(self, answer: dict[str, Any]) -> Caller:
         if answer.get("active") is not True:
             raise TokenRefused("token is not active")
+        # An answer naming no audience cannot show the token is this server's: the
+        # issuer's tokens for its other resources are active too (MCP: MUST validate).
         audience = answer.get("aud")
-        if audience is not None:
-            audiences = audience if isinstance(audience, list) else [audience]
-            if self.config.resource not in audiences:
-                raise TokenRefused("token audience is not this resource")
+        audiences = audience if isinstance(audience, list) else [audience]
+        if not any(isinstance(a, str) and a in self.config.audiences for a in audiences):
+            raise TokenRefused("token audience is not this resource")
         issuer = answer.get("iss")
         if issuer is not None and issuer != self.config.issuer:
             raise TokenRefused("wrong issuer")

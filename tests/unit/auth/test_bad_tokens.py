@@ -167,3 +167,25 @@ def test_a_token_in_the_query_string_is_not_looked_at(issuer: Issuer, protected:
         headers={"Accept": "application/json, text/event-stream"},
     )
     assert response.status_code == 401
+
+
+ENTRA_APP = "6f1c2d3e-0000-4000-8000-00000000abcd"  # an API's client id, as Entra ID's aud
+
+
+@pytest.mark.parametrize(
+    "aud,status",
+    [
+        (ENTRA_APP, 200),
+        (f"api://{ENTRA_APP}", 200),
+        ("api://another-app", 401),
+        (ENTRA_APP.upper(), 401),  # compared exactly, as every audience is
+    ],
+    ids=["client id", "api uri", "another app", "another case"],
+)
+def test_an_extra_audience_names_this_server_too(issuer: Issuer, aud: str, status: int) -> None:
+    extra = (ENTRA_APP, f"api://{ENTRA_APP}")
+    with SERVERS["tornado"](config_for(issuer, extra_audiences=extra)) as protected:
+        assert protected.call(issuer.mint(aud=aud)).status_code == status
+        # What clients are told stays the URL they know (RFC 9728's resource).
+        document = httpx.get(protected.base + "/.well-known/oauth-protected-resource/mcp")
+        assert document.json()["resource"] == protected.url

@@ -71,10 +71,13 @@ def test_an_inactive_token_is_401(issuer: Issuer, protected: Served) -> None:
     "changes,says",
     [
         ({"aud": "https://other.example/mcp"}, "audience"),
+        # The issuer's other resources' tokens are active too: an answer that does not say
+        # whose a token is cannot show it is this server's (the MCP spec's MUST).
+        ({"aud": None}, "audience"),
         ({"iss": "https://evil.example"}, "issuer"),
         ({"exp": 1000}, "expired"),
     ],
-    ids=["another audience", "another issuer", "expired"],
+    ids=["another audience", "no audience", "another issuer", "expired"],
 )
 def test_an_active_token_for_elsewhere_is_401(
     issuer: Issuer, protected: Served, changes: dict[str, object], says: str
@@ -123,3 +126,19 @@ def test_a_flood_of_made_up_tokens_leaves_no_backlog_behind(
     response = protected.call("opaque-real")
     assert response.status_code == 200, response.text
     assert protected.runs == ["add"]
+
+
+def test_an_extra_audience_is_accepted_from_introspection_too(issuer: Issuer) -> None:
+    client_id, secret = issuer.client
+    config = config_for(
+        issuer,
+        introspection_url=issuer.introspection_url,
+        client_id=client_id,
+        client_secret=secret,
+        extra_audiences=("api://mcp-notebook",),
+    )
+    with SERVERS["tornado"](config) as protected:
+        issuer.active["opaque-entra"] = _active(issuer, protected, aud=["api://mcp-notebook"])
+        issuer.active["opaque-other"] = _active(issuer, protected, aud="api://other")
+        assert protected.call("opaque-entra").status_code == 200
+        assert protected.call("opaque-other").status_code == 401

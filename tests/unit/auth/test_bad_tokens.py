@@ -189,3 +189,26 @@ def test_an_extra_audience_names_this_server_too(issuer: Issuer, aud: str, statu
         # What clients are told stays the URL they know (RFC 9728's resource).
         document = httpx.get(protected.base + "/.well-known/oauth-protected-resource/mcp")
         assert document.json()["resource"] == protected.url
+
+
+def test_two_authorization_headers_are_refused_by_both_servers(
+    issuer: Issuer, protected: Served
+) -> None:
+    # A proxy that looked at one of them and a server that uses the other disagree on
+    # who is asking: neither header is taken (RFC 6750 §3.1, "more than one method").
+    good, other = issuer.mint(aud=protected.url), issuer.mint(aud=protected.url, sub="bob")
+    runs = len(protected.runs)
+    for first, second in ((good, "garbage"), ("garbage", good), (good, other)):
+        headers = httpx.Headers(
+            [
+                ("Accept", "application/json, text/event-stream"),
+                ("MCP-Protocol-Version", "2025-11-25"),
+                ("Authorization", f"Bearer {first}"),
+                ("Authorization", f"Bearer {second}"),
+            ]
+        )
+        message = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        response = protected.http.post(protected.url, json=message, headers=headers)
+        assert response.status_code == 401, response.text
+        assert extract_field_from_www_auth(response, "error") == "invalid_token"
+    assert len(protected.runs) == runs

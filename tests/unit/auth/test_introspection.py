@@ -142,3 +142,13 @@ def test_an_extra_audience_is_accepted_from_introspection_too(issuer: Issuer) ->
         issuer.active["opaque-other"] = _active(issuer, protected, aud="api://other")
         assert protected.call("opaque-entra").status_code == 200
         assert protected.call("opaque-other").status_code == 401
+
+
+def test_a_token_longer_than_any_real_one_is_not_sent_to_the_issuer(
+    issuer: Issuer, protected: Served
+) -> None:
+    asked = issuer.introspections
+    response = protected.call("x" * 20_000)  # a real one is a few hundred characters
+    assert response.status_code == 401
+    assert "too long" in (extract_field_from_www_auth(response, "error_description") or "")
+    assert issuer.introspections == asked

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import warnings
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
+from joserfc.jwk import RSAKey
 
 from tests.oauth.issuer import Issuer, running_issuer
 from tests.oauth.serving import SERVERS, Served, config_for
@@ -171,3 +174,18 @@ def test_keys_the_metadata_names_at_a_plain_http_url_are_not_fetched(
         assert served.runs == []
     assert issuer.jwks_fetches == 0
     assert any("https" in record.getMessage() for record in caplog.records)
+
+
+def test_an_rsa_key_under_2048_bits_in_the_key_set_verifies_nothing(issuer: Issuer) -> None:
+    # A 1024-bit RSA key can be factored by someone with the means; a token it signed
+    # proves nothing (RFC 7518 §3.3: 2048 bits or larger).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # joserfc warns of the size: that is the point
+        weak = RSAKey.import_key(
+            rsa.generate_private_key(65537, 1024), parameters={"kid": "weak", "alg": "RS256"}
+        )
+    issuer.old_keys.append(weak)
+    with serve("tornado", issuer) as served:
+        assert served.call(issuer.mint(aud=served.url, key=weak)).status_code == 401
+        assert served.call(issuer.mint(aud=served.url)).status_code == 200
+        assert served.runs == ["add"]

@@ -1,17 +1,20 @@
 """What a deployment configures: the same names for ``serve``, exports and ``%mcp start``.
 
-``serve --auth-issuer URL [--auth-jwks-url URL] [--auth-audience URI] [--auth-scopes a,b]
+``serve --auth-issuer URL [--auth-jwks-url URL] [--auth-audience URI]
+[--auth-extra-audiences A,B] [--auth-scopes a,b]
 [--auth-introspection-url URL --auth-client-id ID --auth-client-secret-env VAR]``;
 an export reads ``MCP_AUTH_ISSUER``, ``MCP_AUTH_JWKS_URL``, ``MCP_AUTH_AUDIENCE``,
-``MCP_AUTH_SCOPES``, ``MCP_AUTH_INTROSPECTION_URL``, ``MCP_AUTH_CLIENT_ID``,
-``MCP_AUTH_CLIENT_SECRET``. Bad values raise :class:`AuthConfigError` with a sentence a
-person can act on (a ``UsageError`` in the magic, an argparse error on the command line).
+``MCP_AUTH_EXTRA_AUDIENCES``, ``MCP_AUTH_SCOPES``, ``MCP_AUTH_INTROSPECTION_URL``,
+``MCP_AUTH_CLIENT_ID``, ``MCP_AUTH_CLIENT_SECRET``. Bad values raise
+:class:`AuthConfigError` with a sentence a person can act on (a ``UsageError`` in the
+magic, an argparse error on the command line).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,12 +27,14 @@ ENV = {
     "issuer": "MCP_AUTH_ISSUER",
     "jwks_url": "MCP_AUTH_JWKS_URL",
     "audience": "MCP_AUTH_AUDIENCE",
+    "extra_audiences": "MCP_AUTH_EXTRA_AUDIENCES",
     "scopes": "MCP_AUTH_SCOPES",
     "introspection_url": "MCP_AUTH_INTROSPECTION_URL",
     "client_id": "MCP_AUTH_CLIENT_ID",
     "client_secret": "MCP_AUTH_CLIENT_SECRET",
 }
 LOOPBACK = ("localhost", "127.0.0.1", "::1")
+SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")  # RFC 3986 §3.1, an absolute URI's start
 
 
 class AuthConfigError(McpNotebookError, ValueError):
@@ -39,11 +44,14 @@ class AuthConfigError(McpNotebookError, ValueError):
 @dataclass(frozen=True)
 class AuthConfig:
     """A resource server's settings. ``audience`` None: the endpoint's own URL, filled in
-    by the transport once it listens (:meth:`for_endpoint`)."""
+    by the transport once it listens (:meth:`for_endpoint`). ``extra_audiences``: other
+    ``aud`` values naming this server (Entra ID's API client id or ``api://`` URI); the
+    metadata's ``resource`` stays the audience, the URL clients know."""
 
     issuer: str
     jwks_url: str | None = None
     audience: str | None = None
+    extra_audiences: tuple[str, ...] = ()
     scopes: tuple[str, ...] = ()  # every request needs these
     introspection_url: str | None = None
     client_id: str | None = None
@@ -62,6 +70,8 @@ class AuthConfig:
                 check_url(name, value)
         if self.audience is not None:
             check_url("audience", self.audience)
+        for value in self.extra_audiences:
+            check_audience_value(value)
         for scope in self.scopes:
             if not scope or any(c.isspace() or c in '"\\' for c in scope):
                 raise AuthConfigError(f"auth scopes: {scope!r} is not a valid OAuth scope")
@@ -83,6 +93,23 @@ class AuthConfig:
         if self.audience is None:
             raise AuthConfigError("auth audience is not known before the server listens")
         return self.audience
+
+    @property
+    def audiences(self) -> tuple[str, ...]:
+        """The ``aud`` values a token may name (one of them): this resource, or an extra."""
+        return (self.resource, *self.extra_audiences)
+
+
+def check_audience_value(value: str) -> None:
+    """An extra audience: a JWT StringOrURI (RFC 7519 §2): a plain name (a GUID) or, when
+    it has a colon, an absolute URI of any scheme; never fetched, only compared."""
+    flag = "--auth-extra-audiences"
+    if not value or any(c.isspace() or not c.isprintable() or c in '",\\' for c in value):
+        raise AuthConfigError(f"{flag}: {value!r} is not an audience value")
+    if ":" in value and not SCHEME.match(value):
+        raise AuthConfigError(f"{flag}: {value!r} has a colon but is not an absolute URI")
+    if "#" in value:
+        raise AuthConfigError(f"{flag}: {value!r} must not have a fragment")
 
 
 def check_url(name: str, value: str) -> None:
@@ -119,13 +146,14 @@ def from_values(values: Mapping[str, Any]) -> AuthConfig | None:
     if "issuer" not in given:
         names = ", ".join(sorted(given))
         raise AuthConfigError(f"auth settings ({names}) need an issuer (--auth-issuer URL)")
-    scopes = given.get("scopes", ())
-    if isinstance(scopes, str):
-        scopes = split_scopes(scopes)
+    scopes, extra = (given.get(name, ()) for name in ("scopes", "extra_audiences"))
+    scopes = split_scopes(scopes) if isinstance(scopes, str) else scopes
+    extra = split_scopes(extra) if isinstance(extra, str) else extra
     return AuthConfig(
         issuer=given["issuer"],
         jwks_url=given.get("jwks_url"),
         audience=given.get("audience"),
+        extra_audiences=tuple(extra),
         scopes=tuple(scopes),
         introspection_url=given.get("introspection_url"),
         client_id=given.get("client_id"),
@@ -146,6 +174,7 @@ FLAGS = (
     "issuer",
     "jwks_url",
     "audience",
+    "extra_audiences",
     "scopes",
     "introspection_url",
     "client_id",

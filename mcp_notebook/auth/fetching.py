@@ -78,7 +78,7 @@ def fetch_json(url: str, **options: Any) -> dict[str, Any]:
     data = fetch(url, **options)
     try:
         value = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # nesting past json's depth
         raise FetchError(f"{url} did not send JSON") from None
     if not isinstance(value, dict):
         raise FetchError(f"{url} sent JSON that is not an object")

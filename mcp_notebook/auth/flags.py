@@ -13,6 +13,11 @@ def add_flags(parser: Any) -> None:
     add("--auth-issuer", metavar="URL", help="OAuth issuer whose access tokens are accepted")
     add("--auth-jwks-url", metavar="URL", help="its JWKS (default: from its metadata)")
     add("--auth-audience", metavar="URI", help="this server's resource URI (default: its URL)")
+    add(
+        "--auth-extra-audiences",
+        metavar="A,B",
+        help="other aud values naming this server (Entra ID: the API's client id)",
+    )
     add("--auth-scopes", metavar="A,B", help="scopes every request needs")
     add("--auth-introspection-url", metavar="URL", help="check opaque tokens by RFC 7662")
     add("--auth-client-id", metavar="ID", help="client id for introspection")

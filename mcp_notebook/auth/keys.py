@@ -16,15 +16,17 @@ from __future__ import annotations
 import concurrent.futures
 import threading
 import time
+import warnings
 from typing import Any
 from urllib.parse import urlsplit
 
 from joserfc.jwk import KeySet
 
 from ..errors import McpNotebookError
-from .config import AuthConfig
+from .config import AuthConfig, AuthConfigError, check_url
 from .fetching import FetchError, awaited, fetch_json, submit
 
+MIN_RSA_BITS = 2048
 FAILURE_PAUSE = 5.0  # after a failed fetch, requests get 503 this long without a new one
 
 
@@ -54,16 +56,23 @@ def _public_keys(document: dict[str, Any]) -> KeySet:
     """The document's RSA, EC and OKP keys. Anything it holds that joserfc cannot import
     (joserfc and cryptography raise many kinds of errors for made-up keys) makes it no
     usable JWKS: a 503 for the server, never a 500. Symmetric (``oct``) keys are dropped:
-    no accepted algorithm would use one."""
+    no accepted algorithm would use one; so are RSA keys under 2048 bits."""
     listed = document.get("keys")
     if not isinstance(listed, list):
         raise FetchError("the JWKS has no list of keys")
     public = [k for k in listed if isinstance(k, dict) and k.get("kty") in ("RSA", "EC", "OKP")]
     try:
-        keys: KeySet = KeySet.import_key_set({"keys": public})
+        with warnings.catch_warnings():  # joserfc warns of small RSA keys: dropped below
+            warnings.simplefilter("ignore")
+            keys: KeySet = KeySet.import_key_set({"keys": public})
     except Exception as exc:  # untrusted input: whatever the parser raises
         raise FetchError(f"the JWKS holds a key that is not one ({type(exc).__name__})") from None
-    return keys
+    # RSA under 2048 bits can be factored by someone with the means (RFC 7518 §3.3).
+    return KeySet([key for key in keys.keys if _strong(key)])
+
+
+def _strong(key: Any) -> bool:
+    return key.key_type != "RSA" or int(key.raw_value.key_size) >= MIN_RSA_BITS
 
 
 class KeyCache:
@@ -146,9 +155,13 @@ class KeyCache:
                 # RFC 8414 §3.3: the metadata must name the issuer it was asked about.
                 raise FetchError(f"{url} names issuer {metadata.get('issuer')!r}")
             jwks_uri = metadata.get("jwks_uri")
-            if isinstance(jwks_uri, str) and jwks_uri.startswith(("https://", "http://")):
-                return jwks_uri
-            raise FetchError(f"{url} names no jwks_uri")
+            if not isinstance(jwks_uri, str):
+                raise FetchError(f"{url} names no jwks_uri")
+            try:  # keys over plain http could be anyone's on the way: as for a configured URL
+                check_url("jwks_url", jwks_uri)
+            except AuthConfigError as exc:
+                raise FetchError(f"{url} names a jwks_uri the server will not use: {exc}") from None
+            return jwks_uri
         raise FetchError("no authorization server metadata: " + "; ".join(problems))
 
     def _bounds(self) -> dict[str, Any]:

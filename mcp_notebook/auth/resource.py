@@ -26,7 +26,7 @@ from . import challenge as challenges
 from .config import AuthConfig
 from .introspection import IntrospectionUnavailable, Introspector
 from .keys import KeyCache, KeysUnavailable
-from .tokens import TokenRefused, header_of, verify
+from .tokens import MAX_TOKEN, TokenRefused, header_of, verify
 
 logger = logging.getLogger(__name__)
 
@@ -106,6 +106,8 @@ class ResourceServer:
         token = bearer(authorization)
         if token is None:
             return self.unauthorized(None if not authorization else "not a Bearer token")
+        if len(token) > MAX_TOKEN:  # nor sent to an introspection endpoint, nor hashed
+            return self.unauthorized("token too long")
         cached = self._cached(token)
         if cached is not None:
             return self.scoped(cached)

@@ -1,7 +1,8 @@
 """A JWT access token checked: signature (joserfc, with the issuer's keys), then issuer,
-audience (this resource only, RFC 8707), expiry and not-before (with the configured
-leeway). Only asymmetric algorithms are accepted: ``alg: none`` and HS256 (a shared
-secret, here: the public key an attacker can read) never reach a key.
+audience (this resource only, RFC 8707, or an extra audience naming it), expiry and
+not-before (with the configured leeway). Only asymmetric algorithms are accepted:
+``alg: none`` and HS256 (a shared secret, here: the public key an attacker can read)
+never reach a key.
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ def header_of(token: str) -> dict[str, Any]:
     part = token.split(".", 1)[0]
     try:
         header = json.loads(urlsafe_b64decode(part + "=" * (-len(part) % 4)))
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # nesting: json's own depth cap
         raise TokenRefused("malformed token: its header is not base64url JSON") from None
     if not isinstance(header, dict):
         raise TokenRefused("malformed token: its header is not a JSON object")
@@ -101,7 +102,7 @@ def verify(token: str, keys: KeySet, config: AuthConfig) -> Caller:
     registry = jwt.JWTClaimsRegistry(
         leeway=config.leeway,
         iss={"essential": True, "value": config.issuer},
-        aud={"essential": True, "values": [config.resource]},
+        aud={"essential": True, "values": list(config.audiences)},
         exp={"essential": True},
     )
     try:

@@ -8,6 +8,7 @@ and a tool sees it as ``ctx.caller``. The token itself is never kept here.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 
@@ -36,7 +37,9 @@ class Caller:
     @property
     def key(self) -> str:
         """Who it is, as one string: what a 2026-07-28 task it created is bound to."""
-        return f"oauth {self.issuer} {self.subject} {self.client_id}"
+        # JSON, not words joined by spaces: a subject "a b" of client "c" is not
+        # subject "a" of client "b c".
+        return "oauth " + json.dumps([self.issuer, self.subject, self.client_id])
 
     def lacks(self, needed: frozenset[str]) -> frozenset[str]:
         """The scopes of ``needed`` this caller's token was not granted."""

@@ -27,12 +27,18 @@ class NotReading(McpNotebookError, ConnectionError):
 
 
 class Headers(Mapping[str, str]):
-    """An ASGI scope's headers, looked up without regard to case (the first of repeats)."""
+    """An ASGI scope's headers, looked up without regard to case (the first of repeats;
+    repeated ``Authorization`` lines joined with commas, as tornado joins them, so that
+    two tokens are no token rather than whichever came first)."""
 
     def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
         self._items: dict[str, str] = {}
         for name, value in raw:
-            self._items.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
+            key, text = name.decode("latin-1").lower(), value.decode("latin-1")
+            if key == "authorization" and key in self._items:
+                self._items[key] += "," + text
+            else:
+                self._items.setdefault(key, text)
 
     def __getitem__(self, key: str) -> str:
         return self._items[key.lower()]

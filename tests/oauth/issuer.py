@@ -4,7 +4,10 @@ It signs access tokens with joserfc (RSA, or EC), serves its metadata (RFC 8414)
 JWKS and an RFC 7662 introspection endpoint on a loopback port of its own, and counts
 what it is asked. ``mode`` switches what the JWKS endpoint does: "normal", "hang" (no
 answer until the issuer stops), "garbage" (not JSON), "huge" (past any fetch limit),
-"no-keys"; ``introspection_mode`` likewise ("normal", "down": 500).
+"no-keys", "nested" (JSON nested past the parser's depth); ``introspection_mode``
+likewise ("normal", "down": 500, "hang": a token it does not know gets no answer until
+the issuer stops, one it knows is answered); ``metadata_changes`` replace fields of its
+metadata (a ``jwks_uri`` elsewhere).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ class Issuer:
         self.old_keys: list[Any] = []  # still in the JWKS (a rotation's overlap)
         self.mode: str | dict[str, Any] = "normal"
         self.introspection_mode = "normal"
+        self.metadata_changes: dict[str, Any] = {}
         self.jwks_fetches = 0
         self.metadata_fetches = 0
         self.introspections = 0
@@ -128,6 +132,7 @@ def _handler(issuer: Issuer) -> type[BaseHTTPRequestHandler]:
                         "token_endpoint": issuer.base + "/token",
                         "authorization_endpoint": issuer.base + "/authorize",
                         "response_types_supported": ["code"],
+                        **issuer.metadata_changes,
                     }
                 )
             if path == "/jwks":
@@ -140,6 +145,8 @@ def _handler(issuer: Issuer) -> type[BaseHTTPRequestHandler]:
                     return self._send(b"<html>not a key set</html>")
                 if mode == "no-keys":
                     return self._json({"keys": []})
+                if mode == "nested":
+                    return self._send(b"[" * 4000 + b"]" * 4000)
                 if isinstance(mode, dict):  # a document of the test's own
                     return self._json(mode)
                 if mode == "huge":
@@ -156,10 +163,13 @@ def _handler(issuer: Issuer) -> type[BaseHTTPRequestHandler]:
             issuer.introspections += 1
             if issuer.introspection_mode == "down":
                 return self._json({"error": "down"}, 500)
+            token = form.get("token", [""])[0]
+            if issuer.introspection_mode == "hang" and token not in issuer.active:
+                issuer._release.wait(60)
+                return None
             expected = "Basic " + base64.b64encode(":".join(issuer.client).encode()).decode()
             if self.headers.get("Authorization") != expected:
                 return self._json({"error": "invalid_client"}, 401)
-            token = form.get("token", [""])[0]
             return self._json(issuer.active.get(token, {"active": False}))
 
     return Handler

@@ -87,6 +87,8 @@ BAD = [
     Bad("no token", lambda i, s: None, error=None),
     Bad("not a JWT", lambda i, s: "abc", says="malformed"),
     Bad("header not JSON", lambda i, s: "bm90anNvbg.e30.c2ln", says="malformed"),
+    Bad("header nested past the parser's depth",
+        lambda i, s: _b64(b"[" * 4000 + b"]" * 4000) + ".e30.c2ln", says="malformed"),
     Bad("bad signature", _bad_signature, says="signature"),
     Bad("claims changed after signing", _tampered, says="signature"),
     Bad("alg none", _alg_none, says="algorithm"),
@@ -165,3 +167,48 @@ def test_a_token_in_the_query_string_is_not_looked_at(issuer: Issuer, protected:
         headers={"Accept": "application/json, text/event-stream"},
     )
     assert response.status_code == 401
+
+
+ENTRA_APP = "6f1c2d3e-0000-4000-8000-00000000abcd"  # an API's client id, as Entra ID's aud
+
+
+@pytest.mark.parametrize(
+    "aud,status",
+    [
+        (ENTRA_APP, 200),
+        (f"api://{ENTRA_APP}", 200),
+        ("api://another-app", 401),
+        (ENTRA_APP.upper(), 401),  # compared exactly, as every audience is
+    ],
+    ids=["client id", "api uri", "another app", "another case"],
+)
+def test_an_extra_audience_names_this_server_too(issuer: Issuer, aud: str, status: int) -> None:
+    extra = (ENTRA_APP, f"api://{ENTRA_APP}")
+    with SERVERS["tornado"](config_for(issuer, extra_audiences=extra)) as protected:
+        assert protected.call(issuer.mint(aud=aud)).status_code == status
+        # What clients are told stays the URL they know (RFC 9728's resource).
+        document = httpx.get(protected.base + "/.well-known/oauth-protected-resource/mcp")
+        assert document.json()["resource"] == protected.url
+
+
+def test_two_authorization_headers_are_refused_by_both_servers(
+    issuer: Issuer, protected: Served
+) -> None:
+    # A proxy that looked at one of them and a server that uses the other disagree on
+    # who is asking: neither header is taken (RFC 6750 §3.1, "more than one method").
+    good, other = issuer.mint(aud=protected.url), issuer.mint(aud=protected.url, sub="bob")
+    runs = len(protected.runs)
+    for first, second in ((good, "garbage"), ("garbage", good), (good, other)):
+        headers = httpx.Headers(
+            [
+                ("Accept", "application/json, text/event-stream"),
+                ("MCP-Protocol-Version", "2025-11-25"),
+                ("Authorization", f"Bearer {first}"),
+                ("Authorization", f"Bearer {second}"),
+            ]
+        )
+        message = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        response = protected.http.post(protected.url, json=message, headers=headers)
+        assert response.status_code == 401, response.text
+        assert extract_field_from_www_auth(response, "error") == "invalid_token"
+    assert len(protected.runs) == runs

@@ -37,6 +37,8 @@ def test_serve_flags_become_the_configuration(monkeypatch: pytest.MonkeyPatch) -
             "https://login.example.com/realms/lab",
             "--auth-audience",
             "https://mcp.example.com/mcp",
+            "--auth-extra-audiences",
+            "api://mcp-notebook,6f1c2d3e-0000-4000-8000-00000000abcd",
             "--auth-scopes",
             "mcp:tools, files:read",
             "--auth-introspection-url",
@@ -53,6 +55,7 @@ def test_serve_flags_become_the_configuration(monkeypatch: pytest.MonkeyPatch) -
     assert config == AuthConfig(
         issuer="https://login.example.com/realms/lab",
         audience="https://mcp.example.com/mcp",
+        extra_audiences=("api://mcp-notebook", "6f1c2d3e-0000-4000-8000-00000000abcd"),
         scopes=("mcp:tools", "files:read"),
         introspection_url="https://login.example.com/realms/lab/introspect",
         client_id="notebook",
@@ -67,13 +70,15 @@ def test_an_exports_environment_is_the_same_configuration() -> None:
             "MCP_AUTH_ISSUER": "https://tenant.auth0.com/",
             "MCP_AUTH_AUDIENCE": "https://api.example.com/mcp",
             "MCP_AUTH_SCOPES": "read:data write:data",
+            "MCP_AUTH_EXTRA_AUDIENCES": "api://mcp-notebook",
         }
     )
     assert config is not None
-    assert (config.issuer, config.audience, config.scopes) == (
+    assert (config.issuer, config.audience, config.scopes, config.extra_audiences) == (
         "https://tenant.auth0.com/",
         "https://api.example.com/mcp",
         ("read:data", "write:data"),
+        ("api://mcp-notebook",),
     )
     assert from_env({}) is None  # nothing set: exactly as before, the static token
 
@@ -88,9 +93,13 @@ def test_an_exports_environment_is_the_same_configuration() -> None:
         ({"issuer": "https://i.example", "scopes": 'a "b'}, "not a valid OAuth scope"),
         ({"issuer": "https://i.example", "client_secret_env": "NO_SUCH_VAR_X"}, "is not set"),
         ({"issuer": "https://i.example", "colour": "blue"}, "unknown auth settings"),
+        ({"issuer": "https://i.example", "extra_audiences": 'api://x"y'}, "not an audience"),
+        ({"issuer": "https://i.example", "extra_audiences": "1x:y"}, "not an absolute URI"),
+        ({"issuer": "https://i.example", "extra_audiences": "api://x#y"}, "fragment"),
     ],
     ids=["no issuer", "not http", "http off loopback", "bad jwks url", "bad scope",
-         "secret variable unset", "unknown setting"],
+         "secret variable unset", "unknown setting", "audience with a quote",
+         "audience colon not a URI", "audience with a fragment"],
 )  # fmt: skip
 def test_bad_values_are_refused_with_a_sentence(values: dict[str, str], says: str) -> None:
     with pytest.raises(AuthConfigError, match=says.replace("(", r"\(").replace(")", r"\)")):

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import warnings
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from typing import Any
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
+from joserfc.jwk import RSAKey
 
 from tests.oauth.issuer import Issuer, running_issuer
 from tests.oauth.serving import SERVERS, Served, config_for
@@ -93,7 +96,7 @@ def test_a_jwks_that_hangs_is_503_in_bounded_time(issuer: Issuer, kind: str) -> 
         assert served.runs == []
 
 
-@pytest.mark.parametrize("mode", ["garbage", "huge", "no-keys"])
+@pytest.mark.parametrize("mode", ["garbage", "huge", "no-keys", "nested"])
 def test_a_jwks_that_is_not_one_is_503(issuer: Issuer, kind: str, mode: str) -> None:
     issuer.mode = mode
     with serve(kind, issuer, fetch_limit=64 * 1024) as served:
@@ -156,3 +159,33 @@ def test_a_503_does_not_tell_the_client_the_servers_internal_urls(
         assert response.status_code == 503
         assert issuer.jwks_url not in response.text  # the log has it, for the operator
     assert any(issuer.jwks_url in record.getMessage() for record in caplog.records)
+
+
+def test_keys_the_metadata_names_at_a_plain_http_url_are_not_fetched(
+    issuer: Issuer, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Someone on the network between the server and a plain-http JWKS could hand it keys
+    # of their own and mint any token. "127.1" is the issuer's own JWKS under a name that
+    # is not a loopback name the configuration accepts http for: as a remote host would be.
+    issuer.metadata_changes = {"jwks_uri": f"http://127.1:{issuer.port}/jwks"}
+    with serve("tornado", issuer) as served:
+        response = served.call(issuer.mint(aud=served.url))
+        assert response.status_code == 503, response.text
+        assert served.runs == []
+    assert issuer.jwks_fetches == 0
+    assert any("https" in record.getMessage() for record in caplog.records)
+
+
+def test_an_rsa_key_under_2048_bits_in_the_key_set_verifies_nothing(issuer: Issuer) -> None:
+    # A 1024-bit RSA key can be factored by someone with the means; a token it signed
+    # proves nothing (RFC 7518 §3.3: 2048 bits or larger).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # joserfc warns of the size: that is the point
+        weak = RSAKey.import_key(
+            rsa.generate_private_key(65537, 1024), parameters={"kid": "weak", "alg": "RS256"}
+        )
+    issuer.old_keys.append(weak)
+    with serve("tornado", issuer) as served:
+        assert served.call(issuer.mint(aud=served.url, key=weak)).status_code == 401
+        assert served.call(issuer.mint(aud=served.url)).status_code == 200
+        assert served.runs == ["add"]

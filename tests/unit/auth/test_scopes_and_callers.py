@@ -158,3 +158,12 @@ def test_a_task_is_its_creators_only(issuer: Issuer, protected: Served) -> None:
     for method in ("tasks/get", "tasks/cancel"):
         refused = protected.modern(bob, method, {"taskId": task_id}, name=task_id)
         assert refused.json()["error"]["code"] == -32602, refused.text
+
+
+def test_callers_whose_names_share_words_own_different_tasks() -> None:
+    def caller(subject: str, client: str | None) -> Caller:
+        return Caller(subject, client, frozenset(), "https://issuer.example", None)
+
+    assert caller("a b", "c").key != caller("a", "b c").key
+    assert caller("a None", None).key != caller("a", "None").key
+    assert caller("alice", "app-1").key == caller("alice", "app-1").key  # a refreshed token

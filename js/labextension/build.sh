@@ -5,7 +5,7 @@
 # share/jupyter/labextensions/mcp-notebook/ (pyproject.toml, shared-data):
 #   package.json, static/   the prebuilt federated extension (`jupyter labextension build`)
 #   install.json            tells `jupyter labextension list` the Python package ships it
-#   SOURCES.sha256          the digest of the inputs below (tests/test_labextension.py
+#   SOURCES.sha256          the digest of the inputs below (tests/unit/ui/test_labextension.py
 #                           checks the committed output was built from these sources)
 # Run once when src/ or the pinned versions in package.json change (then `npm install
 # --package-lock-only` here), commit the output; nothing is fetched at run time. Needs node,

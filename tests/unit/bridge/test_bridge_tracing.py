@@ -3,7 +3,7 @@ the client's trace whose context the forwarded request carries in ``_meta``; unt
 the bridge forwards ``_meta`` as the client sent it; what the Jupyter Server relay cannot
 read as one request goes on as it came. Against a scripted endpoint; with a real kernel
 and a real bridge process in tests/kernel/test_tracing.py, through a real Jupyter Server
-in tests/jupyter/test_relay.py."""
+in tests/e2e/jupyter/test_relay.py."""
 
 from __future__ import annotations
 

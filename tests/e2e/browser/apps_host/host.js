@@ -1,4 +1,4 @@
-// A small MCP Apps host for tests/browser/test_apps_host.py, built on the official pieces:
+// A small MCP Apps host for tests/e2e/browser/test_apps_host.py, built on the official pieces:
 // the TypeScript SDK client talks to the notebook (through the page's own /mcp, which the
 // test server relays with the token), and ext-apps' AppBridge talks to the view through
 // a sandbox proxy on a second origin, as the spec requires of web hosts.

@@ -72,10 +72,23 @@ class CellWatch:
     def __init__(self) -> None:
         self.now: Cell | None = None
         self._stack: list[Cell] = []  # a cell may run cells (%run, run_cell)
+        self._starting: list[Callable[[], None]] = []  # told as a cell takes the thread
+
+    def observe(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener()`` on the kernel thread each time a cell starts, once ``now``
+        names it (before its code runs); the function returned stops that."""
+        self._starting = [*self._starting, listener]
+
+        def stop() -> None:
+            self._starting = [x for x in self._starting if x is not listener]
+
+        return stop
 
     def started(self, number: int | None = None) -> None:
         self._stack.append(Cell(number))
         self.now = self._stack[0]
+        for listener in self._starting:
+            listener()
 
     def numbered(self, number: int | None) -> None:
         """The cell that just started has this execution count (known a moment later)."""

@@ -8,7 +8,8 @@ time after a flush, schedules the next one; the flush takes the set and hands it
 ``send``. Whatever the rate, ``send`` runs at most 1 / ``interval`` times a second.
 
 Where the flush runs is the caller's ``schedule(delay, callback)``: on the kernel's loop, or
-on a timer thread while a cell holds that loop (ui/hub.py does the same for the monitors).
+on a timer thread while a cell holds that loop, including a flush that was waiting on the
+loop when the cell started (ui/later.py; the monitors' renders go the same way).
 """
 
 from __future__ import annotations

@@ -5,9 +5,10 @@ kernel's; they only note which call changed and, once per batch, ask the kernel'
 render (``call_soon_threadsafe``), at most every ``interval`` seconds. Widgets are touched
 on the kernel's loop, with one exception: while a cell holds that loop (``cells``, which
 the kernel keeps), nothing queued on it runs before the cell ends, so a batch is rendered
-from a short-lived timer thread instead, and a call queued behind the cell shows as such
-while it waits. ipywidgets sends state from any thread (its messages go through the
-kernel's IOPub thread). One re-entrant lock, ``widgets``, is held by every change to the
+from a short-lived timer thread instead (one already waiting on the loop as the cell starts
+moves there too: ui/later.py), and a call queued behind the cell shows as such while it
+waits. ipywidgets sends state from any thread (its messages go through the kernel's IOPub
+thread). One re-entrant lock, ``widgets``, is held by every change to the
 widgets: each render, confirmations shown and hidden, and every message a front end sends
 to a monitor's or a confirmation's widgets (a click, a selection, an edit, with all the
 handlers it runs: ui/guard.py), so that a click handled on the kernel's loop never
@@ -37,6 +38,7 @@ from . import render
 from .confirm import ConfirmPanel, PromptArea
 from .decision import Decision
 from .guard import session_of
+from .later import Later
 from .monitor import Monitor
 from .panelfeed import PanelFeed
 from .trace import Trace
@@ -74,6 +76,9 @@ class Hub:
         self._make_executor, self._replay = executor, replay
         self._pauses = pauses  # .next_call: the kernel's %mcp break on the next call
         self.cells = cells  # which cell holds the kernel's loop, if any (kernel/cells.py)
+        # Where the monitors' and the feed's updates run: the kernel's loop, or a timer
+        # thread while a cell holds it (also for an update already waiting as one starts).
+        self._schedule = Later(loop, cells)  # (seconds, callback), from any thread
         # Every change to the widgets, whichever thread makes it (re-entrant: a click's
         # handler may re-render).
         self.widgets = threading.RLock()
@@ -139,6 +144,7 @@ class Hub:
 
     def close(self) -> None:
         self._unsubscribe()
+        self._schedule.close()
         if self.feed is not None:
             self.feed.close()
         if self._tasks is not None:
@@ -166,21 +172,17 @@ class Hub:
             if self._armed and not held:  # held: what was queued on the loop waits too
                 return
             self._armed = True
-        if held or (self.cells is not None and self.cells.now is not None):
-            # A cell holds the kernel's loop: a callback queued there would wait for it.
+        if held:  # the debugger holds the kernel's loop: what waits there waits too
             start_timer(self._delay(), self._flush)  # out of the debugger, as all ours
             return
         try:
-            self.loop.call_soon_threadsafe(self._arm)
+            self._schedule(self._delay(), self._flush)
         except RuntimeError:  # the kernel's loop is closing
             with self._lock:
                 self._armed = False
 
     def _delay(self) -> float:
         return max(0.0, self._last + self.interval - time.monotonic())
-
-    def _arm(self) -> None:
-        self.loop.call_later(self._delay(), self._flush)
 
     def _flush(self) -> None:
         with self.widgets:
@@ -251,13 +253,6 @@ class Hub:
 
     def _later(self, seconds: float, callback: Callable[[], None]) -> Any:
         return self.loop.call_later(seconds, callback)  # called on the kernel's loop
-
-    def _schedule(self, seconds: float, callback: Callable[[], None]) -> Any:
-        """``callback`` after ``seconds``, from any thread: on the kernel's loop, or on a
-        timer thread while a cell holds that loop (a waiting call must still be shown)."""
-        if self.cells is not None and self.cells.now is not None:
-            return start_timer(seconds, callback)
-        return self.loop.call_soon_threadsafe(self.loop.call_later, seconds, callback)
 
     def forget(self, monitor: Monitor) -> None:
         if monitor in self.monitors:

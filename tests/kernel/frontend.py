@@ -22,18 +22,6 @@ from tests.waiting import until, wait_until
 WIDGET = "jupyter.widget"
 PREFIX = "IPY_MODEL_"
 PANEL = "mcp_notebook.panel"  # the MCP panel's feed (ui/panelfeed.py)
-# An async cell: the kernel's loop sends what the panel feed batched. A batch due on that
-# loop when a long cell starts waits for the cell to end, and the calls noted meanwhile
-# wait with it: the feed would not show a call queued behind that cell.
-FEED_SENT = """
-import asyncio as _asyncio
-for _ in range(3000):
-    if not mcp.ui.feed.batcher._armed:
-        break
-    await _asyncio.sleep(0.01)
-else:
-    raise RuntimeError("the panel feed's batch never went out")
-"""
 
 
 class Frontend:
@@ -194,10 +182,6 @@ class Frontend:
             for row in message.get("calls", []):
                 latest[row["id"]] = row
         return latest
-
-    def feed_sent(self, kernel: Any) -> None:
-        """Before a test starts a cell that holds ``kernel``: the feed's batch went out."""
-        kernel.run(FEED_SENT)
 
     def wait_for_call(self, comm_id: str, target: str, status: str) -> dict[str, Any]:
         """The row of a call to ``target`` once the feed shows it in ``status`` ("behind":

@@ -146,7 +146,6 @@ def test_a_handshake_client_gone_while_its_call_waits_for_a_cell(
     it is dropped before it starts, and the server carries on."""
     kernel = ep.kernel
     session = ep.open_session()
-    frontend.feed_sent(kernel)
     busy = kernel.client.execute(BUSY_CELL)
     wait_for_output(kernel, busy, "started")
     mark = tmp_path / "queued"

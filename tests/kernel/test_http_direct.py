@@ -194,7 +194,6 @@ def test_a_call_cancelled_while_it_waits_gets_202_and_the_connection_goes_on(
     session = ep.open_session()
     client = KeptAlive(ep, session)
     try:
-        frontend.feed_sent(ep.kernel)
         busy = ep.kernel.client.execute(BUSY_CELL)
         wait_for_output(ep.kernel, busy, "started")  # user code must wait for the cell
         request_id = ep.next_id()
@@ -277,7 +276,6 @@ def test_modern_hang_up_cancels_a_call_that_waits_for_the_kernel(
         "    napped.append(seconds)\n    return 'rested'\n"
     )
     modern = Modern(ep.url, ep.token)
-    frontend.feed_sent(ep.kernel)
     busy = ep.kernel.client.execute(BUSY_CELL)
     wait_for_output(ep.kernel, busy, "started")  # user code must wait for the cell
     message = modern_call(modern, "nap_noted", 1, seconds=0)

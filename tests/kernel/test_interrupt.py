@@ -216,7 +216,6 @@ def test_an_interrupt_during_a_cell_stops_the_cell_and_queued_calls_wait(
     kernel = ep.kernel
     # stop_on_error=False: an interrupted cell must not make the kernel abort the requests
     # this test sends next (ipykernel aborts what arrives while it clears its queue).
-    frontend.feed_sent(kernel)
     busy = kernel.client.execute(BUSY_CELL, stop_on_error=False)
     wait_for_output(kernel, busy, "started")
     reply = post_call(pool, ep, session, "add", a=20, b=22)

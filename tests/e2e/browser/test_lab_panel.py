@@ -285,16 +285,73 @@ async def test_ten_thousand_calls_make_a_table_of_a_few_rows_in_the_page(lab: La
             await browser.close()
 
 
-async def test_mcp_monitor_opens_the_panel_even_under_run_all(lab: Lab, chromium: str):
+WHILE_HELD_MS = 20_000
+# The last cell of a Run All holds the kernel until the test lets it go (at once, the
+# first time: the page opens the panel's feed only when the kernel is free).
+LONG_CELL = """\
+import os, time
+if not os.path.exists({release!r}):
+    print("holding the kernel", flush=True)
+deadline = time.monotonic() + 120  # bounds the hold if the test fails
+while not os.path.exists({release!r}) and time.monotonic() < deadline:
+    time.sleep(0.05)
+"""
+
+
+async def test_mcp_monitor_opens_the_panel_under_run_all_and_a_call_behind_a_long_cell_shows(
+    lab: Lab, chromium: str
+):
+    """Run All: ``%mcp monitor`` opens the panel. Run All again: the monitor is made anew,
+    and the long cell after it starts at once. Calls made while it runs show as waiting
+    there and then, not once it ends: queued behind the cell in the panel and in the
+    monitor, the confirmation asked for in a notification and counted in the status bar."""
+    release = lab.root / "panel_monitor.release"
     cells = ["%load_ext mcp_notebook", SETUP, "%mcp start", "%mcp monitor"]
-    path = lab.write_notebook("panel_monitor", cells)
+    path = lab.write_notebook("panel_monitor", [*cells, LONG_CELL.format(release=str(release))])
+    ARTIFACTS.mkdir(exist_ok=True)
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         try:
             page = await browser.new_page(viewport={"width": 1300, "height": 900})
+            release.touch()
             await open_notebook(page, lab, path, workspace="monitor")
             panel = page.locator("#mcp-notebook-panel")
             await panel.wait_for(state="visible", timeout=WAIT_MS)
             await expect(panel.locator(".mcp-server")).to_contain_text("serving")
+            await kernel_idle(page, lab)
+            release.unlink()
+            await run_all_cells(page, lab)
+            holding = page.locator(".jp-OutputArea-output", has_text="holding the kernel")
+            await holding.wait_for(timeout=WAIT_MS)
+            served = await lab.discovered("panel_monitor")
+            # The client gives up on a call silent for 30 s: what the cell holds is checked
+            # well before.
+            async with connect(served) as client:
+                added = asyncio.ensure_future(client.call_tool("add", {"a": 2, "b": 3}))
+                dropped = asyncio.ensure_future(client.call_tool("drop_rows", {"table": "orders"}))
+                row = panel.locator(".mcp-call[data-status='behind']", has_text="add")
+                await row.wait_for(timeout=WHILE_HELD_MS)
+                monitor = page.locator(".mcp-monitor").last
+                queued = monitor.locator(
+                    "select option", has_text=re.compile(r"queued\sbehind\scell\s\[\d+\]")
+                )
+                await expect(queued).to_have_count(1, timeout=WHILE_HELD_MS)
+                asking = toast(page, "asks to run drop_rows")
+                await asking.wait_for(timeout=WHILE_HELD_MS)
+                await expect(page.locator(".mcp-status-item")).to_have_text(
+                    re.compile(r"MCP · serving · 1 client · .* · 1 waiting"), timeout=WHILE_HELD_MS
+                )
+                assert not added.done() and not dropped.done()  # the cell still runs
+                await page.screenshot(path=str(ARTIFACTS / "panel-behind-a-long-cell.png"))
+                await monitor.scroll_into_view_if_needed()
+                await monitor.screenshot(path=str(ARTIFACTS / "monitor-behind-a-long-cell.png"))
+                release.touch()
+                assert (await asyncio.wait_for(added, 60)).content[0].text == "5"
+                await panel.locator(".mcp-call[data-status='done']", has_text="add").wait_for(
+                    timeout=WAIT_MS
+                )
+                await asking.get_by_role("button", name="Approve").click()
+                assert (await asyncio.wait_for(dropped, 60)).content[0].text == "dropped orders"
         finally:
+            release.touch()
             await browser.close()

@@ -48,7 +48,10 @@ class Issuer:
         self.port = self._http.server_address[1]
         self.base = f"http://127.0.0.1:{self.port}"
         self.url = self.base + path  # the issuer identifier
-        self._thread = threading.Thread(target=self._http.serve_forever, daemon=True)
+        # A short poll: shutdown() waits for it, and every test module stops an issuer.
+        self._thread = threading.Thread(
+            target=self._http.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
         self._thread.start()
 
     def _new_key(self) -> Any:

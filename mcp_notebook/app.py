@@ -24,6 +24,7 @@ from .protocol.telemetry import apply as apply_tracing
 from .protocol.unattended import parse_headless
 from .registry import Kind
 from .transports.binding import check_address
+from .transports.security import new_token as random_token
 from .transports.settings import DEFAULT_MAX_BODY, Limits
 
 if TYPE_CHECKING:  # imported by _bind: tornado loads when a server starts, not before
@@ -137,7 +138,7 @@ class NotebookMCP(BaseMCP):
             if old is not None and port is None:
                 port = old.port  # the pasted client configs name this URL
             # Keep the token across restarts so pasted client configs stay valid.
-            new_token = (token or self._token or secrets.token_urlsafe(24)) if auth else None
+            new_token = (token or self._token or random_token()) if auth else None
             server = self._new_server(name or self.name, executor, dispatcher)
             if old is not None and port == old.port:
                 transport = self._rebind(old, server, host, max_body, new_token, oauth_config)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets
 import sys
 import threading
 import time
@@ -27,6 +26,7 @@ from .notebookkernel import NotebookKernel
 from .notebookstart import NotebookError, ServeOptions, Stopped, View, sets_instructions
 from .startview import StartView
 from .threads import start_thread
+from .transports.security import new_token
 
 if TYPE_CHECKING:
     from .bridge import Bridge
@@ -72,7 +72,7 @@ def serve_stdio(path: Path, options: ServeOptions, on_ready: OnReady | None = No
     private = ServeOptions(
         host="127.0.0.1",
         port=0,
-        token=secrets.token_urlsafe(24),
+        token=new_token(),
         name=options.name,
         startup_timeout=options.startup_timeout,
         watch=options.watch,

@@ -49,11 +49,16 @@ def start_server(kernel: Kernel, setup: str, start: str = "%mcp start --port 0")
     return Served(kernel, kernel.eval("mcp.url"), kernel.eval("mcp.token"))
 
 
+# The SDK's own client waits 30 s to connect and write, 5 min for a response to start:
+# a call that waits for a person (a confirmation in a browser test) sends nothing before.
+SDK_TIMEOUT = httpx2.Timeout(30, read=300)
+
+
 @asynccontextmanager
 async def connect(served: Served, mode: str = "auto", **client_options) -> AsyncIterator[Client]:
     """The official SDK client, connected to the notebook's endpoint with its token."""
     async with (
-        httpx2.AsyncClient(headers=served.headers, timeout=30) as http,
+        httpx2.AsyncClient(headers=served.headers, timeout=SDK_TIMEOUT) as http,
         Client(
             streamable_http_client(served.url, http_client=http), mode=mode, **client_options
         ) as client,

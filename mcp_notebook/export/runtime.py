@@ -21,7 +21,6 @@ import argparse
 import asyncio
 import logging
 import os
-import secrets
 import sys
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -41,6 +40,7 @@ from ..protocol.telemetry import apply as apply_tracing
 from ..protocol.unattended import HEADLESS, headless_banner
 from ..registry import pictures
 from ..registry.content import CONVERTERS
+from ..transports.security import new_token
 from . import skill_folders
 
 if TYPE_CHECKING:  # imported by asgi_app: python -m PACKAGE needs no ASGI app
@@ -147,7 +147,7 @@ def _token(auth: bool, given: str | None) -> str | None:
         return None
     if given:
         return given
-    token = secrets.token_urlsafe(24)
+    token = new_token()
     logger.warning("no %s set: clients must send 'Bearer %s'", TOKEN_ENV, token)
     return token
 

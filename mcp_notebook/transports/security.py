@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac
 import ipaddress
+import secrets
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
@@ -29,6 +30,14 @@ def split_host(value: str) -> str:
     if value.startswith("["):
         return value[1 : value.find("]")] if "]" in value else value
     return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def new_token() -> str:
+    """A random bearer token that can follow ``--token`` on a command line: one in 64 of
+    ``token_urlsafe``'s begin with "-", which argparse takes for an option."""
+    while (token := secrets.token_urlsafe(24)).startswith("-"):
+        pass
+    return token
 
 
 # What a refused request is told, by the handler and by the early refusal in limits.py.

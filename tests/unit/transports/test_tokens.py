@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
 
 import pytest
 
@@ -14,11 +13,10 @@ from mcp_notebook.transports.security import new_token
 
 
 @pytest.fixture
-def dashed_first(monkeypatch) -> Iterator[None]:
+def dashed_first(monkeypatch) -> None:
     """``token_urlsafe`` gives two tokens argparse would read as options, then a plain one."""
     given = iter(["-Bq3", "--x9", "plain-Token_1"])
     monkeypatch.setattr(secrets, "token_urlsafe", lambda n=None: next(given))
-    yield
 
 
 def test_a_new_token_skips_the_ones_that_begin_with_a_dash(dashed_first):

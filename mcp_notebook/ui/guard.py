@@ -7,6 +7,8 @@ front end sends to ``widget`` (a click, a selection, an edit: its state update a
 handler it triggers) while holding ``lock``, the lock renders hold; a re-entrant lock, so
 that a handler may re-render. ``sender()`` tells which front end sent the message being
 handled: the session id in its header, which is that front end's kernel connection.
+``where_sent(comm)`` has the kernel handle a front end's messages on ``comm`` on the shell
+or subshell the front end sent them to.
 """
 
 from __future__ import annotations
@@ -22,7 +24,25 @@ _sender: contextvars.ContextVar[str | None] = contextvars.ContextVar("sender", d
 def guard(lock: Any, *widgets: Any) -> None:
     """Handle the front ends' messages to each of ``widgets`` under ``lock``."""
     for widget in widgets:
+        where_sent(widget.comm)
         widget.comm.on_msg(_locked(lock, widget._handle_msg))
+
+
+def where_sent(channel: Any) -> None:
+    """Handle a front end's messages on ``channel`` where it sent them.
+
+    ipykernel 7.4 sends a front end's comm message to the subshell the kernel last sent on
+    that comm from (``_reply_subshell_for``: for a reply a kernel thread waits for). Ours
+    are requests and clicks, and our sends come from the server's and timer threads, whose
+    last parent may be any front end's message: on a subshell JupyterLab has since deleted
+    (one per comm, gone when its comm closes), the kernel drops every later message on the
+    comm, and an Approve is lost. The front end's own choice is always one it still has.
+    """
+    channel._reply_subshell_for = _as_sent
+
+
+def _as_sent(_data: Any, sent_to: str | None) -> str | None:
+    return sent_to
 
 
 def _locked(lock: Any, handle: Callable[[dict[str, Any]], None]) -> Callable[..., None]:

@@ -13,8 +13,9 @@ widgets: each render, confirmations shown and hidden, and every message a front 
 to a monitor's or a confirmation's widgets (a click, a selection, an edit, with all the
 handlers it runs: ui/guard.py), so that a click handled on the kernel's loop never
 interleaves with a render on the timer thread. A confirmation waits on the server's loop
-for a ``Decision`` that a click (a comm message, handled by the kernel's loop between
-cells) settles.
+for a ``Decision`` that a click settles: a comm message, handled where the front end sent
+it (ui/guard.py ``where_sent``): on the kernel's loop between cells, or on a subshell's
+thread (JupyterLab's, even while a cell runs).
 """
 
 from __future__ import annotations

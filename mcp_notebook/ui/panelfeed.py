@@ -33,7 +33,7 @@ from ..protocol import CallRecord
 from . import panelrows
 from .batching import Batcher, Schedule
 from .decision import APPROVED, CANCELLED, DENIED, EXPIRED, Decision
-from .guard import keep_latest, session_of
+from .guard import keep_latest, session_of, where_sent
 
 PANEL = "mcp_notebook.panel"  # the target a front end opens: js/labextension/src/feed.ts
 INTERVAL = 0.1  # seconds between two updates: at most 10 messages a second
@@ -226,6 +226,7 @@ class PanelFeed:
             channel.close()  # nothing to tell it apart by
             return
         keep_latest(self._panels, session, channel, MAX_PANELS)
+        where_sent(channel)
         channel.on_msg(lambda m: self._received(session, channel, m))
         channel.on_close(lambda _m: self._gone(session, channel))
         self._snapshot(channel)

@@ -198,12 +198,29 @@ class Frontend:
             raise AssertionError(f"{missing}; its calls were shown: {seen}") from None
 
     # -- to the kernel -----------------------------------------------------------------
-    def _send(self, kind: str, content: dict[str, Any]) -> None:
+    def _send(self, kind: str, content: dict[str, Any], subshell: str | None = None) -> None:
+        header = self.session.msg_header(kind)
+        if subshell is not None:
+            header["subshell_id"] = subshell  # handled on that subshell's thread
         with self._shell_lock:
-            self.session.send(self.shell, kind, content)
+            self.session.send(self.shell, kind, content, header=header)
 
-    def send(self, model_id: str, data: dict[str, Any]) -> None:
-        self._send("comm_msg", {"comm_id": model_id, "data": data})
+    def send(self, model_id: str, data: dict[str, Any], subshell: str | None = None) -> None:
+        self._send("comm_msg", {"comm_id": model_id, "data": data}, subshell)
+
+    def subshell(self, kernel: Any, op: str = "create", subshell_id: str = "") -> str:
+        """Create a subshell (its id) or delete one, as JupyterLab does for a comm's."""
+        control = kernel.manager.connect_control()
+        try:
+            content = {"subshell_id": subshell_id} if op == "delete" else {}
+            self.session.send(control, f"{op}_subshell_request", content)
+            assert control.poll(30_000), f"no {op}_subshell_reply in 30 s"
+            _, parts = self.session.feed_identities(control.recv_multipart())
+            reply = self.session.deserialize(parts)["content"]
+        finally:
+            control.close(linger=0)
+        assert reply["status"] == "ok", reply
+        return str(reply.get("subshell_id", subshell_id))
 
     def open_comm(self, target: str, data: dict[str, Any]) -> str:
         """Open a comm to the kernel, as a front end's extension does; its id."""

@@ -122,6 +122,28 @@ async def test_edited_arguments_are_validated_again_then_used(served, frontend):
     assert served.kernel.eval("mcp.calls[-1].arguments") == {"table": "archive", "limit": 3}
 
 
+async def test_an_edit_after_its_subshell_is_deleted_still_counts(served, frontend):
+    # JupyterLab sends a widget's messages on a subshell and may delete it (one per comm):
+    # the kernel's echo of an edit there must not bind the editor to it.
+    async with connect(served, "legacy") as client:
+        call = asyncio.ensure_future(client.call_tool("delete_rows", {"table": "orders"}))
+        panel = await pending_panel(frontend)
+        subshell = frontend.subshell(served.kernel)
+        first = '{"table": "first"}'
+        frontend.send(panel["editor"], {"method": "update", "state": {"value": first},
+                                        "buffer_paths": []}, subshell=subshell)  # fmt: skip
+        assert await frontend.until(lambda: served.kernel.eval(EDITOR) == first)
+        frontend.subshell(served.kernel, "delete", subshell)
+        frontend.edit(panel["editor"], value='{"table": "second"}')
+        await frontend.until(lambda: served.kernel.eval(EDITOR) == '{"table": "second"}')
+        frontend.click(panel["approve"])
+        result = await asyncio.wait_for(call, 30)
+    assert result.content[0].text == "deleted 10 rows from second"
+
+
+EDITOR = "[p.editor.value for p in mcp.ui.panels.values()][-1]"
+
+
 async def test_timeout_denies_and_a_late_approval_is_refused(served, frontend):
     served.kernel.run("%mcp confirm --timeout 1")
     async with connect(served, "legacy") as client:

@@ -116,6 +116,18 @@ async def test_hostile_panel_messages_are_refused_and_the_kernel_keeps_serving(
         assert (await client.call_tool("add", {"a": 1, "b": 2})).structured_content == {"result": 3}
 
 
+async def test_a_panel_is_answered_after_the_subshell_it_last_used_is_deleted(served, frontend):
+    # JupyterLab sends a comm's messages on a subshell and deletes a per-comm subshell when
+    # its comm closes; the kernel's answer on that subshell must not bind the panel to it.
+    panel = await open_panel(frontend)
+    subshell = frontend.subshell(served.kernel)
+    frontend.send(panel, {"request": 21, "op": "snapshot"}, subshell=subshell)
+    assert (await answer(frontend, panel, 21))["ok"] is True
+    frontend.subshell(served.kernel, "delete", subshell)
+    frontend.send(panel, {"request": 22, "op": "snapshot"})
+    assert (await answer(frontend, panel, 22))["ok"] is True
+
+
 def run_from(front: Frontend, code: str) -> None:
     """Execute ``code`` as a request from ``front`` (its session is the cell's sender)."""
     front._send("execute_request", {"code": code, "silent": False, "store_history": False,

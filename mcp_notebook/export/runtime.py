@@ -263,18 +263,33 @@ def _serve_http(app: BaseMCP, server: Server, args: argparse.Namespace) -> int:
     exposure.check(args.host, auth or oauth is not None, args.allow_remote_no_auth)
     token = _token(auth, args.token or os.environ.get(TOKEN_ENV))
     sockets = http.bind(args.host, args.port)
-    app._serving_url = http.url_of(args.host, sockets)
+    url = http.url_of(args.host, sockets)
     if oauth is not None:  # its audience: this URL, unless MCP_AUTH_AUDIENCE names one
-        oauth = oauth.for_endpoint(app._serving_url)
+        oauth = oauth.for_endpoint(url)
         print(f"OAuth: access tokens of {oauth.issuer} for {oauth.resource}", file=sys.stderr)
     asgi = _asgi(server, args.host, token, os.environ, oauth)
-    print(f"serving {app.name} at {app.url}", file=sys.stderr)
+    print(f"serving {app.name} at {url}", file=sys.stderr)
     if token:
         print(f"token: {token}", file=sys.stderr)
     sys.stderr.flush()
     try:
-        http.serve(asgi, sockets, on_loop=partial(_log_on, app, server), verbose=args.verbose)
+        http.serve(asgi, sockets, on_loop=partial(_serving, app, server, url), verbose=args.verbose)
     finally:
         app._serving_url = None
     print(f"stopped serving {app.name}", file=sys.stderr)
     return 0
+
+
+def _serving(
+    app: BaseMCP, server: Server, url: str, loop: asyncio.AbstractEventLoop
+) -> Callable[[], None]:
+    """On the serving loop, its stop handlers installed: only now is ``app`` running (a
+    Ctrl+Break or Ctrl-C from here on stops it cleanly)."""
+    undo_logging = _log_on(app, server, loop)
+    app._serving_url = url
+
+    def undo() -> None:
+        app._serving_url = None
+        undo_logging()
+
+    return undo

@@ -272,10 +272,7 @@ def _serve_http(app: BaseMCP, server: Server, args: argparse.Namespace) -> int:
     if token:
         print(f"token: {token}", file=sys.stderr)
     sys.stderr.flush()
-    try:
-        http.serve(asgi, sockets, on_loop=partial(_serving, app, server, url), verbose=args.verbose)
-    finally:
-        app._serving_url = None
+    http.serve(asgi, sockets, on_loop=partial(_serving, app, server, url), verbose=args.verbose)
     print(f"stopped serving {app.name}", file=sys.stderr)
     return 0
 

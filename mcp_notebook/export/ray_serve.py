@@ -56,6 +56,16 @@ REPLICA_ONGOING = 100  # a handshake-era GET stream holds one for as long as it 
 INGRESS_ONGOING = 1000  # it only relays: the limit is on the replicas
 
 
+# Apps told their client left, kept until they finish (the loop holds tasks only weakly).
+_finishing: set[asyncio.Future[Any]] = set()
+
+
+def _finished(served: asyncio.Future[Any]) -> None:
+    _finishing.discard(served)
+    if not served.cancelled() and (error := served.exception()) is not None:
+        logger.warning("a request ended with an error after its client left: %r", error)
+
+
 class McpReplica:
     """One replica: the exported code, run once, served by its ASGI app."""
 
@@ -69,14 +79,14 @@ class McpReplica:
         chunks as they are sent (an SSE stream stays open until it ends or is cancelled)."""
         sent: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         delivered = False
-        never = asyncio.Event()
+        hung_up = asyncio.Event()  # Ray tells us the client left by closing this generator
 
         async def receive() -> dict[str, Any]:
             nonlocal delivered
             if not delivered:
                 delivered = True
                 return {"type": "http.request", "body": body, "more_body": False}
-            await never.wait()  # the client's disconnect reaches us as a cancellation
+            await hung_up.wait()
             return {"type": "http.disconnect"}
 
         async def send(message: dict[str, Any]) -> None:
@@ -108,7 +118,13 @@ class McpReplica:
                     if not message.get("more_body", False):
                         return
         finally:
-            served.cancel()
+            if not served.done():
+                # Tell the app as an HTTP server would, and let it finish: it ends a GET
+                # stream, cancels a 2026-07-28 call, lets a handshake-era call run on.
+                # (Cancelling it instead left a 2026-07-28 call running.)
+                hung_up.set()
+                _finishing.add(served)
+                served.add_done_callback(_finished)
 
 
 class McpIngress:
@@ -187,12 +203,24 @@ class McpIngress:
                 value = f"{index}{_SEPARATOR}{value}"
             out[name] = value
 
+        ended = False
+
         async def chunks() -> AsyncIterator[bytes]:
+            nonlocal ended
             async for chunk in stream:
                 yield chunk
+            ended = True
+
+        def finish() -> None:
+            release()
+            if not ended:
+                # The client hung up: end the replica's side now. Left to Ray, it ended
+                # only once Python freed the handle's generator, and a GET stream held its
+                # session's one stream (409 to the next) until then.
+                stream.cancel()
 
         media_type = out.pop("content-type", None)
-        return _Relayed(release, chunks(), status_code=status, headers=out, media_type=media_type)
+        return _Relayed(finish, chunks(), status_code=status, headers=out, media_type=media_type)
 
 
 class _Relayed(StreamingResponse):

@@ -355,6 +355,10 @@ class _Answered:
 
     def __init__(self) -> None:
         self.parts = [(200, [("content-type", "application/json")]), b"{}"]
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
 
     def __aiter__(self) -> _Answered:
         return self
@@ -407,3 +411,82 @@ async def test_a_request_its_client_gave_up_on_no_longer_keeps_its_replica_busy(
     with pytest.raises((OSError, ClientDisconnect)):  # Starlette names it as it likes
         await response({"type": "http", "asgi": {"spec_version": "2.4"}}, receive, gone)
     assert ingress._in_flight == [0, 0]
+
+
+class _Listening:
+    """A replica's open event stream (a GET stream): its status and headers, then nothing
+    until it is cancelled."""
+
+    def __init__(self) -> None:
+        self.parts = [(200, [("content-type", "text/event-stream")])]
+        self.cancelled = asyncio.Event()
+
+    def __aiter__(self) -> _Listening:
+        return self
+
+    async def __anext__(self) -> Any:
+        if self.parts:
+            return self.parts.pop(0)
+        await asyncio.Event().wait()
+
+    def cancel(self) -> None:
+        self.cancelled.set()
+
+
+async def test_a_stream_its_client_closed_is_cancelled_on_its_replica():
+    """Ray ended the replica's side of a closed stream only once Python freed the ingress's
+    generator: until then a session's GET stream stayed open there, and the session could
+    not listen again (409), nor a 2026-07-28 call be cancelled by closing its stream."""
+    from mcp_notebook.export.ray_serve import McpIngress
+
+    stream = _Listening()
+    ingress = McpIngress(_Replica(lambda: stream))
+    response = await ingress(_request())
+    began = asyncio.Event()
+
+    async def send(message: dict[str, Any]) -> None:
+        began.set()
+
+    async def receive() -> dict[str, Any]:  # the client hangs up once the stream began
+        await began.wait()
+        return {"type": "http.disconnect"}
+
+    await response({"type": "http", "asgi": {"spec_version": "2.3"}}, receive, send)
+    assert stream.cancelled.is_set()
+    assert ingress._in_flight == [0]
+
+    # An answer sent whole has nothing left to cancel.
+    whole = _Answered()
+    ingress = McpIngress(_Replica(lambda: whole))
+    response = await ingress(_request())
+    sent: list[dict[str, Any]] = []
+
+    async def keep(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await response({"type": "http", "asgi": {"spec_version": "2.4"}}, receive, keep)
+    assert b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body") == b"{}"
+    assert not whole.cancelled
+
+
+async def test_a_replica_tells_its_app_when_the_client_left():
+    """Ray closes a replica's generator when its client leaves; the ASGI app must hear
+    ``http.disconnect`` (as under any HTTP server), not be cancelled: cancelling it left a
+    2026-07-28 call running, where a closed stream cancels the call."""
+    from mcp_notebook.export.ray_serve import McpReplica
+
+    heard = asyncio.Event()
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:  # an open event stream
+        assert (await receive())["type"] == "http.request"
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        if (await receive())["type"] == "http.disconnect":
+            heard.set()
+
+    replica = McpReplica.__new__(McpReplica)  # its app without importing an export
+    replica._app = app
+    answer = replica.http({"type": "http", "headers": [], "method": "GET"}, b"")
+    assert await answer.__anext__() == (200, [])
+    with pytest.raises(asyncio.CancelledError):  # what Ray throws in when the client left
+        await answer.athrow(asyncio.CancelledError())
+    await asyncio.wait_for(heard.wait(), 30)

@@ -13,5 +13,15 @@ nox.options.error_on_missing_interpreters = True
 def unit(session: nox.Session) -> None:
     session.install("-e", ".[test]")
     session.run(
-        "python", "-m", "pytest", "-m", "unit", "-q", "-p", "no:cacheprovider", *session.posargs
+        "python",
+        "-m",
+        "pytest",
+        "-m",
+        "unit",
+        "-n",
+        "auto",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        *session.posargs,
     )

@@ -27,11 +27,16 @@ ARGUMENTS_BYTES = 2048  # of a call's arguments, for its row's summary
 STYLE = """<style>
 .mcp-table { border-collapse: collapse; width: 100%; table-layout: fixed;
   font-size: var(--jp-ui-font-size1, 13px); color: var(--jp-ui-font-color1, inherit); }
+.mcp-table-box { container-type: inline-size; width: 100%; }
 .mcp-table th { text-align: left; font-weight: 600; padding: 3px 6px;
   border-bottom: 1px solid var(--jp-border-color1, #bdbdbd);
   color: var(--jp-ui-font-color2, #616161); }
-.mcp-table td { padding: 2px 6px; white-space: nowrap; overflow: hidden;
-  text-overflow: ellipsis; border-bottom: 1px solid var(--jp-border-color3, #eeeeee); }
+.mcp-table th, .mcp-table td { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.mcp-table td { padding: 2px 6px; border-bottom: 1px solid var(--jp-border-color3, #eeeeee); }
+@container (max-width: 640px) { .mcp-table .mcp-c-client, .mcp-table .mcp-c-arguments {
+  display: none; } .mcp-table th.mcp-c-target { width: auto !important; } }
+@container (max-width: 440px) { .mcp-table .mcp-c-method { display: none; }
+  .mcp-table th.mcp-c-status { width: 7.5em !important; } }
 .mcp-table td.mcp-args { font-family: var(--jp-code-font-family, monospace); }
 .mcp-table tr.mcp-selected td { background: var(--jp-layout-color2, #eeeeee); }
 .mcp-table .mcp-count { border-radius: 8px; padding: 0 5px; margin-left: 4px;
@@ -50,7 +55,10 @@ STYLE = """<style>
 .mcp-table-note { color: var(--jp-ui-font-color2, #757575); font-style: italic; }
 </style>"""
 
-COLUMNS = (  # title, width (the table's layout is fixed: cells cut, never the page)
+# Title, width (the table's layout is fixed: cells cut, never the page). In a narrow
+# output area the columns a person can do without go, as in JupyterLab's file browser:
+# client and arguments below 640 px (both in the details pane), then the method (440 px).
+COLUMNS = (
     ("time", "5.5em"),
     ("client", "12%"),
     ("method", "8em"),
@@ -130,8 +138,7 @@ def _same_burst(newer: CallRecord, older: CallRecord) -> bool:
 def table(found: Iterable[Row], selected: int | None, more: bool) -> str:
     """The HTML of the table; ``more``: older matching calls were left out."""
     head = "".join(
-        f"<th style='width: {width}'>{title}</th>" if width != "auto" else f"<th>{title}</th>"
-        for title, width in COLUMNS
+        f"<th class='mcp-c-{title}'{_width(width)}>{title}</th>" for title, width in COLUMNS
     )
     body = "".join(_row(row, selected) for row in found)
     if not body:
@@ -143,7 +150,14 @@ def table(found: Iterable[Row], selected: int | None, more: bool) -> str:
         "search to find older calls (all are in <code>mcp.calls</code>).</div>"
     )
     # A lone surrogate in a client's text cannot cross the widget's comm: U+FFFD instead.
-    return sendable(f"{STYLE}<table class='mcp-table'><tr>{head}</tr>{body}</table>{note}")
+    return sendable(
+        f"{STYLE}<div class='mcp-table-box'><table class='mcp-table'><tr>{head}</tr>{body}"
+        f"</table></div>{note}"
+    )
+
+
+def _width(width: str) -> str:
+    return "" if width == "auto" else f" style='width: {width}'"
 
 
 def _row(row: Row, selected: int | None) -> str:
@@ -154,13 +168,13 @@ def _row(row: Row, selected: int | None) -> str:
     arguments = render.compact(render.shown(record.arguments, ARGUMENTS_BYTES))
     count = f"<span class='mcp-count' title='{row.count} calls'>\u00d7{row.count}</span>"
     cells = [
-        _cell(time.strftime("%H:%M:%S", time.localtime(record.started))),
-        _cell(record.client),
-        _cell(record.method),
-        _cell(target, extra=count if row.count > 1 else ""),
-        _cell(arguments, css="mcp-args"),
-        _cell(render.took(record)),
-        f"<td class='mcp-st mcp-st-{css}' title='{html.escape(words, quote=True)}'>"
+        _cell(time.strftime("%H:%M:%S", time.localtime(record.started)), "mcp-c-time"),
+        _cell(record.client, "mcp-c-client"),
+        _cell(record.method, "mcp-c-method"),
+        _cell(target, "mcp-c-target", extra=count if row.count > 1 else ""),
+        _cell(arguments, "mcp-c-arguments mcp-args"),
+        _cell(render.took(record), "mcp-c-took"),
+        f"<td class='mcp-c-status mcp-st mcp-st-{css}' title='{html.escape(words, quote=True)}'>"
         f"{icon} {html.escape(words)}</td>",
     ]
     chosen = " class='mcp-selected'" if record.id == selected else ""

@@ -115,7 +115,8 @@ class Monitor(widgets.VBox):  # type: ignore[misc]  # ipywidgets has no types
             [
                 self.header,
                 self.pending,
-                widgets.HBox(list(filters)),
+                # Wrapped onto a second line in a narrow output area, not cut at its edge.
+                widgets.HBox(list(filters), layout=widgets.Layout(flex_flow="row wrap")),
                 self.calls_view,
                 self.table,
                 self.insert,

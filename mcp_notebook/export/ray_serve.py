@@ -63,7 +63,15 @@ _finishing: set[asyncio.Future[Any]] = set()
 def _finished(served: asyncio.Future[Any]) -> None:
     _finishing.discard(served)
     if not served.cancelled() and (error := served.exception()) is not None:
-        logger.warning("a request ended with an error after its client left: %r", error)
+        logger.warning("a request ended with an error after its client left", exc_info=error)
+
+
+def _cancel(stream: Any) -> None:
+    """Cancel a replica's call (best effort: Ray may find it ended, or be shutting down)."""
+    try:
+        stream.cancel()
+    except Exception as exc:
+        logger.debug("cancelling a replica's call failed: %r", exc)
 
 
 class McpReplica:
@@ -97,12 +105,14 @@ class McpReplica:
             "headers": [(k.encode("latin-1"), v.encode("latin-1")) for k, v in scope["headers"]],
         }
         served = asyncio.ensure_future(self._app(scope, receive, send))
+        got: asyncio.Future[dict[str, Any]] | None = None
+        raised = False
         try:
             while True:
                 got = asyncio.ensure_future(sent.get())
                 await asyncio.wait({got, served}, return_when=asyncio.FIRST_COMPLETED)
                 if not got.done():
-                    got.cancel()
+                    raised = True
                     served.result()  # the app ended without a complete response
                     return
                 message = got.result()
@@ -118,6 +128,8 @@ class McpReplica:
                     if not message.get("more_body", False):
                         return
         finally:
+            if got is not None:
+                got.cancel()  # Ray cancels us inside the wait (user code on its own thread)
             if not served.done():
                 # Tell the app as an HTTP server would, and let it finish: it ends a GET
                 # stream, cancels a 2026-07-28 call, lets a handshake-era call run on.
@@ -125,6 +137,8 @@ class McpReplica:
                 hung_up.set()
                 _finishing.add(served)
                 served.add_done_callback(_finished)
+            elif not raised:
+                _finished(served)  # an error nobody raised is logged, not lost
 
 
 class McpIngress:
@@ -180,6 +194,7 @@ class McpIngress:
                 released = True
                 self._in_flight[index] -= 1
 
+        stream: Any = None
         try:
             stream = self._replicas[index].http.remote(scope, body)
             status, reply_headers = await stream.__anext__()
@@ -194,8 +209,12 @@ class McpIngress:
         except BaseException:
             # The client gave up (Ray Serve cancels the request), typically while a dead
             # replica is replaced: a count left behind kept every later request away from
-            # the replacement, as least-busy never chose it again.
+            # the replacement, as least-busy never chose it again. Its call is cancelled on
+            # the replica too (Ray does not, unless under direct ingress): a tool call
+            # whose client left before its reply began no longer runs on.
             release()
+            if stream is not None:
+                _cancel(stream)
             raise
         out = {}
         for name, value in reply_headers:
@@ -217,7 +236,7 @@ class McpIngress:
                 # The client hung up: end the replica's side now. Left to Ray, it ended
                 # only once Python freed the handle's generator, and a GET stream held its
                 # session's one stream (409 to the next) until then.
-                stream.cancel()
+                _cancel(stream)
 
         media_type = out.pop("content-type", None)
         return _Relayed(finish, chunks(), status_code=status, headers=out, media_type=media_type)

@@ -26,7 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from mcp_notebook.export.package import export_notebook
 from tests.kernel.test_tracing import client_span, console_spans
-from tests.waiting import until_async
+from tests.waiting import until, until_async
 
 TOKEN = "ray-test-token"
 REPLICAS = 4
@@ -324,6 +324,10 @@ class _Hanging:
 
     def __init__(self, started: asyncio.Event) -> None:
         self.started = started
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
 
     def __aiter__(self) -> _Hanging:
         return self
@@ -386,7 +390,8 @@ async def test_a_request_its_client_gave_up_on_no_longer_keeps_its_replica_busy(
     from mcp_notebook.export.ray_serve import McpIngress
 
     started = asyncio.Event()
-    ingress = McpIngress(_Replica(lambda: _Hanging(started)), _Replica(_Answered))
+    hanging = _Hanging(started)
+    ingress = McpIngress(_Replica(lambda: hanging), _Replica(_Answered))
     held = asyncio.ensure_future(ingress(_request()))
     await started.wait()
     assert ingress._in_flight == [1, 0]
@@ -394,6 +399,7 @@ async def test_a_request_its_client_gave_up_on_no_longer_keeps_its_replica_busy(
     with pytest.raises(asyncio.CancelledError):
         await held
     assert ingress._in_flight == [0, 0]
+    assert hanging.cancelled  # and the replica's call (a tool's, say) does not run on
 
     # An answer whose client hung up before its body was sent is no longer counted either.
     ingress = McpIngress(_Replica(_Answered), _Replica(_Answered))
@@ -490,3 +496,37 @@ async def test_a_replica_tells_its_app_when_the_client_left():
     with pytest.raises(asyncio.CancelledError):  # what Ray throws in when the client left
         await answer.athrow(asyncio.CancelledError())
     await asyncio.wait_for(heard.wait(), 30)
+
+
+async def test_a_replica_cancelled_while_it_waits_tells_its_app_too():
+    """Ray's default runs a replica's code on a thread of its own and cancels the task that
+    reads this generator, in the middle of its wait for the app's next message: the app
+    hears the client left, and nothing of the wait is left pending."""
+    from mcp_notebook.export.ray_serve import McpReplica
+
+    heard = asyncio.Event()
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:  # an open event stream
+        assert (await receive())["type"] == "http.request"
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        if (await receive())["type"] == "http.disconnect":
+            heard.set()
+
+    replica = McpReplica.__new__(McpReplica)
+    replica._app = app
+    answer = replica.http({"type": "http", "headers": [], "method": "GET"}, b"")
+    assert await answer.__anext__() == (200, [])
+    reading = asyncio.ensure_future(answer.__anext__())  # waits: the stream sends nothing
+    await until(lambda: _waiting_for_a_message(), "the replica waiting for the app")
+    reading.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await reading
+    await asyncio.wait_for(heard.wait(), 30)
+    await until(lambda: not _waiting_for_a_message(), "the replica's wait ended")
+
+
+def _waiting_for_a_message() -> bool:
+    return any(
+        getattr(task.get_coro(), "__qualname__", "") == "Queue.get" and not task.done()
+        for task in asyncio.all_tasks()
+    )

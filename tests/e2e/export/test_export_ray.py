@@ -475,15 +475,12 @@ async def test_a_stream_its_client_closed_is_cancelled_on_its_replica():
     assert not whole.cancelled
 
 
-async def test_a_replica_tells_its_app_when_the_client_left():
-    """Ray closes a replica's generator when its client leaves; the ASGI app must hear
-    ``http.disconnect`` (as under any HTTP server), not be cancelled: cancelling it left a
-    2026-07-28 call running, where a closed stream cancels the call."""
+async def _streaming_replica(heard: asyncio.Event) -> Any:
+    """A replica whose app opens an event stream and sets ``heard`` on ``http.disconnect``;
+    its answer, past the status and headers."""
     from mcp_notebook.export.ray_serve import McpReplica
 
-    heard = asyncio.Event()
-
-    async def app(scope: Any, receive: Any, send: Any) -> None:  # an open event stream
+    async def app(scope: Any, receive: Any, send: Any) -> None:
         assert (await receive())["type"] == "http.request"
         await send({"type": "http.response.start", "status": 200, "headers": []})
         if (await receive())["type"] == "http.disconnect":
@@ -493,6 +490,15 @@ async def test_a_replica_tells_its_app_when_the_client_left():
     replica._app = app
     answer = replica.http({"type": "http", "headers": [], "method": "GET"}, b"")
     assert await answer.__anext__() == (200, [])
+    return answer
+
+
+async def test_a_replica_tells_its_app_when_the_client_left():
+    """Ray closes a replica's generator when its client leaves; the ASGI app must hear
+    ``http.disconnect`` (as under any HTTP server), not be cancelled: cancelling it left a
+    2026-07-28 call running, where a closed stream cancels the call."""
+    heard = asyncio.Event()
+    answer = await _streaming_replica(heard)
     with pytest.raises(asyncio.CancelledError):  # what Ray throws in when the client left
         await answer.athrow(asyncio.CancelledError())
     await asyncio.wait_for(heard.wait(), 30)
@@ -502,20 +508,8 @@ async def test_a_replica_cancelled_while_it_waits_tells_its_app_too():
     """Ray's default runs a replica's code on a thread of its own and cancels the task that
     reads this generator, in the middle of its wait for the app's next message: the app
     hears the client left, and nothing of the wait is left pending."""
-    from mcp_notebook.export.ray_serve import McpReplica
-
     heard = asyncio.Event()
-
-    async def app(scope: Any, receive: Any, send: Any) -> None:  # an open event stream
-        assert (await receive())["type"] == "http.request"
-        await send({"type": "http.response.start", "status": 200, "headers": []})
-        if (await receive())["type"] == "http.disconnect":
-            heard.set()
-
-    replica = McpReplica.__new__(McpReplica)
-    replica._app = app
-    answer = replica.http({"type": "http", "headers": [], "method": "GET"}, b"")
-    assert await answer.__anext__() == (200, [])
+    answer = await _streaming_replica(heard)
     reading = asyncio.ensure_future(answer.__anext__())  # waits: the stream sends nothing
     await until(lambda: _waiting_for_a_message(), "the replica waiting for the app")
     reading.cancel()

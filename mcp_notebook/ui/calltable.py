@@ -27,15 +27,15 @@ ARGUMENTS_BYTES = 2048  # of a call's arguments, for its row's summary
 STYLE = """<style>
 .mcp-table { border-collapse: collapse; width: 100%; table-layout: fixed;
   font-size: var(--jp-ui-font-size1, 13px); color: var(--jp-ui-font-color1, inherit); }
-.mcp-table-box { container-type: inline-size; width: 100%; }
+.mcp-table-box { container-type: inline-size; width: 100%; min-width: 24em; }
 .mcp-table th { text-align: left; font-weight: 600; padding: 3px 6px;
   border-bottom: 1px solid var(--jp-border-color1, #bdbdbd);
   color: var(--jp-ui-font-color2, #616161); }
 .mcp-table th, .mcp-table td { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .mcp-table td { padding: 2px 6px; border-bottom: 1px solid var(--jp-border-color3, #eeeeee); }
-@container (max-width: 640px) { .mcp-table .mcp-c-client, .mcp-table .mcp-c-arguments {
+@container (max-width: 60em) { .mcp-table .mcp-c-client, .mcp-table .mcp-c-arguments {
   display: none; } .mcp-table th.mcp-c-target { width: auto !important; } }
-@container (max-width: 440px) { .mcp-table .mcp-c-method { display: none; }
+@container (max-width: 37em) { .mcp-table .mcp-c-method { display: none; }
   .mcp-table th.mcp-c-status { width: 7.5em !important; } }
 .mcp-table td.mcp-args { font-family: var(--jp-code-font-family, monospace); }
 .mcp-table tr.mcp-selected td { background: var(--jp-layout-color2, #eeeeee); }
@@ -57,7 +57,9 @@ STYLE = """<style>
 
 # Title, width (the table's layout is fixed: cells cut, never the page). In a narrow
 # output area the columns a person can do without go, as in JupyterLab's file browser:
-# client and arguments below 640 px (both in the details pane), then the method (440 px).
+# client and arguments below 60em (both in the details pane: the fixed columns take
+# 29.5em and arguments needs room to be read), then the method below 37em; 24em at least
+# (a box sized by its content would otherwise have none).
 COLUMNS = (
     ("time", "5.5em"),
     ("client", "12%"),
@@ -141,14 +143,13 @@ def table(found: Iterable[Row], selected: int | None, more: bool) -> str:
         f"<th class='mcp-c-{title}'{_width(width)}>{title}</th>" for title, width in COLUMNS
     )
     body = "".join(_row(row, selected) for row in found)
-    if not body:
-        body = f"<tr><td colspan='{len(COLUMNS)}' class='mcp-table-note'>no calls</td></tr>"
-    note = (
-        ""
-        if not more
-        else f"<div class='mcp-table-note'>The newest {SHOWN} rows are shown: filter or "
-        "search to find older calls (all are in <code>mcp.calls</code>).</div>"
-    )
+    # Under the table, not a cell spanning every column: hidden columns would take room.
+    note = "" if body else "<div class='mcp-table-note'>no calls</div>"
+    if more:
+        note = (
+            f"<div class='mcp-table-note'>The newest {SHOWN} rows are shown: filter or "
+            "search to find older calls (all are in <code>mcp.calls</code>).</div>"
+        )
     # A lone surrogate in a client's text cannot cross the widget's comm: U+FFFD instead.
     return sendable(
         f"{STYLE}<div class='mcp-table-box'><table class='mcp-table'><tr>{head}</tr>{body}"

@@ -112,6 +112,19 @@ def test_client_text_stays_text_and_every_cut_cell_keeps_its_whole_text():
     assert any("y" * 500 in t for t in titles)  # the whole argument, a hover away
 
 
+def test_every_cell_names_its_column_for_the_narrow_layout():
+    # A narrow output area hides columns by these names (calltable.STYLE's @container).
+    page = table(rows([call("add"), call("divide", status="error")], Filters())[0], None, False)
+    names = [f"mcp-c-{title}" for title, _ in calltable.COLUMNS]
+    (head,) = re.findall(r"<tr>(<th.*?)</tr>", page)
+    assert re.findall(r"<th class='(mcp-c-[a-z]+)", head) == names
+    for cells in re.findall(r"<tr data-call='\d+'>(.*?)</tr>", page):
+        assert re.findall(r"<td class='(mcp-c-[a-z]+)", cells) == names
+    assert "<div class='mcp-table-box'><table" in page
+    empty = table([], None, False)
+    assert "<td" not in empty and "no calls" in empty  # no cell spanning hidden columns
+
+
 @pytest.fixture
 def hub():
     loop = asyncio.new_event_loop()

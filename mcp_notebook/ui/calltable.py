@@ -37,7 +37,7 @@ STYLE = """<style>
   display: none; } .mcp-table th.mcp-c-target { width: auto !important; } }
 @container (max-width: 37em) { .mcp-table .mcp-c-method { display: none; }
   .mcp-table th.mcp-c-status { width: 7.5em !important; } }
-.mcp-table td.mcp-args { font-family: var(--jp-code-font-family, monospace); }
+.mcp-table td.mcp-c-arguments { font-family: var(--jp-code-font-family, monospace); }
 .mcp-table tr.mcp-selected td { background: var(--jp-layout-color2, #eeeeee); }
 .mcp-table .mcp-count { border-radius: 8px; padding: 0 5px; margin-left: 4px;
   background: var(--jp-layout-color3, #e0e0e0); font-size: 11px; }
@@ -143,13 +143,13 @@ def table(found: Iterable[Row], selected: int | None, more: bool) -> str:
         f"<th class='mcp-c-{title}'{_width(width)}>{title}</th>" for title, width in COLUMNS
     )
     body = "".join(_row(row, selected) for row in found)
-    # Under the table, not a cell spanning every column: hidden columns would take room.
-    note = "" if body else "<div class='mcp-table-note'>no calls</div>"
     if more:
         note = (
             f"<div class='mcp-table-note'>The newest {SHOWN} rows are shown: filter or "
             "search to find older calls (all are in <code>mcp.calls</code>).</div>"
         )
+    else:  # under the table, not a cell spanning every column: hidden ones would take room
+        note = "" if body else "<div class='mcp-table-note'>no calls</div>"
     # A lone surrogate in a client's text cannot cross the widget's comm: U+FFFD instead.
     return sendable(
         f"{STYLE}<div class='mcp-table-box'><table class='mcp-table'><tr>{head}</tr>{body}"
@@ -173,7 +173,7 @@ def _row(row: Row, selected: int | None) -> str:
         _cell(record.client, "mcp-c-client"),
         _cell(record.method, "mcp-c-method"),
         _cell(target, "mcp-c-target", extra=count if row.count > 1 else ""),
-        _cell(arguments, "mcp-c-arguments mcp-args"),
+        _cell(arguments, "mcp-c-arguments"),
         _cell(render.took(record), "mcp-c-took"),
         f"<td class='mcp-c-status mcp-st mcp-st-{css}' title='{html.escape(words, quote=True)}'>"
         f"{icon} {html.escape(words)}</td>",

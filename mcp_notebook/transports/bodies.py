@@ -6,40 +6,29 @@ Bodies tornado reads whole go to ``McpHandler`` (handler.py); the others to
 
 from __future__ import annotations
 
-from typing import Any
-
 import tornado.httputil
-import tornado.routing
 
 from .policy import announced_length
 
-__all__ = ["WholeBody", "announced_length"]
+__all__ = ["announced_length", "read_whole"]
 
 
-class WholeBody(tornado.routing.PathMatches):
-    """Requests to ``path`` whose body may be read whole before the handler runs.
+def read_whole(request: tornado.httputil.HTTPServerRequest, limit: int) -> bool:
+    """Whether the request's body may be read whole before the handler runs.
 
     Streaming a body costs every request an extra turn of the loop; only chunked bodies,
     those announced over ``limit`` and those not yet all received need it.
     """
-
-    def __init__(self, path: str, limit: int) -> None:
-        super().__init__(path)
-        self.limit = limit
-
-    def match(self, request: tornado.httputil.HTTPServerRequest) -> dict[str, Any] | None:
-        headers = request.headers
-        if "Transfer-Encoding" in headers:
-            return None
-        try:
-            length = announced_length(headers)
-        except ValueError:
-            return None  # not a size: the streamed handler answers 400 before any body
-        if length is not None and length > self.limit:
-            return None
-        if length and _buffered(request) < length:
-            return None  # still arriving: the streamed handler bounds how long it may take
-        return super().match(request)
+    headers = request.headers
+    if "Transfer-Encoding" in headers:
+        return False
+    try:
+        length = announced_length(headers)
+    except ValueError:
+        return False  # not a size: the streamed handler answers 400 before any body
+    if length is not None and length > limit:
+        return False
+    return not length or _buffered(request) >= length  # still arriving: streamed, bounded
 
 
 def _buffered(request: tornado.httputil.HTTPServerRequest) -> int:

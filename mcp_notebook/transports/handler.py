@@ -12,14 +12,13 @@ import asyncio
 import itertools
 from typing import Any
 
-import tornado.web
-
 from ..protocol import Session
 from ..protocol.caller import Caller
 from ..protocol.jsonrpc import INVALID_REQUEST, Message
 from ..protocol.names import SESSION_HEADER
 from ..protocol.request import ANSWERED_EARLY, RUN_USER_CODE
 from . import policy, relayed
+from .exchange import Exchange
 from .modern_checks import reply_status
 from .posts import Post
 from .replying import ReplyingHandler
@@ -31,7 +30,7 @@ GET_STREAM = "g"
 _stream_numbers = itertools.count(1)  # 2026 streams are never resumed: local names do
 
 
-class NotFoundHandler(tornado.web.RequestHandler):
+class NotFoundHandler(Exchange):
     def prepare(self) -> None:
         self.set_status(404)
         self.set_header("Content-Type", "application/json")
@@ -51,7 +50,7 @@ class MetadataHandler(ReplyingHandler):
 
 class McpHandler(ReplyingHandler):
     """The endpoint, for requests whose body tornado reads whole first: none, or a known
-    size within the limit (see bodies.py ``WholeBody``). Others go to StreamedMcpHandler."""
+    size within the limit (see bodies.py ``read_whole``). Others go to StreamedMcpHandler."""
 
     # Every method reaches the policy, which answers those the endpoint has not with 405.
     SUPPORTED_METHODS = ("GET", "POST", "DELETE", "OPTIONS", "PUT", "PATCH", "HEAD")

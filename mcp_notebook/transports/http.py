@@ -16,7 +16,6 @@ import asyncio
 import itertools
 import logging
 import os
-import re
 import socket
 import sys
 import threading
@@ -27,16 +26,14 @@ import tornado.httpserver
 import tornado.httputil
 import tornado.ioloop
 import tornado.iostream
-import tornado.web
-from tornado.routing import Rule
 
 from ..protocol import Server, Session
 from ..protocol.jsonrpc import INVALID_REQUEST
 from ..threads import start_thread
 from . import binding, oauth, policy
-from .bodies import WholeBody
+from .bodies import read_whole
 from .direct import DirectReply
-from .endpoint import Endpoint
+from .exchange import Routes
 from .handler import GET_STREAM, McpHandler, MetadataHandler, NotFoundHandler
 from .limits import ConnectionLimiter, Refusal, SessionAdmission
 from .responses import close_response, error_body
@@ -141,24 +138,8 @@ class HttpTransport:
             asyncio.set_event_loop(loop)
             self.loop = loop
             try:
-                options: dict[str, Endpoint] = {"transport": self}  # what handlers see
-                # The path, with or without trailing slashes (as the ASGI app serves it).
-                route = re.escape(self.path.rstrip("/")) + "/*"
-                rules: list[Any] = [
-                    (re.escape(path) + "/*", MetadataHandler, options)
-                    for path in sorted(self.metadata_paths)
-                ]
-                app = tornado.web.Application(
-                    [
-                        *rules,
-                        Rule(WholeBody(route, self.max_body), McpHandler, options),
-                        (route, StreamedMcpHandler, options),
-                    ],
-                    default_handler_class=NotFoundHandler,
-                    log_function=_log_request,
-                )
                 self._http = _LimitedHttpServer(
-                    app,
+                    self._routes(),
                     max_body_size=self.max_body * 4,
                     idle_connection_timeout=self.limits.idle_timeout,
                 )
@@ -182,6 +163,28 @@ class HttpTransport:
         ready.wait()
         if failure:
             raise failure[0]
+
+    def _routes(self) -> Routes:
+        """The endpoint's path (with or without trailing slashes, as the ASGI app serves
+        it), read whole or streamed (bodies.py); the OAuth metadata; else 404."""
+        endpoint = self.path.rstrip("/")
+        metadata = frozenset(path.rstrip("/") for path in self.metadata_paths)
+        limit = self.max_body
+
+        def whole(request: tornado.httputil.HTTPServerRequest) -> bool:
+            return request.path.rstrip("/") == endpoint and read_whole(request, limit)
+
+        def streamed(request: tornado.httputil.HTTPServerRequest) -> bool:
+            return request.path.rstrip("/") == endpoint
+
+        def described(request: tornado.httputil.HTTPServerRequest) -> bool:
+            return request.path.rstrip("/") in metadata
+
+        return Routes(
+            [(whole, McpHandler), (streamed, StreamedMcpHandler), (described, MetadataHandler)],
+            NotFoundHandler,
+            self,
+        )
 
     def stop(self, timeout: float = 5.0) -> None:
         loop, thread = self.loop, self._thread
@@ -374,9 +377,3 @@ class _LimitedHttpServer(tornado.httpserver.HTTPServer):
     def start_request(self, server_conn: Any, request_conn: Any) -> Any:
         delegate = super().start_request(server_conn, request_conn)
         return self.limiter.wrap(server_conn.stream, request_conn, delegate)
-
-
-def _log_request(handler: tornado.web.RequestHandler) -> None:
-    # Access lines would land in the notebook's stderr; keep them for debug logging.
-    request = handler.request
-    logger.debug("%s %s %s", handler.get_status(), request.method, request.uri)

@@ -14,14 +14,13 @@ from collections.abc import Callable
 from typing import Any
 
 import tornado.iostream
-import tornado.web
-from tornado.http1connection import HTTP1Connection
 
 from ..protocol import jsonrpc
 from ..protocol.jsonrpc import INVALID_REQUEST, Message, RpcError
 from . import policy
 from .direct import DirectReply, always_ok
 from .endpoint import Endpoint
+from .exchange import Exchange
 from .responses import error_body
 from .security import AUTHENTICATE
 from .sse import SseStream
@@ -30,11 +29,12 @@ RETRY_MS = 500  # how long a client waits before resuming a stream that broke
 _UNREAD = policy.UNREAD  # statuses given before the body is read: no request id
 
 
-class ReplyingHandler(tornado.web.RequestHandler):
-    """A RequestHandler of the MCP endpoint, with its means of answering."""
+class ReplyingHandler(Exchange):
+    """An exchange of the MCP endpoint, with its means of answering."""
 
-    def initialize(self, transport: Endpoint) -> None:
-        self.transport = transport
+    transport: Endpoint
+
+    def initialize(self) -> None:
         self._streaming = False
         self._ended: asyncio.Event | None = None
         self._message: Any = None  # the decoded body, once post() has read it
@@ -113,14 +113,6 @@ class ReplyingHandler(tornado.web.RequestHandler):
         request_id = None if status_code in _UNREAD else self._readable_id()
         self.set_header("Content-Type", "application/json")
         self.finish(error_body(INVALID_REQUEST, self._reason, request_id))
-
-    def _connection(self) -> HTTP1Connection:
-        """The request's connection. tornado annotates it as the abstract HTTPConnection;
-        its HTTP server always gives an HTTP1Connection, which has the stream and context."""
-        connection = self.request.connection
-        if not isinstance(connection, HTTP1Connection):
-            raise TypeError(f"not a connection of tornado's HTTP server: {connection!r}")
-        return connection
 
     def _gone(self) -> bool:
         """Whether the client's connection is closed, or lent to a call (detached)."""

@@ -7,14 +7,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 import tornado.ioloop
 import tornado.iostream
-import tornado.web
 
 from ..protocol.jsonrpc import INVALID_REQUEST
-from .endpoint import Endpoint
 from .handler import McpHandler
 from .lingering import LINGER_BYTES, LINGER_SECONDS, answer_and_close, shut_write
 from .responses import close_response, error_body
@@ -22,7 +20,6 @@ from .responses import close_response, error_body
 _KEPT = frozenset({"Www-Authenticate", "Retry-After", "Allow"})  # as tornado names them
 
 
-@tornado.web.stream_request_body
 class StreamedMcpHandler(McpHandler):
     """The endpoint for bodies of unknown or excessive size, or of a Content-Length that is
     not one: counted as they arrive, so that one over the limit gets its 413 without being
@@ -33,8 +30,10 @@ class StreamedMcpHandler(McpHandler):
     connection closes, so the client reads the answer instead of a connection reset.
     """
 
-    def initialize(self, transport: Endpoint) -> None:
-        super().initialize(transport)
+    streams_body = True
+
+    def initialize(self) -> None:
+        super().initialize()
         self._chunks: list[bytes] = []
         self._size = 0
         self._refused = False  # answered before the body ended: the rest is dropped
@@ -105,8 +104,7 @@ class StreamedMcpHandler(McpHandler):
         self._later(LINGER_SECONDS, self._close)
 
     def _prepared_future_done(self) -> bool:
-        # tornado declares it None; _execute sets a Future while prepare() runs
-        prepared = cast("asyncio.Future[None] | None", self._prepared_future)
+        prepared = self._prepared_future  # a Future while prepare() runs
         return prepared is None or prepared.done()
 
     def _too_slow(self) -> None:

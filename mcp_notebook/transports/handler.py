@@ -18,7 +18,7 @@ from ..protocol.jsonrpc import INVALID_REQUEST, Message
 from ..protocol.names import SESSION_HEADER
 from ..protocol.request import ANSWERED_EARLY, RUN_USER_CODE
 from . import policy, relayed
-from .exchange import Exchange
+from .http_exchange import HttpExchange
 from .modern_checks import reply_status
 from .posts import Post
 from .replying import ReplyingHandler
@@ -30,7 +30,7 @@ GET_STREAM = "g"
 _stream_numbers = itertools.count(1)  # 2026 streams are never resumed: local names do
 
 
-class NotFoundHandler(Exchange):
+class NotFoundHandler(HttpExchange):
     def prepare(self) -> None:
         self.set_status(404)
         self.set_header("Content-Type", "application/json")

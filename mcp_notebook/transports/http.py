@@ -33,8 +33,8 @@ from ..threads import start_thread
 from . import binding, oauth, policy
 from .bodies import read_whole
 from .direct import DirectReply
-from .exchange import Routes
 from .handler import GET_STREAM, McpHandler, MetadataHandler, NotFoundHandler
+from .http_exchange import Routes
 from .limits import ConnectionLimiter, Refusal, SessionAdmission
 from .responses import close_response, error_body
 from .security import NOT_FOUND, Guard

@@ -20,7 +20,7 @@ from ..protocol.jsonrpc import INVALID_REQUEST, Message, RpcError
 from . import policy
 from .direct import DirectReply, always_ok
 from .endpoint import Endpoint
-from .exchange import Exchange
+from .http_exchange import HttpExchange
 from .responses import error_body
 from .security import AUTHENTICATE
 from .sse import SseStream
@@ -29,7 +29,7 @@ RETRY_MS = 500  # how long a client waits before resuming a stream that broke
 _UNREAD = policy.UNREAD  # statuses given before the body is read: no request id
 
 
-class ReplyingHandler(Exchange):
+class ReplyingHandler(HttpExchange):
     """An exchange of the MCP endpoint, with its means of answering."""
 
     transport: Endpoint

@@ -3,7 +3,7 @@
 The endpoint uses a small part of ``tornado.web.RequestHandler`` (status, headers, write,
 flush, finish, detach, the close callback, prepare before a streamed body). Building a
 RequestHandler per request (its UI namespaces, default headers, the Application's router)
-cost about a quarter of a ``tools/call``'s time on the server's thread; an Exchange does
+cost about a quarter of a ``tools/call``'s time on the server's thread; an HttpExchange does
 the same on ``HTTP1Connection`` directly, with the same names, so the handlers read as
 before. ``Routes`` picks the exchange class by path, as the Application's rules did.
 """
@@ -34,7 +34,7 @@ _SAFE_VALUE = re.compile(r"[\x20-\x7e\x80-\xff\t]*")
 _NO_BODY = frozenset({204, 304})
 
 
-class Exchange:
+class HttpExchange:
     """The response side of one request, named as ``RequestHandler``'s."""
 
     SUPPORTED_METHODS: Sequence[str] = ("GET", "HEAD", "POST", "DELETE", "PATCH", "PUT", "OPTIONS")
@@ -225,21 +225,21 @@ def _retrieve(task: asyncio.Future[None]) -> None:
 
 
 # A route: whether it takes a request (by its path and headers), and the exchange it gets.
-Route = tuple[Callable[[HTTPServerRequest], bool], type[Exchange]]
+Route = tuple[Callable[[HTTPServerRequest], bool], type[HttpExchange]]
 
 
 class Routes(tornado.httputil.HTTPServerConnectionDelegate):
     """Which exchange serves a request: the first route that takes it, else ``fallback``."""
 
     def __init__(
-        self, routes: Sequence[Route], fallback: type[Exchange], transport: Endpoint
+        self, routes: Sequence[Route], fallback: type[HttpExchange], transport: Endpoint
     ) -> None:
         self.routes, self.fallback, self.transport = list(routes), fallback, transport
 
     def start_request(self, server_conn: object, request_conn: Any) -> _Routed:
         return _Routed(self, server_conn, request_conn)
 
-    def exchange_for(self, request: HTTPServerRequest) -> Exchange:
+    def exchange_for(self, request: HTTPServerRequest) -> HttpExchange:
         for takes, kind in self.routes:
             if takes(request):
                 return kind(request, self.transport)
@@ -251,7 +251,7 @@ class _Routed(tornado.httputil.HTTPMessageDelegate):
 
     def __init__(self, routes: Routes, server_conn: object, request_conn: Any) -> None:
         self.routes, self.server_conn, self.request_conn = routes, server_conn, request_conn
-        self.exchange: Exchange | None = None
+        self.exchange: HttpExchange | None = None
         self.chunks: list[bytes] = []
         self.request: HTTPServerRequest | None = None
 

@@ -1,4 +1,4 @@
-"""The endpoint on tornado's HTTP layer (transports/exchange.py): what RequestHandler did for
+"""The endpoint on tornado's HTTP layer (transports/http_exchange.py): what RequestHandler did for
 it, done without building one per request, with the same answers."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 import tornado.web
 
 from mcp_notebook.export.runtime import exported_app, server_of
-from mcp_notebook.transports.exchange import Exchange
 from mcp_notebook.transports.handler import McpHandler
 from mcp_notebook.transports.http import HttpTransport
+from mcp_notebook.transports.http_exchange import HttpExchange
 
 TOKEN = "exchange-token"
 HEADERS = {
@@ -126,7 +126,7 @@ def test_an_error_nobody_caught_is_a_500_and_the_connection_serves_on(
 
 
 def test_a_header_value_that_would_split_the_response_is_refused() -> None:
-    exchange = Exchange.__new__(Exchange)
+    exchange = HttpExchange.__new__(HttpExchange)
     exchange.clear()
     exchange.set_header("Mcp-Session-Id", "abc")
     with pytest.raises(ValueError, match="Unsafe header value"):

@@ -3,7 +3,8 @@
 The endpoint speaks standard MCP; anything else on the same URL is a plug-in. A plug-in
 is a :class:`Dialect`: a media type it adds to what the endpoint accepts, a ``claim``
 (does this POST belong to me? -- from its body alone, before any session is looked up)
-and ``serve``, which answers the claimed POST on the tornado handler. The ASGI app serves
+and ``serve``, which answers the claimed POST on the tornado handler (an ``HttpExchange``:
+http_exchange.py names what it offers). The ASGI app serves
 no plug-in: it refuses a claimed POST, naming the dialect.
 
 Built-in plug-ins register themselves when their module is imported; the registry imports

@@ -36,6 +36,10 @@ class NotFoundHandler(HttpExchange):
         self.set_header("Content-Type", "application/json")
         self.finish(error_body(INVALID_REQUEST, NOT_FOUND))
 
+    def write_error(self, status_code: int, **kwargs: Any) -> None:  # 405, 500: JSON too
+        self.set_header("Content-Type", "application/json")
+        self.finish(error_body(INVALID_REQUEST, self._reason))
+
 
 class MetadataHandler(ReplyingHandler):
     """The OAuth protected-resource metadata (RFC 9728), for requests on a connection a

@@ -27,6 +27,7 @@ from .endpoint import Endpoint
 from .responses import http_date
 
 logger = logging.getLogger(__name__)
+_access = logging.getLogger("mcp_notebook.transports.http")  # access lines, as before
 
 _SERVER = f"TornadoServer/{tornado.version}"
 # What a header value may hold: no control characters (CR/LF would split the response).
@@ -90,8 +91,8 @@ class HttpExchange:
     def get_status(self) -> int:
         return self._status_code
 
-    def set_header(self, name: str, value: str | int) -> None:
-        text = str(value)
+    def set_header(self, name: str, value: str | bytes | int) -> None:
+        text = value.decode("latin-1") if isinstance(value, bytes) else str(value)
         if _SAFE_VALUE.fullmatch(text) is None:
             raise ValueError(f"Unsafe header value {text!r}")
         self._headers[name] = text
@@ -152,9 +153,9 @@ class HttpExchange:
 
     def _log(self) -> None:
         # Access lines would land in the notebook's stderr; keep them for debug logging.
-        if logger.isEnabledFor(logging.DEBUG):
+        if _access.isEnabledFor(logging.DEBUG):
             request = self.request
-            logger.debug("%s %s %s", self._status_code, request.method, request.uri)
+            _access.debug("%s %s %s", self._status_code, request.method, request.uri)
 
     # -- serving -----------------------------------------------------------------------
     def start(self) -> asyncio.Future[None] | None:
@@ -220,8 +221,10 @@ class HttpExchange:
 
 
 def _retrieve(task: asyncio.Future[None]) -> None:
-    if not task.cancelled():
-        task.exception()  # _execute catches what it should; nothing left to log twice
+    # _execute answers what it catches; what escapes (an error while answering an error)
+    # is only logged: the client sees its connection close.
+    if not task.cancelled() and (error := task.exception()) is not None:
+        logger.error("an exchange failed while answering an error", exc_info=error)
 
 
 # A route: whether it takes a request (by its path and headers), and the exchange it gets.

@@ -146,3 +146,21 @@ def test_a_response_without_content_has_no_body_and_no_content_type(port: int) -
     # and the connection is still good for the next request
     response, body = _post(connection, INITIALIZE)
     assert response.status == 200 and json.loads(body)["id"] == 1
+
+
+def test_a_method_nobody_serves_elsewhere_is_a_405_with_a_json_error(port: int) -> None:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    connection.request("PROPFIND", "/nowhere", headers=HEADERS)
+    response = connection.getresponse()
+    assert response.status == 405
+    assert response.headers["Content-Type"] == "application/json"
+    assert json.loads(response.read())["error"]["code"] == -32600
+
+
+def test_header_values_given_as_bytes_are_sent_as_their_text() -> None:
+    exchange = HttpExchange.__new__(HttpExchange)
+    exchange.clear()
+    exchange.set_header("Content-Type", b"application/x-ndjson")
+    assert exchange._headers["Content-Type"] == "application/x-ndjson"
+    with pytest.raises(ValueError, match="Unsafe header value"):
+        exchange.set_header("X-Echo", b"a\r\nb")

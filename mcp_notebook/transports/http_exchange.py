@@ -3,7 +3,7 @@
 The endpoint uses a small part of ``tornado.web.RequestHandler`` (status, headers, write,
 flush, finish, detach, the close callback, prepare before a streamed body). Building a
 RequestHandler per request (its UI namespaces, default headers, the Application's router)
-cost about a quarter of a ``tools/call``'s time on the server's thread; an HttpExchange does
+cost about 0.1 ms a request on a 2-core VM (benchmarks/README.md); an HttpExchange does
 the same on ``HTTP1Connection`` directly, with the same names, so the handlers read as
 before. ``Routes`` picks the exchange class by path, as the Application's rules did.
 """

@@ -65,8 +65,7 @@ class HttpExchange:
 
     def on_connection_close(self) -> None:
         """The client closed the connection before the response finished."""
-        body = getattr(self.request, "_body_future", None)
-        if self.streams_body and body is not None and not body.done():
+        if self.streams_body and not (body := self.request._body_future).done():  # start() set it
             body.set_exception(tornado.iostream.StreamClosedError())
             body.exception()  # retrieved: the method that waits for it ends quietly
 

@@ -146,7 +146,8 @@ CASES = [
 ]  # fmt: skip
 
 
-def _tornado(auth: AuthConfig | None = None) -> Iterator[int]:
+def tornado_server(auth: AuthConfig | None = None) -> Iterator[int]:
+    """The notebook's HTTP endpoint serving ``add``; yields its port (test_http_exchange too)."""
     transport = HttpTransport(server_of(_app(), inline=True), token=TOKEN, auth=auth)
     transport.start()
     try:
@@ -221,7 +222,7 @@ class Endpoint:
 
 @pytest.fixture(scope="module", params=["tornado", "asgi"])
 def endpoint(request: pytest.FixtureRequest) -> Iterator[Endpoint]:
-    serving = _tornado() if request.param == "tornado" else _asgi()
+    serving = tornado_server() if request.param == "tornado" else _asgi()
     port = next(serving)
     served = Endpoint(request.param, port)
     status, headers, _ = served.send("POST", INITIALIZE)
@@ -280,7 +281,7 @@ def oauth_endpoint(request: pytest.FixtureRequest) -> Iterator[Endpoint]:
 
     with running_issuer() as issuer:
         auth = AuthConfig(issuer=issuer.url)
-        serving = _tornado(auth) if request.param == "tornado" else _asgi(auth)
+        serving = tornado_server(auth) if request.param == "tornado" else _asgi(auth)
         port = next(serving)
         token = issuer.mint(aud=f"http://127.0.0.1:{port}/mcp")
         served = Endpoint(request.param, port, token=token)

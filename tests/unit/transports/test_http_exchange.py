@@ -11,40 +11,20 @@ from typing import Any
 import pytest
 import tornado.web
 
-from mcp_notebook.export.runtime import exported_app, server_of
 from mcp_notebook.transports.handler import McpHandler
-from mcp_notebook.transports.http import HttpTransport
 from mcp_notebook.transports.http_exchange import HttpExchange
+from tests.unit.transports.test_endpoint_cases import INITIALIZE, TOKEN, tornado_server
 
-TOKEN = "exchange-token"
 HEADERS = {
     "Authorization": f"Bearer {TOKEN}",
     "Content-Type": "application/json",
     "Accept": "application/json, text/event-stream",
 }
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x"}},
-}
 
 
 @pytest.fixture
 def port() -> Iterator[int]:
-    app = exported_app("exchange", {})
-
-    @app.tool
-    def add(a: int, b: int) -> int:
-        return a + b
-
-    transport = HttpTransport(server_of(app, inline=True), token=TOKEN)
-    transport.start()
-    try:
-        assert transport.port is not None
-        yield transport.port
-    finally:
-        transport.stop()
+    yield from tornado_server()
 
 
 def _post(connection: http.client.HTTPConnection, message: Any, **headers: str) -> Any:

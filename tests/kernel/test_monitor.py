@@ -226,12 +226,16 @@ async def test_trace_shows_raw_json_rpc_traffic(served, frontend, monitor):
     kernel.run("%mcp trace on")
     async with connect(served, "legacy") as client:
         await client.call_tool("add", {"a": 20, "b": 22})
+    reply = "&quot;text&quot;: &quot;42&quot;"
+    # The request's line and the reply's may reach the front end in two updates: wait for both.
     trace = await frontend.until(
-        lambda: "tools/call" in (v := frontend.state(monitor["trace"])["value"]) and v
+        lambda: (
+            "tools/call" in (v := frontend.state(monitor["trace"])["value"]) and reply in v and v
+        )
     )
     assert frontend.state(layout)["display"] is None
     assert "→" in trace and "←" in trace and "&quot;jsonrpc&quot;: &quot;2.0&quot;" in trace
-    assert "&quot;text&quot;: &quot;42&quot;" in trace  # the reply, raw
+    assert reply in trace  # the reply, raw
     kernel.run("%mcp trace off")
     await frontend.until(lambda: frontend.state(layout)["display"] == "none")
 

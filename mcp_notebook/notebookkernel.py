@@ -6,6 +6,8 @@ starts the server, interrupts and shuts it down.
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
 import os
 import queue
 import shutil
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_client.manager import KernelManager
+from jupyter_core.utils import ensure_event_loop
 
 from .notebookfile import CodeCell
 from .notebookstart import NotebookError, ServeOptions, Stopped, View, read_code_cells
@@ -330,17 +333,41 @@ class NotebookKernel:
         (jupyter_client waits 5 s for a busy kernel)."""
         self._stopping.set()
         with self._lock:
-            if self.client is not None:
-                self._interrupt_running_cell()
-                self.client.stop_channels()
-            if self.manager is not None and self.manager.has_kernel:
-                if hurry:
-                    self.manager.shutdown_wait_time = HURRIED_SHUTDOWN
-                self.manager.shutdown_kernel(now=False)
-            self.manager = self.client = None
-            if self.folder is not None:
-                shutil.rmtree(self.folder, ignore_errors=True)
-                self.folder = None
+            _on_a_loop_of_its_own(lambda: self._shut_down(hurry))
+
+    def _shut_down(self, hurry: bool) -> None:  # under the lock
+        if self.client is not None:
+            self._interrupt_running_cell()
+            self.client.stop_channels()
+        if self.manager is not None and self.manager.has_kernel:
+            if hurry:
+                self.manager.shutdown_wait_time = HURRIED_SHUTDOWN
+            self.manager.shutdown_kernel(now=False)
+        self.manager = self.client = None
+        if self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+            self.folder = None
+
+
+def _on_a_loop_of_its_own(work: Callable[[], None]) -> None:
+    """Run ``work``'s jupyter_client calls on a new event loop, closed after.
+
+    jupyter_client's blocking calls run each on this thread's one loop. A Ctrl-C (or a
+    closed console's interrupt of the main thread) that lands after such a call's result
+    is in but before the loop took note leaves a callback on that loop that stops it: the
+    next blocking call on it, the shutdown, would fail with "Event loop stopped before
+    Future completed" and leave the kernel running. In an empty context jupyter_core
+    makes a loop of its own for them.
+    """
+    previous = ensure_event_loop()  # the thread's loop, set again after (jupyter_core sets it)
+    context = contextvars.Context()
+    try:
+        context.run(work)
+    finally:
+        for value in context.values():
+            if isinstance(value, asyncio.AbstractEventLoop) and value is not previous:
+                value.close()
+        asyncio.set_event_loop(previous)
 
 
 def _write_privately(path: str, text: str) -> None:

@@ -24,7 +24,13 @@ from jupyter_core import paths
 
 from mcp_notebook import discovery, ownerfolder
 
-SELF_STARTED = psutil.Process().create_time()
+
+def self_started() -> float:
+    """This process's start time by the wall clock, read now: Linux derives it from the
+    boot time, which moves when the clock is stepped (NTP), so a reading from the
+    module's import may be seconds off by the time a test compares it."""
+    started: float = psutil.Process().create_time()
+    return started
 
 
 @pytest.fixture(autouse=True)
@@ -82,8 +88,9 @@ def test_liveness_sends_no_signal_and_dead_servers_are_pruned(runtime, monkeypat
 def test_a_reused_pid_is_another_process(runtime):
     """The pid runs, but its process started an hour after the one that wrote the file."""
     write(runtime, "live")  # no start time recorded: judged by its pid alone
-    reused = write(runtime, "reused", created=SELF_STARTED - 3600)
-    write(runtime, "same", created=SELF_STARTED)  # the same process: alive
+    started = self_started()
+    reused = write(runtime, "reused", created=started - 3600)
+    write(runtime, "same", created=started)  # the same process: alive
     listed = names()
     assert not reused.exists()
     assert listed == ["live", "same"]
@@ -108,8 +115,8 @@ def test_a_reused_pid_is_told_by_its_boot_ticks(runtime):
     ticks = discovery._boot_ticks(os.getpid())
     if ticks is None:
         pytest.skip("no /proc: start times are compared instead (test above)")
-    reused = write(runtime, "reused", created=SELF_STARTED, boot_ticks=ticks + 100)
-    write(runtime, "same", created=SELF_STARTED, boot_ticks=ticks)
+    reused = write(runtime, "reused", created=self_started(), boot_ticks=ticks + 100)
+    write(runtime, "same", created=self_started(), boot_ticks=ticks)
     assert names() == ["same"]
     assert not reused.exists()
 
@@ -184,7 +191,8 @@ def test_files_are_written_owner_only_through_a_fresh_temporary_file(runtime, mo
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert not list(runtime.glob("*.tmp")) and not list(runtime.glob(".*.tmp"))
     record = discovery.find("secret")
-    assert (record.token, record.pid, record.created) == ("the-token", os.getpid(), SELF_STARTED)
+    assert (record.token, record.pid) == ("the-token", os.getpid())
+    assert record.created == pytest.approx(self_started(), abs=discovery.START_TIME_SLACK)
     discovery.unregister(path)
     assert not path.exists()
 

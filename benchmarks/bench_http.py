@@ -40,8 +40,9 @@ SERVERS = (
     "sdk-json",
     "floor",
 )
-# Not in the default set: an experiment, what the in-kernel endpoint costs on uvicorn.
-EXTRA = ("ours-asgi",)
+# Not in the default set: experiments. ours-asgi: what the in-kernel endpoint costs on
+# uvicorn; ours-nohop: what the hop to the kernel's thread costs.
+EXTRA = ("ours-asgi", "ours-nohop")
 # With --baseline TREE: the same server run from another source tree (before a change).
 BASE = "-base"
 LABELS = {
@@ -54,6 +55,7 @@ LABELS = {
     "sdk-json": "mcp SDK (json_response)",
     "floor": "tornado floor",
     "ours-asgi": "in-kernel Server, ASGI app under uvicorn on a kernel thread",
+    "ours-nohop": "in-kernel, no hop (a measurement)",
 }
 LABELS |= {name + BASE: f"{LABELS[name]}, baseline tree" for name in SERVERS[:4]}
 CALLS = {
@@ -89,6 +91,20 @@ def _serve_asgi():
 _threading.Thread(target=_serve_asgi, name="bench-asgi", daemon=True).start()
 asgi_url = f"http://127.0.0.1:{_sock.getsockname()[1]}/mcp"
 """
+# ours-nohop: "ours" with each call's work started on the server's own loop instead of
+# being handed to the kernel's (the early reply then leaves from the server's thread).
+# DESIGN §3 forbids this (user code belongs on the kernel's thread); it is here only to
+# measure what that hop costs, in the same run as everything else.
+NOHOP_CODE = """\
+from mcp_notebook.protocol import executor as _executor
+_executor.LoopExecutor._hand_over = lambda self, handoff: handoff.start()
+"""
+# The code run in the kernel after KERNEL_CODE, and the expression giving the URL.
+VARIANTS = {
+    "ours": ("", "mcp.url"),
+    "ours-asgi": (ASGI_CODE, "asgi_url"),
+    "ours-nohop": (NOHOP_CODE, "mcp.url"),
+}
 
 
 def log(msg: str) -> None:
@@ -305,17 +321,17 @@ def subprocess_server(kind: str, tree: str | None = None):
 
 
 @contextlib.contextmanager
-def kernel_server(tree: str | None = None, asgi: bool = False):
+def kernel_server(tree: str | None = None, variant: str = "ours"):
     """Start a real ipykernel, load mcp_notebook in it and read back the endpoint URL."""
-    with kernel_session(tree, asgi) as (url, _client):
+    with kernel_session(tree, variant) as (url, _client):
         yield url
 
 
 @contextlib.contextmanager
-def kernel_session(tree: str | None = None, asgi: bool = False):
+def kernel_session(tree: str | None = None, variant: str = "ours"):
     """``kernel_server``'s endpoint URL, and the kernel's client (bench_panel.py opens a
     comm with it, as a front end would). ``tree``: import mcp_notebook from there;
-    ``asgi``: the URL of ASGI_CODE's server instead."""
+    ``variant``: a key of VARIANTS (what else runs in the kernel, which URL is served)."""
     from jupyter_client.manager import start_new_kernel
 
     def hook(msg):  # keep kernel output off our stdout
@@ -328,7 +344,8 @@ def kernel_session(tree: str | None = None, asgi: bool = False):
     km, kc = start_new_kernel(kernel_name="python3", startup_timeout=120, **kwargs)
     try:
         log(f"  kernel pid {km.provisioner.process.pid}")
-        code, url = (KERNEL_CODE + ASGI_CODE, "asgi_url") if asgi else (KERNEL_CODE, "mcp.url")
+        more, url = VARIANTS[variant]
+        code = KERNEL_CODE + more
         reply = kc.execute_interactive(
             code, user_expressions={"url": url}, timeout=120, output_hook=hook
         )
@@ -519,6 +536,9 @@ def report(results: dict, clients: int) -> dict:
     for other in ("sdk", "floor"):  # the baseline's own ratios, for before/after tables
         if "ours" + BASE in results and other in results:
             ratios[f"ours{BASE} vs {other}"] = compare("ours" + BASE, other)
+    for extra in EXTRA:  # an experiment against the floor: what it would save
+        if "latency" in results.get(extra, {}) and "floor" in results:
+            ratios[f"{extra} vs floor"] = compare(extra, "floor")
 
     ratios["tracing"] = tracing_report(get)
     sdk, floor = ratios.get("sdk", {}), ratios.get("floor", {})
@@ -607,7 +627,7 @@ def main() -> int:
                 if name.endswith(BASE):
                     tree = args.baseline
                 if kind.startswith("ours"):
-                    server = kernel_server(tree, asgi=kind == "ours-asgi")
+                    server = kernel_server(tree, variant=kind)
                 else:
                     server = subprocess_server(kind, tree)
                 urls[name] = results[name]["url"] = stack.enter_context(server)

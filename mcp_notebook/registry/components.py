@@ -16,6 +16,7 @@ from typing import Any
 
 from .blocks import BLOCK_TYPES
 from .content import resource_contents, text_block, to_json_value, tool_result
+from .definitions import check_definition
 from .signature import SignatureModel, injected_parameters, output_schema
 from .uri_template import UriTemplate
 from .validation import SchemaCheck, argument_problem, check_schema
@@ -63,6 +64,10 @@ class Tool:
             raise ValueError(
                 f"task={self.task!r}: use one of {', '.join(repr(m) for m in TASK_MODES)}"
             )
+        if self.meta is not None and not isinstance(self.meta, dict):
+            raise TypeError(
+                f"Tool {self.name!r}: meta= must be a dict, not {type(self.meta).__name__}"
+            )
         self.visibility = check_visibility(self.visibility)
         shown = self.view_uri if self.shows_view else None
         self.meta = tool_meta(self.meta, shown, self.visibility)
@@ -92,6 +97,7 @@ class Tool:
                 "_meta": self.meta,
             }
         )
+        check_definition("Tool", self.name, self.definition)
 
     @property
     def app_only(self) -> bool:
@@ -171,6 +177,7 @@ class Resource:
                 "_meta": self.meta,
             }
         )
+        check_definition("Resource", self.name, self.definition)
 
     def read(self) -> Any:
         """The ``resources/read`` result, or an awaitable of it for an async reader."""
@@ -212,6 +219,7 @@ class ResourceTemplate:
                 "annotations": self.annotations,
             }
         )
+        check_definition("Resource template", self.name, self.definition)
 
     def match(self, uri: str) -> dict[str, str] | None:
         return self.template.match(uri)
@@ -252,6 +260,7 @@ class Prompt:
                 "arguments": self.arguments,
             }
         )
+        check_definition("Prompt", self.name, self.definition)
 
     @classmethod
     def from_template(

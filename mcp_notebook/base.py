@@ -8,6 +8,7 @@ or tornado: it is part of the runtime distribution (export/runtime_modules.py).
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -40,7 +41,7 @@ class BaseMCP(Registrations, SkillRegistrations):
         # Which tools ask the person at the notebook before they run (protocol/confirmation.py), and
         # how many seconds a question waits before the call is denied.
         self._confirm_policy: Policy = "marked"
-        self.confirm_timeout: float = 120.0
+        self._confirm_timeout = 120.0
         # What a tool that asks first does when no person's front end is attached: "deny",
         # "elicit" (the client's user is asked) or "allow" (confirmation.HEADLESS).
         self._confirm_headless = "deny"
@@ -117,6 +118,23 @@ class BaseMCP(Registrations, SkillRegistrations):
     @confirm_policy.setter
     def confirm_policy(self, value: str | tuple[str, ...] | list[str]) -> None:
         self._confirm_policy = parse_policy(value)
+
+    @property
+    def confirm_timeout(self) -> float:
+        """How many seconds a confirmation waits for Approve / Deny before the call is
+        denied; ``%mcp confirm --timeout`` sets it."""
+        return self._confirm_timeout
+
+    @confirm_timeout.setter
+    def confirm_timeout(self, value: float) -> None:
+        # Checked here: a bad value would only show when a call waits (and then deny it).
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"confirm_timeout must be a number of seconds, not {value!r}")
+        if not 0 < value < math.inf:
+            raise ValueError(
+                f"confirm_timeout must be a positive, finite number of seconds, not {value!r}"
+            )
+        self._confirm_timeout = float(value)
 
     @property
     def confirm_headless(self) -> str:

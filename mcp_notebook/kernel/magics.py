@@ -4,6 +4,7 @@ export|break|unbreak``."""
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 from typing import Any
 
@@ -250,8 +251,11 @@ class McpMagics(Magics):
 
     def _confirm(self, args: argparse.Namespace) -> None:
         if args.timeout is not None:
-            if not args.timeout > 0:
-                raise UsageError(f"%mcp confirm: --timeout must be positive, not {args.timeout}")
+            if not 0 < args.timeout < math.inf:
+                raise UsageError(
+                    f"%mcp confirm: --timeout must be a positive number of seconds, not "
+                    f"{args.timeout}"
+                )
             self.app.confirm_timeout = args.timeout
         if args.policy:
             try:

@@ -113,7 +113,12 @@ def _addresses(host: str) -> list[tuple[int, tuple[Any, ...], bool]]:
     # As before: IPv6 for an address with a colon, else IPv4 (a name resolves to its
     # IPv4 addresses; "" and "0.0.0.0" are every IPv4 address).
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    found = socket.getaddrinfo(host or None, 0, family, socket.SOCK_STREAM, 0, socket.AI_PASSIVE)
+    try:
+        found = socket.getaddrinfo(
+            host or None, 0, family, socket.SOCK_STREAM, 0, socket.AI_PASSIVE
+        )
+    except UnicodeError:  # "a..b", a label over 63 characters: the IDNA codec refuses it
+        raise socket.gaierror(socket.EAI_NONAME, f"{host!r} is not a valid host name") from None
     unique = dict.fromkeys((info[0], info[4]) for info in found)
     return [(family, address, True) for family, address in unique]
 

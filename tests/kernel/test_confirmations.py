@@ -265,7 +265,9 @@ async def test_policies_from_the_magic(served, frontend):
     "line, message",
     [
         ("%mcp confirm all add", "policy of its own"),
-        ("%mcp confirm --timeout 0", "must be positive"),
+        ("%mcp confirm --timeout 0", "must be a positive number of seconds"),
+        ("%mcp confirm --timeout nan", "must be a positive number of seconds"),
+        ("%mcp confirm --timeout inf", "must be a positive number of seconds"),
         ("%mcp confirm --timeout soon", "invalid float value"),
     ],
 )

@@ -145,3 +145,21 @@ def test_without_a_front_end_the_app_denies_and_serve_pins_the_choice():
     assert served.confirm_headless == "allow"
     with pytest.raises(RuntimeError, match="--confirm"):
         served.confirm_headless = "deny"  # a notebook cell cannot overrule the command line
+
+
+@pytest.mark.parametrize("value", ["abc", None, True, [30], -1, 0, float("nan"), float("inf")])
+def test_a_confirmation_timeout_that_is_not_a_positive_number_is_refused_when_set(value):
+    # Before, mcp.confirm_timeout = "abc" was taken: %mcp status then failed, and every
+    # call that asks first was refused with a ValueError, or (0, nan) denied at once.
+    mcp = NotebookMCP("timeouts")
+    with pytest.raises((TypeError, ValueError), match="confirm_timeout must be"):
+        mcp.confirm_timeout = value
+    assert mcp.confirm_timeout == 120.0
+
+
+def test_a_confirmation_timeout_in_seconds_is_kept_as_a_float():
+    mcp = NotebookMCP("timeouts")
+    mcp.confirm_timeout = 2
+    assert mcp.confirm_timeout == 2.0 and isinstance(mcp.confirm_timeout, float)
+    mcp.confirm_timeout = 0.5
+    assert mcp.confirm_timeout == 0.5

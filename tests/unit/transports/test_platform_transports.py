@@ -501,3 +501,11 @@ def test_on_macos_a_listener_on_the_default_port_is_never_shadowed(
         with pytest.raises(OSError) as taken:
             binding.listen("127.0.0.1", port, exclusive=True)
         assert taken.value.errno == errno.EADDRINUSE
+
+
+@pytest.mark.parametrize("host", ["not..a..host", "x" * 64 + ".example.com"])
+def test_a_host_name_idna_refuses_is_an_os_error_naming_it(host: str) -> None:
+    # The IDNA codec raises UnicodeError for these, which %mcp start and serve, catching
+    # OSError, showed as a traceback; a cannot-listen error is what they say for others.
+    with pytest.raises(OSError, match="is not a valid host name"):
+        binding.check_address(host)

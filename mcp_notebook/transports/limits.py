@@ -8,7 +8,12 @@ with idle sockets, and a flood of ``initialize`` could push live sessions out.
   *trusted* once a request on it passed the endpoint's checks (the token, unless auth is
   off, and a loopback or allowed Host and Origin: security.Guard.refusal). At a
   cap, the oldest untrusted connection is closed to make room; if there is none, the
-  newcomer is. So idle sockets of strangers never lock out a client that has the token.
+  trusted keep-alive connection idle the longest between two requests is (as nginx
+  reuses idle keep-alive connections; its client opens a new one when it next sends);
+  only when every connection is busy (a request or a stream in progress, or lent to a
+  call) is the newcomer refused. So idle sockets of strangers never lock out a client
+  that has the token, and neither do a token holder's own idle connections (a leaky
+  pool: every loopback client counts as one address).
   A connection accepted in the current batch of accepts has not been read yet: before
   it is shed, its waiting request is peeked at, and if that carries the token it is
   trusted instead. Otherwise, under a connect flood, the token holder's new connection
@@ -44,9 +49,7 @@ import asyncio
 import contextlib
 import errno
 import logging
-import os
 import socket
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
@@ -57,6 +60,7 @@ import tornado.iostream
 # Re-exported for their users (http.py, endpoint.py, tests): they live in a tornado-free module.
 from .admission import Refusal as Refusal
 from .admission import SessionAdmission as SessionAdmission
+from .fds import fd_headroom
 from .lingering import answer_and_close
 from .settings import Limits
 
@@ -71,58 +75,6 @@ ACCEPT_PAUSE = 0.25  # seconds without accepting after EMFILE with nothing to sh
 PEEK_BYTES = 16 * 1024  # enough for the headers of a request that carries the token
 WRITE_PROGRESS = 64 * 1024  # bytes a client must read per write_timeout, when it has them
 _OUT_OF_FDS = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
-
-
-# select() on Windows watches at most this many sockets in a call (CPython's FD_SETSIZE
-# there), and the server's loop is a selector loop on Windows (http.new_server_loop).
-WINDOWS_SELECT_LIMIT = 512
-
-
-def fd_headroom() -> int | None:
-    """How many more sockets the server may open, or None if unknown or unlimited."""
-    if sys.platform == "win32":
-        # No limit on socket handles, but the loop's select() raises ValueError past
-        # its limit; the loop's own wake-up socket and the listening ones count too.
-        return WINDOWS_SELECT_LIMIT - 3
-    limit = open_file_limit()
-    if limit is None:
-        return None
-    # Unknown only in a sandbox without /proc, /dev/fd or psutil: the reserve must do.
-    return limit - (open_file_count() or 0)
-
-
-def open_file_limit() -> int | None:
-    """The soft limit on this process's open files; None if unlimited or unknown (Windows
-    has no ``resource`` module)."""
-    try:
-        import resource
-
-        soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    except (ImportError, AttributeError, OSError, ValueError):
-        return None
-    return None if soft == resource.RLIM_INFINITY else soft
-
-
-def open_file_count() -> int | None:
-    """How many files (handles, on Windows) this process has open; None if it cannot
-    tell. Linux lists them in /proc; elsewhere psutil (installed with ipykernel) asks
-    the system; /dev/fd lists them on macOS (on FreeBSD, without fdescfs, only 0-2)."""
-    try:
-        return len(os.listdir("/proc/self/fd"))
-    except OSError:
-        pass
-    try:
-        import psutil
-
-        process = psutil.Process()
-        count: int = process.num_handles() if sys.platform == "win32" else process.num_fds()
-        return count
-    except Exception:  # not installed, or not allowed to ask
-        pass
-    try:
-        return len(os.listdir("/dev/fd"))
-    except OSError:
-        return None
 
 
 class TrackedStream(tornado.iostream.IOStream):
@@ -184,11 +136,13 @@ class WriteWatch:
 
 
 class Connection:
-    __slots__ = ("batch", "client", "deadline", "stream")
+    __slots__ = ("batch", "client", "deadline", "idle_since", "stream")
 
     def __init__(self, stream: TrackedStream, client: str, batch: int) -> None:
         self.stream, self.client, self.batch = stream, client, batch
         self.deadline: asyncio.TimerHandle | None = None
+        # When a trusted connection began waiting for its next request (None: busy).
+        self.idle_since: float | None = None
 
 
 class ConnectionLimiter:
@@ -211,6 +165,7 @@ class ConnectionLimiter:
         self.untrusted: dict[TrackedStream, Connection] = {}  # oldest first
         self.per_client: dict[str, int] = {}
         self.shed = self.refused = self.accepted = 0  # for status and tests
+        self.shed_idle = 0  # of those shed, trusted keep-alive connections idle between requests
         self._sockets: list[socket.socket] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._paused = False
@@ -309,7 +264,8 @@ class ConnectionLimiter:
             connection.close()
 
     def _shed_one(self, client: str | None) -> bool:
-        """Close the oldest untrusted connection (of ``client``, if given)."""
+        """Close the oldest untrusted connection (of ``client``, if given), else the
+        trusted one idle the longest between requests; False if every one is busy."""
         victim, proven = None, []
         for record in self.untrusted.values():
             if client is not None and record.client != client:
@@ -322,10 +278,24 @@ class ConnectionLimiter:
         for record in proven:
             self.trust(record)
         if victim is None:
-            return False
+            victim = self._idlest(client)
+            if victim is None:
+                return False
+            self.shed_idle += 1
+            logger.info("closed the keep-alive connection idle the longest to make room")
         self.shed += 1
         victim.stream.close()  # _closed forgets it
         return True
+
+    def _idlest(self, client: str | None) -> Connection | None:
+        """The trusted connection (of ``client``, if given) waiting longest for its next
+        request: closing it between requests loses nothing."""
+        idle = [
+            record
+            for record in self.open.values()
+            if record.idle_since is not None and (client is None or record.client == client)
+        ]
+        return min(idle, key=lambda record: record.idle_since or 0.0, default=None)
 
     def _shows_token(self, record: Connection) -> bool:
         """Whether the request waiting, unread, on a new connection carries the token."""
@@ -361,11 +331,18 @@ class ConnectionLimiter:
         request_conn: tornado.httputil.HTTPConnection,
         delegate: tornado.httputil.HTTPMessageDelegate,
     ) -> Any:
-        """The request's delegate; on a connection not yet trusted, one that looks first."""
+        """The request's delegate; on a connection not yet trusted, one that looks first.
+
+        tornado asks for it before it reads the request's headers: from now until they
+        arrive, a trusted connection is idle (and may make room at a cap)."""
         record = self.untrusted.get(stream)
+        if record is not None:
+            return _FirstRequest(delegate, self, record, request_conn)
+        record = self.open.get(stream)
         if record is None:
             return delegate
-        return _FirstRequest(delegate, self, record, request_conn)
+        record.idle_since = time.monotonic()
+        return _Busy(delegate, record)
 
     def trust(self, record: Connection) -> None:
         if self.untrusted.pop(record.stream, None) is not None and record.deadline is not None:
@@ -387,6 +364,27 @@ Screen = Callable[[tornado.httputil.RequestStartLine, tornado.httputil.HTTPHeade
 
 def has_body(headers: tornado.httputil.HTTPHeaders) -> bool:
     return "Transfer-Encoding" in headers or headers.get("Content-Length", "0").strip() != "0"
+
+
+class _Busy(tornado.httputil.HTTPMessageDelegate):
+    """Passes a request on a trusted connection through, noting that it is no longer
+    idle once its headers are in."""
+
+    def __init__(self, delegate: tornado.httputil.HTTPMessageDelegate, record: Connection) -> None:
+        self._delegate, self._record = delegate, record
+
+    def headers_received(self, start_line: Any, headers: tornado.httputil.HTTPHeaders) -> Any:
+        self._record.idle_since = None
+        return self._delegate.headers_received(start_line, headers)
+
+    def data_received(self, chunk: bytes) -> Any:
+        return self._delegate.data_received(chunk)
+
+    def finish(self) -> None:
+        self._delegate.finish()
+
+    def on_connection_close(self) -> None:
+        self._delegate.on_connection_close()
 
 
 class _FirstRequest(tornado.httputil.HTTPMessageDelegate):

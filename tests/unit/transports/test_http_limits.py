@@ -326,16 +326,49 @@ def test_a_client_over_its_own_cap_leaves_other_clients_alone(
     try:
         for owner in owners:
             assert owner.initialize()[0] == 200
+        # Its fifth connection takes the place of its own connection idle the longest.
         (extra,) = idle_sockets(transport.port, 1)
-        wait_until(lambda: closed_by_server(extra), "the fifth connection to be refused")
+        wait_until(lambda: closed_by_server(owners[0].conn.sock), "its idlest one to make room")
+        assert not closed_by_server(extra)
         other = Client(transport.port, source="127.0.0.2")
         assert other.initialize()[0] == 200
-        for owner in [*owners, other]:
+        for owner in [*owners[1:], other]:
             assert owner.call("ping")["result"] == {}
+        assert transport.connections.per_client["127.0.0.1"] == 4
         other.close()
+        extra.close()
     finally:
         for owner in owners:
             owner.close()
+
+
+@pytest.mark.parametrize(
+    "limits",
+    [Limits(max_connections_per_client=4), Limits(max_connections=4)],
+    ids=["per-client cap", "total cap"],
+)
+def test_a_token_holders_idle_keep_alive_connections_make_room_for_a_new_client(
+    serve: Callable[..., HttpTransport], limits: Limits
+) -> None:
+    # A leaky pool: four connections that showed the token, then idle. Every loopback
+    # client is one address, so before, every new local client was reset until they
+    # timed out (60 s), and a ping every 59 s kept everyone out.
+    transport = serve(limits=limits)
+    pool = [Client(transport.port) for _ in range(4)]
+    newcomer = Client(transport.port)
+    try:
+        for client in pool:
+            assert client.initialize()[0] == 200
+        assert newcomer.initialize()[0] == 200
+        assert newcomer.call("ping")["result"] == {}
+        assert closed_by_server(pool[0].conn.sock)  # idle the longest
+        assert transport.connections.shed_idle == 1 and transport.connections.refused == 0
+        for client in pool[1:]:
+            assert client.call("ping")["result"] == {}
+    finally:
+        newcomer.close()
+        for client in pool:
+            client.close()
 
 
 def test_connections_lent_to_calls_count_against_the_cap(
@@ -349,18 +382,28 @@ def test_connections_lent_to_calls_count_against_the_cap(
     try:
         assert caller.initialize()[0] == 200
         assert other.initialize()[0] == 200
-        thread = threading.Thread(
-            target=lambda: result.append(caller.call("tools/call", {"name": "hold"}))
-        )
-        thread.start()
+        threads = [
+            threading.Thread(
+                target=lambda c=client: result.append(c.call("tools/call", {"name": "hold"}))
+            )
+            for client in (caller, other)
+        ]
+        threads[0].start()
         assert holding.wait(10), "the tool never started"
         assert transport.lent, "the call's connection was not lent"
+        # The other's call waits behind it: no connection is idle, none can make room.
+        threads[1].start()
+        wait_until(
+            lambda: all(r.idle_since is None for r in transport.connections.open.values()),
+            "the second call to be in",
+        )
         (stranger,) = idle_sockets(transport.port, 1)
         wait_until(lambda: closed_by_server(stranger), "the stranger to be refused")
         assert transport.connections.refused == 1
         release.set()
-        thread.join(30)
-        assert result[0]["result"]["content"][0]["text"] == "released"
+        for thread in threads:
+            thread.join(30)
+        assert [r["result"]["content"][0]["text"] for r in result] == ["released"] * 2
         assert caller.call("ping")["result"] == {}  # the connection came back, counted once
         assert len(transport.connections.open) == 2
         caller.close()

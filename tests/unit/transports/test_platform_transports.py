@@ -23,7 +23,7 @@ import tornado.ioloop
 
 from mcp_notebook import NotebookMCP, app
 from mcp_notebook.protocol import LoopExecutor, Server
-from mcp_notebook.transports import binding, direct, limits
+from mcp_notebook.transports import binding, direct, fds, limits
 from mcp_notebook.transports.http import HttpTransport
 from mcp_notebook.transports.limits import ConnectionLimiter, Limits
 from tests import portable
@@ -217,8 +217,8 @@ def test_on_macos_the_cap_fits_the_256_file_default_counted_by_psutil(
     macos_limit(monkeypatch, 256)
     no_proc["psutil"] = 40
     no_proc["/dev/fd"] = 3  # never asked: psutil answered
-    assert limits.open_file_count() == 40
-    assert limits.fd_headroom() == 216
+    assert fds.open_file_count() == 40
+    assert fds.fd_headroom() == 216
     assert limiter(1000).max_connections == 216 - limits.RESERVED_FDS
 
 
@@ -227,7 +227,7 @@ def test_without_psutil_macos_counts_what_dev_fd_lists(
 ) -> None:
     macos_limit(monkeypatch, 256)
     no_proc["/dev/fd"] = 30
-    assert limits.open_file_count() == 30
+    assert fds.open_file_count() == 30
     assert limiter(1000).max_connections == 256 - 30 - limits.RESERVED_FDS
 
 
@@ -235,7 +235,7 @@ def test_when_nothing_can_count_the_open_files_the_limit_still_caps(
     monkeypatch: pytest.MonkeyPatch, no_proc: dict[str, Any]
 ) -> None:
     macos_limit(monkeypatch, 256)
-    assert limits.open_file_count() is None
+    assert fds.open_file_count() is None
     assert limiter(1000).max_connections == 256 - limits.RESERVED_FDS
 
 
@@ -245,10 +245,10 @@ def test_on_windows_the_cap_stays_under_what_select_can_watch(
     monkeypatch.setitem(sys.modules, "resource", None)  # Windows has no resource module
     monkeypatch.setattr(sys, "platform", "win32")
     no_proc["psutil"] = 700  # handles of every kind: no limit to compare them with
-    assert limits.open_file_limit() is None
-    assert limits.open_file_count() == 700
+    assert fds.open_file_limit() is None
+    assert fds.open_file_count() == 700
     cap = limiter(1000).max_connections
-    assert cap + limits.RESERVED_FDS <= limits.WINDOWS_SELECT_LIMIT
+    assert cap + limits.RESERVED_FDS <= fds.WINDOWS_SELECT_LIMIT
     assert limiter(100).max_connections == 100
 
 

@@ -39,7 +39,7 @@ from .limits import ConnectionLimiter, Refusal, SessionAdmission
 from .responses import close_response, error_body
 from .security import NOT_FOUND, Guard
 from .settings import DEFAULT_MAX_BODY, Limits
-from .sse import SseStream
+from .sse import ReplayBudget, SseStream
 from .streamed import StreamedMcpHandler
 
 if TYPE_CHECKING:
@@ -92,6 +92,7 @@ class HttpTransport:
         self.metadata_paths: frozenset[str] = frozenset()
         # Per session: its streams by key (the GET stream and one per streamed POST).
         self.streams: dict[str, dict[str, SseStream]] = {}
+        self.replay = ReplayBudget()  # what all of them keep for resumption, together
         self._stream_numbers = itertools.count(1)
         self._requested_port, self._exclusive = port, exclusive
         self.port: int | None = None
@@ -279,13 +280,14 @@ class HttpTransport:
         self.admission.forget(session_id)
         for stream in self.streams.pop(session_id, {}).values():
             stream.finish()
+            self.replay.forget(stream)
 
     def touch(self, session_id: str) -> None:
         self.admission.touch(session_id)
 
     # -- streams -----------------------------------------------------------------------
     def open_request_stream(self, session: Session, request_id: Any) -> SseStream:
-        stream = SseStream(f"p{next(self._stream_numbers)}")
+        stream = SseStream(f"p{next(self._stream_numbers)}", budget=self.replay)
         streams = self.streams.setdefault(session.id, {})
         streams[stream.key] = stream
         streams[f"request:{request_id!r}"] = stream
@@ -298,15 +300,16 @@ class HttpTransport:
         streams.pop(f"request:{request_id!r}", None)
         if not stream.resumable:
             streams.pop(stream.key, None)  # answered with plain JSON: nothing to resume
+            self.replay.forget(stream)
             return
         finished = [k for k, s in streams.items() if s.done and k != GET_STREAM]
         for key in finished[:-KEEP_FINISHED_STREAMS]:
-            streams.pop(key, None)
+            self.replay.forget(streams.pop(key))
 
     def get_stream(self, session: Session) -> SseStream:
         streams = self.streams.setdefault(session.id, {})
         if GET_STREAM not in streams:
-            streams[GET_STREAM] = SseStream(GET_STREAM)
+            streams[GET_STREAM] = SseStream(GET_STREAM, budget=self.replay)
         return streams[GET_STREAM]
 
     def _route(self, session: Session, message: dict[str, Any], related: Any) -> bool:

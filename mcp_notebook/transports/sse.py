@@ -1,14 +1,19 @@
 """Server-Sent Event streams that outlive their HTTP connection.
 
-Every event gets an id ``<stream key>.<n>`` and is kept (a bounded number), so a client
-whose connection broke — or that the server asked to reconnect — resumes with
-``Last-Event-ID`` on a GET and receives what it missed, then the rest of the stream.
+Every event gets an id ``<stream key>.<n>`` and is kept, so a client whose connection
+broke — or that the server asked to reconnect — resumes with ``Last-Event-ID`` on a GET
+and receives what it missed, then the rest of the stream. What is kept is bounded: the
+last ``KEEP_EVENTS`` events of a stream, and ``REPLAY_CHARACTERS`` of events for all of a
+server's streams together (a :class:`ReplayBudget`); past that, the streams written to
+the longest ago lose their oldest events first, never a stream its newest one. Every
+reply echoes its request's id, up to a body's size: 32 kept streams of a session with
+4 MB ids held 123 MiB, per session, before there was a budget.
 """
 
 from __future__ import annotations
 
 import logging
-from collections import deque
+from collections import OrderedDict, deque
 from typing import Any, Protocol
 
 from ..errors import McpNotebookError
@@ -17,6 +22,7 @@ from ..protocol import jsonrpc
 logger = logging.getLogger(__name__)
 
 KEEP_EVENTS = 512
+REPLAY_CHARACTERS = 64 * 1024 * 1024  # of all the streams' kept events together
 # An event id is "<stream key>.<n>"; keys are short and n counts events of one stream.
 MAX_EVENT_ID = 64
 
@@ -26,13 +32,45 @@ class Writer(Protocol):
     def end_stream(self, retry_ms: int | None = None, last_id: str | None = None) -> None: ...
 
 
+class ReplayBudget:
+    """The characters that all of a server's streams keep for resumption, within
+    ``limit``: past it, the streams written to the longest ago lose events first."""
+
+    def __init__(self, limit: int = REPLAY_CHARACTERS) -> None:
+        self.limit = limit
+        self.total = 0
+        self._keeping: OrderedDict[SseStream, bool] = OrderedDict()  # least recent first
+
+    def kept(self, stream: SseStream, size: int) -> None:
+        """``stream`` kept an event of ``size`` characters."""
+        self.total += size
+        self._keeping[stream] = True
+        self._keeping.move_to_end(stream)
+        while self.total > self.limit:
+            oldest = next(iter(self._keeping))
+            if oldest is stream and len(stream.events) <= 1:
+                break  # the event just sent stays: it may be the reply
+            self.total -= oldest.drop_oldest()
+            if not oldest.events:
+                del self._keeping[oldest]
+
+    def forget(self, stream: SseStream) -> None:
+        """``stream`` can no longer be resumed: what it kept is freed."""
+        if self._keeping.pop(stream, False):
+            self.total -= stream.kept
+        stream.events.clear()
+        stream.kept = 0
+
+
 class SseStream:
-    def __init__(self, key: str, numbered: bool = True) -> None:
+    def __init__(self, key: str, numbered: bool = True, budget: ReplayBudget | None = None) -> None:
         self.key = key
         # 2026-07-28 dropped resumption: its streams have no event ids and keep no events.
         self.numbered = numbered
         self.seq = 0
-        self.events: deque[tuple[int, str]] = deque(maxlen=KEEP_EVENTS)
+        self.events: deque[tuple[int, str]] = deque()
+        self.kept = 0  # characters of the events kept
+        self.budget = budget
         self.writer: Writer | None = None
         self.done = False
         self.detached = False  # the server closed the connection; the client will resume
@@ -48,9 +86,25 @@ class SseStream:
             data = jsonrpc.encode_reply(message).decode()
         self.seq += 1
         if self.numbered:
-            self.events.append((self.seq, data))
+            self._keep(data)
         if self.writer is not None:
             self.writer.write_event(f"{self.key}.{self.seq}" if self.numbered else None, data)
+
+    def _keep(self, data: str) -> None:
+        self.events.append((self.seq, data))
+        self.kept += len(data)
+        if len(self.events) > KEEP_EVENTS:
+            freed = self.drop_oldest()
+            if self.budget is not None:
+                self.budget.total -= freed
+        if self.budget is not None:
+            self.budget.kept(self, len(data))
+
+    def drop_oldest(self) -> int:
+        """Forget the oldest event kept; its size in characters."""
+        _, data = self.events.popleft()
+        self.kept -= len(data)
+        return len(data)
 
     def finish(self) -> None:
         """No more events: the request was answered."""

@@ -208,6 +208,10 @@ class LoopExecutor(ExecutorBase):
             task = handoff.task
             if task is not None:
                 self.loop.call_soon_threadsafe(task.cancel)
+            elif record is not None and record.status == "running":
+                # Sync code on the kernel's thread: stopped where it runs, as a task's
+                # cancel stops it, if this executor can; else it runs to its end.
+                self.interrupt(record)
             raise
         finally:
             self.handed -= 1

@@ -85,6 +85,18 @@ def queued() -> str:
     return "ran"
 
 @mcp.tool
+def crunch() -> str:
+    import time
+    try:
+        for _ in range(300):
+            time.sleep(0.1)
+    except KeyboardInterrupt:
+        ran.append("interrupted")
+        raise
+    ran.append("finished")
+    return "crunched"
+
+@mcp.tool
 def gallery():
     return [
         "three kinds:",
@@ -216,6 +228,22 @@ async def test_cancelling_a_running_async_tool(served):
             await asyncio.wait_for(client.call_tool("sleepy", {}), 1.0)
         await until(lambda: served.kernel.eval("ran") == ["cancelled"], "the tool was cancelled")
         assert served.kernel.eval("[c.status for c in mcp.calls if c.target == 'sleepy'][-1]") == (
+            "cancelled"
+        )
+        assert (await client.call_tool("queued", {})).content[0].text == "ran"
+
+
+async def test_cancelling_a_running_sync_tool_stops_its_code(served):
+    # Before, the call was recorded "cancelled" while its code ran on for 30 s and held
+    # the kernel: the next call waited with nothing to say why.
+    served.kernel.run("ran.clear()")
+    async with connect(served, "legacy") as client:
+        with pytest.raises((asyncio.TimeoutError, TimeoutError)):
+            await asyncio.wait_for(client.call_tool("crunch", {}), 1.0)
+        # In a thread, so that this loop sends the client's cancel meanwhile: the kernel
+        # answers once the tool's code left its main thread (at its end, if not stopped).
+        assert await asyncio.to_thread(served.kernel.eval, "ran") == ["interrupted"]
+        assert served.kernel.eval("[c.status for c in mcp.calls if c.target == 'crunch'][-1]") == (
             "cancelled"
         )
         assert (await client.call_tool("queued", {})).content[0].text == "ran"

@@ -17,7 +17,7 @@ from typing import Any
 from .blocks import BLOCK_TYPES
 from .content import resource_contents, text_block, to_json_value, tool_result
 from .definitions import check_definition
-from .signature import SignatureModel, injected_parameters, output_schema
+from .signature import SignatureModel, call_with, injected_parameters, output_schema
 from .uri_template import UriTemplate
 from .validation import SchemaCheck, argument_problem, check_schema
 from .views import check_visibility, tool_meta
@@ -60,6 +60,7 @@ class Tool:
     definition: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
+        _check_callable(self.fn, self.name)
         if self.task not in TASK_MODES:
             raise ValueError(
                 f"task={self.task!r}: use one of {', '.join(repr(m) for m in TASK_MODES)}"
@@ -113,7 +114,7 @@ class Tool:
         kwargs = self.signature.convert(arguments) if self.signature else dict(arguments)
         for name, kind in self.injected.items():
             kwargs[name] = next((v for t, v in injected.items() if issubclass(t, kind)), None)
-        return self.fn(**kwargs)
+        return call_with(self.signature, self.fn, kwargs)
 
     def result(self, value: Any) -> dict[str, Any]:
         result = tool_result(value, self.wrap_output)
@@ -147,6 +148,20 @@ class Tool:
         if extra:
             result = {**result, "_meta": {**(result.get("_meta") or {}), **extra}}
         return result
+
+
+def _check_callable(fn: Callable[..., Any], name: str) -> None:
+    """Refuse what would register but never give a result: a class, a generator."""
+    if inspect.isclass(fn):
+        raise TypeError(
+            f"Tool {name!r}: {fn.__name__} is a class; register a function (one that makes "
+            "and uses an instance, or an instance's method)"
+        )
+    if inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn):
+        raise TypeError(
+            f"Tool {name!r}: a generator function gives a generator, not a result; return "
+            "its values as a list instead (a tool answers once)"
+        )
 
 
 @dataclass(eq=False)
@@ -226,7 +241,8 @@ class ResourceTemplate:
 
     def read(self, uri: str, values: dict[str, str]) -> Any:
         """The ``resources/read`` result, or an awaitable of it for an async function."""
-        return _read_result(uri, self.fn(**self.signature.convert(values)), self.mime_type)
+        value = call_with(self.signature, self.fn, self.signature.convert(values))
+        return _read_result(uri, value, self.mime_type)
 
 
 def _read_result(uri: str, value: Any, mime_type: str | None) -> Any:
@@ -334,7 +350,7 @@ class Prompt:
             kwargs[name] = next(
                 (v for t, v in (injected or {}).items() if issubclass(t, kind)), None
             )
-        return self.render_fn(**kwargs)
+        return call_with(self.signature, self.render_fn, kwargs)
 
     def result(self, value: Any) -> dict[str, Any]:
         result: dict[str, Any] = {"messages": [_message(m) for m in _as_list(value)]}

@@ -98,6 +98,17 @@ class SignatureModel:
         return values
 
 
+def call_with(
+    signature: SignatureModel | None, fn: Callable[..., Any], kwargs: dict[str, Any]
+) -> Any:
+    """``fn(**kwargs)``, but for its positional-only parameters (``def f(a, b, /)``, most
+    builtins), which go by position: the schema names them all the same."""
+    if signature is None or not signature.positional_only:
+        return fn(**kwargs)
+    first = [kwargs.pop(name) for name in signature.positional_only if name in kwargs]
+    return fn(*first, **kwargs)
+
+
 def injected_parameters(fn: Callable[..., Any]) -> dict[str, type]:
     """Parameters annotated with a server-injected type (``Context``), by name."""
     found = {}

@@ -164,10 +164,24 @@ def kind(message: Any) -> str:
         params = message.get("params")
         if params is not None and not isinstance(params, dict):
             raise RpcError(INVALID_REQUEST, "Invalid Request: params must be an object")
+        if has_id and params and "_meta" in params:
+            _check_meta(params["_meta"])
         return "request" if has_id else "notification"
     if has_id and (("result" in message) ^ ("error" in message)):
         return "response"
     raise RpcError(INVALID_REQUEST, "Invalid Request: neither a request nor a response")
+
+
+def _check_meta(meta: Any) -> None:
+    """A request's ``_meta`` as the schema has it; a progress token of another type
+    would be echoed in notifications no client could read."""
+    if not isinstance(meta, dict):
+        raise RpcError(INVALID_PARAMS, "Invalid params: _meta must be an object")
+    token = meta.get("progressToken")
+    if token is not None and not valid_id(token):
+        raise RpcError(
+            INVALID_PARAMS, "Invalid params: _meta.progressToken must be a string or an integer"
+        )
 
 
 def valid_id(value: Any) -> bool:

@@ -170,3 +170,41 @@ async def test_a_confirm_task_cancelled_while_asking_never_runs_and_a_late_yes_c
         m["params"]["status"] for m in heard if m.get("method") == "notifications/tasks/status"
     ]
     assert statuses[-1] == "cancelled" and statuses.count("cancelled") == 1
+
+
+# -- a request's _meta: what the schema allows there -----------------------------------------
+def reply_to_meta(meta: Any) -> dict[str, Any]:
+    import asyncio
+
+    from mcp_notebook.protocol import Server
+    from tests.schema import validate_reply
+
+    mcp = NotebookMCP("meta")
+    message = {"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {"_meta": meta}}
+    return validate_reply(
+        "tools/list", asyncio.run(Server(mcp.registry).handle(message, Session()))
+    )
+
+
+@pytest.mark.parametrize(
+    "meta, problem",
+    [
+        ({"progressToken": {"a": 1}}, "progressToken must be a string or an integer"),
+        ({"progressToken": [1]}, "progressToken must be a string or an integer"),
+        ({"progressToken": True}, "progressToken must be a string or an integer"),
+        ({"progressToken": 1.5}, "progressToken must be a string or an integer"),
+        (5, "_meta must be an object"),
+        ("x", "_meta must be an object"),
+    ],
+)
+def test_a_meta_the_schema_forbids_is_invalid_params_to_its_id(meta, problem):
+    # Before, such a progress token was taken and echoed in notifications/progress that
+    # were themselves schema-invalid.
+    reply = reply_to_meta(meta)
+    assert reply["id"] == 9 and reply["error"]["code"] == -32602
+    assert problem in reply["error"]["message"]
+
+
+@pytest.mark.parametrize("token", ["t-1", 7, 0, -3])
+def test_a_progress_token_of_either_allowed_type_is_taken(token):
+    assert "tools" in reply_to_meta({"progressToken": token})["result"]

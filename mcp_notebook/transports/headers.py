@@ -34,14 +34,18 @@ def mismatch(
     checked only for methods the server ``serves``: another is "method not found"."""
     method = message["method"]
     sent = headers.get(METHOD_HEADER)
-    if sent is None or sent.strip() != method:
+    if sent is None:
+        return f"the {METHOD_HEADER} header is missing (the method is {method!r})"
+    if sent.strip() != method:
         return f"{METHOD_HEADER} header {sent!r} does not match the method {method!r}"
     params = given if isinstance(given := message.get("params"), dict) else {}
     key = NAME_PARAMS.get(method)
     if key is not None and serves(method):
         sent = headers.get(NAME_HEADER)
+        if sent is None:
+            return f"the {NAME_HEADER} header is missing (params.{key} is {params.get(key)!r})"
         # A name a header cannot carry verbatim (e.g. non-ASCII) comes base64-encoded.
-        if sent is None or decode_value(sent.strip()) != params.get(key):
+        if decode_value(sent.strip()) != params.get(key):
             return f"{NAME_HEADER} header {sent!r} does not match params.{key} {params.get(key)!r}"
     if method == "tools/call":
         name, arguments = params.get("name"), params.get("arguments")

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from typing import Any
 
 from ..errors import McpNotebookError
@@ -80,8 +81,10 @@ def loads(data: bytes | bytearray | str) -> Any:
         raise JsonTextError(_TOO_DEEP) from None
     except JsonTextError:
         raise
-    except ValueError as exc:  # JSONDecodeError, and an integer over the digit limit
+    except json.JSONDecodeError as exc:
         raise JsonTextError(str(exc)) from None
+    except ValueError as exc:  # an integer over Python's digit limit: say so in JSON's words
+        raise JsonTextError(_too_many_digits(exc)) from None
     # Depth is at most the number of opening brackets: most messages need no walk.
     if text.count("[") + text.count("{") > MAX_DEPTH and _too_deep(value):
         raise JsonTextError(_TOO_DEEP)
@@ -91,6 +94,13 @@ def loads(data: bytes | bytearray | str) -> Any:
     if first >= 0 and _SURROGATE_ESCAPE.search(text, first):
         _refuse_lone_surrogates(value)
     return value
+
+
+def _too_many_digits(exc: ValueError) -> str:
+    limit = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 4300
+    if "digits" in str(exc):
+        return f"a number has more than {limit} digits, more than this server handles"
+    return str(exc)
 
 
 def _refuse_lone_surrogates(value: Any) -> None:
@@ -154,6 +164,8 @@ def dumps_text(value: Any) -> str:
         return _ENCODER.encode(value)
     except RecursionError:
         raise ValueError("value nested too deeply to encode as JSON") from None
+    except ValueError as exc:  # NaN or inf, a cycle, or an integer past the digit limit
+        raise ValueError(_too_many_digits(exc)) from None
 
 
 def dumps(value: Any) -> bytes:

@@ -61,3 +61,15 @@ def test_integers_render_in_decimal_and_compare_as_numbers():
         assert not header_matches(spelling, 42), spelling
     assert not header_matches("1", True)  # a boolean is not a number here
     assert not header_matches("9" * 5000, 42)
+
+
+def test_a_missing_method_or_name_header_is_called_missing():
+    # Before: "Mcp-Method header None does not match ...", Python's None for an absent header.
+    assert mismatch(call(count=1), {}, TOOLS) == (
+        "the Mcp-Method header is missing (the method is 'tools/call')"
+    )
+    assert mismatch(call(count=1), {"Mcp-Method": "tools/call"}, TOOLS) == (
+        "the Mcp-Name header is missing (params.name is 'route')"
+    )
+    wrong = mismatch(call(count=1), {"Mcp-Method": "tools/list"}, TOOLS)
+    assert wrong == "Mcp-Method header 'tools/list' does not match the method 'tools/call'"

@@ -139,3 +139,16 @@ def test_a_lone_surrogate_going_out_is_written_as_the_replacement_character() ->
     text = json.loads(data.decode("utf-8"))["result"]["content"][0]["text"]
     assert text == "a\ufffdb \U0001f600 \ufffd"
     assert jsontext.loads(jsontext.dumps({"k\ud800": 1})) == {"k\ufffd": 1}
+
+
+def test_a_number_past_pythons_digit_limit_is_named_in_jsons_words() -> None:
+    # Before, the message ended "use sys.set_int_max_str_digits() to increase the limit":
+    # advice about the server's Python, sent to the client.
+    text = '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":' + "7" * 5000 + "}}"
+    with pytest.raises(RpcError) as refused:
+        parse(text)
+    assert refused.value.code == PARSE_ERROR
+    assert "more than 4300 digits" in str(refused.value) and "sys." not in str(refused.value)
+    reply = json.loads(encode_reply({"jsonrpc": "2.0", "id": 2, "result": {"n": 10**5000}}))
+    assert reply["id"] == 2 and "more than 4300 digits" in reply["error"]["message"]
+    assert "sys." not in reply["error"]["message"]

@@ -173,7 +173,7 @@ async def _ask_in_task(
         )
     except asyncio.TimeoutError:
         raise Declined(
-            f"The user declined to run tool '{tool.name}': no answer within {timeout:g} s."
+            f"Tool '{tool.name}' was not run: the user gave no answer within {timeout:g} s."
         ) from None
     if answer.get("action") == "accept":
         return arguments
@@ -227,7 +227,7 @@ async def ask_client(
         answer = await asyncio.wait_for(context.elicit(_question(tool, arguments)), timeout)
     except asyncio.TimeoutError:
         raise Declined(
-            f"The user declined to run tool '{tool.name}': no answer within {timeout:g} s."
+            f"Tool '{tool.name}' was not run: the user gave no answer within {timeout:g} s."
         ) from None
     except (ClientUnavailable, RpcError) as exc:
         raise Declined(

@@ -86,6 +86,8 @@ class Decision:
         if self.state == APPROVED:  # possibly just before the timeout: it won
             return self.arguments
         name = getattr(self.tool, "name", "?")
+        if self.state == EXPIRED:  # nobody declined it: nobody answered
+            raise Declined(f"Tool '{name}' was not run: {self.reason}.")
         because = f": {self.reason}" if self.reason else "."
         raise Declined(f"The user declined to run tool '{name}'{because}")
 

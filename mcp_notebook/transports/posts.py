@@ -65,7 +65,12 @@ def classify(headers: Any, body: bytes) -> Post:
         if claimed is not None:
             return Post("dialect", claimed=claimed)
         return Post("refused", error=error)
-    is_modern = not has_session and _is_modern(message, headers)
+    # Modern _meta makes a request stateless even beside a session header (versioning:
+    # "a request carrying modern per-request _meta is served statelessly"); the header is
+    # ignored then, as the 2026-07-28 transport says. The version header alone does not.
+    is_modern = modern.requested_version(message) is not None or (
+        not has_session and _is_modern(message, headers)
+    )
     if not has_session and not is_modern:
         claimed = dialects.claim(body, message)
         if claimed is not None:

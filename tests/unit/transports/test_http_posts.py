@@ -1,7 +1,8 @@
 """Which way a POST to the HTTP endpoint goes (transports/posts.py ``classify``).
 
 The order matters to clients: a seed-dialect body is only the dialect without a session,
-a ``_meta`` version makes a request stateless even without the header, and a body that is
+a ``_meta`` version makes a request stateless even without the header (and even beside a
+session header), and a body that is
 not JSON-RPC is refused before any era is chosen. End-to-end, each way is in
 test_http_*.py, test_modern.py and test_seed_dialect.py; this is the table in one place.
 """
@@ -64,8 +65,20 @@ def test_a_stateless_request_goes_the_modern_way(body, headers):
     assert post(body, **headers).way == "modern"
 
 
-def test_a_session_header_keeps_a_request_in_the_handshake_era():
-    assert post(MODERN, **{"Mcp-Session-Id": "s1"}).way == "handshake"
+def test_modern_meta_is_served_statelessly_even_beside_a_session_header():
+    # The 2026-07-28 versioning rules: a request carrying modern _meta is served
+    # statelessly, and the transport ignores an Mcp-Session-Id. Before, it went to the
+    # session (404 for an old one, or a 400 that named only the handshake versions).
+    assert post(MODERN, **{"Mcp-Session-Id": "s1"}).way == "modern"
+    with_header = {"Mcp-Session-Id": "s1", "MCP-Protocol-Version": "2026-07-28"}
+    assert post(MODERN, **with_header).way == "modern"
+
+
+def test_a_session_header_keeps_a_request_without_modern_meta_in_the_handshake_era():
+    assert post(CALL, **{"Mcp-Session-Id": "s1"}).way == "handshake"
+    assert post(CALL, **{"Mcp-Session-Id": "s1", "MCP-Protocol-Version": "2026-07-28"}).way == (
+        "handshake"  # the version header alone does not make it modern: its session answers
+    )
 
 
 def claimed(way):

@@ -8,6 +8,7 @@ model (so a ``dataclass`` parameter receives a dataclass, an ``Enum`` an enum me
 from __future__ import annotations
 
 import inspect
+import re
 import typing
 from collections.abc import Callable
 from typing import Any, Literal
@@ -66,7 +67,12 @@ class SignatureModel:
         self._required = frozenset(n for n, (_, f) in fields.items() if f.is_required())
 
     def input_schema(self) -> dict[str, Any]:
-        schema: dict[str, Any] = self.model.model_json_schema()
+        try:
+            schema: dict[str, Any] = self.model.model_json_schema()
+        except (pydantic.PydanticUserError, pydantic.errors.PydanticInvalidForJsonSchema) as exc:
+            raise TypeError(
+                _no_schema(self.model.__name__.removesuffix("_arguments"), exc)
+            ) from None
         schema.pop("title", None)
         schema.setdefault("properties", {})
         for prop in schema["properties"].values():
@@ -96,6 +102,20 @@ class SignatureModel:
         if self.accepts_extra and instance.model_extra:
             values.update(instance.model_extra)
         return values
+
+
+def _no_schema(name: str, exc: Exception) -> str:
+    """What to tell a notebook's author whose parameter types JSON Schema cannot describe
+    (pydantic's own advice names a model class they never made)."""
+    undefined = re.search(r"you should define `([^`]+)`", str(exc))
+    if undefined:
+        why = f"its parameters name a type that is not defined: {undefined.group(1)}"
+    else:
+        why = f"a parameter's type has no JSON Schema ({str(exc).splitlines()[0]})"
+    return (
+        f"{name}(): {why}. Annotate parameters with JSON types (int, str, list[...], a "
+        "dataclass, TypedDict or pydantic model), or give input_schema="
+    )
 
 
 def call_with(

@@ -99,3 +99,32 @@ def test_what_would_answer_with_a_repr_is_refused_at_registration(fn, message):
     with pytest.raises(TypeError, match=message):
         mcp.tool(name="bad")(fn)
     assert reply(mcp, "tools/list", {})["tools"] == []
+
+
+def untyped_name(x: NoSuchType) -> int:  # noqa: F821  # the point: it is not defined
+    return 1
+
+
+class Opaque:
+    """A class pydantic can check but not describe in JSON Schema."""
+
+
+def opaque(x: Opaque) -> int:
+    return 1
+
+
+@pytest.mark.parametrize(
+    ("fn", "message"),
+    [
+        (untyped_name, r"untyped_name\(\): its parameters name a type that is not defined: "),
+        (opaque, r"opaque\(\): a parameter's type has no JSON Schema"),
+    ],
+    ids=["undefined annotation", "no JSON Schema"],
+)
+def test_parameter_types_without_a_schema_are_one_clear_error(fn, message):
+    # Before: pydantic's error, which told the user to call untyped_name_arguments.
+    # model_rebuild(), a class they never made, or a 33-line traceback.
+    mcp = NotebookMCP("signatures")
+    with pytest.raises(TypeError, match=message) as refused:
+        mcp.tool(fn)
+    assert "model_rebuild" not in str(refused.value) and "input_schema=" in str(refused.value)

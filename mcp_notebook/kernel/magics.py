@@ -117,6 +117,9 @@ class McpMagics(Magics):
     def _start(self, args: argparse.Namespace) -> None:
         if args.port is not None and not 0 <= args.port <= 65535:
             raise UsageError(f"%mcp start: --port must be 0-65535, not {args.port}")
+        for option, value in (("--token", args.token), ("--name", args.name)):
+            if value is not None and not value.strip():  # else a default would be taken unasked
+                raise UsageError(f"%mcp start: {option} must not be empty")
         serving = self.app.url
         oauth = flag_values(args)
         if oauth and (args.token or args.no_auth):
@@ -365,9 +368,10 @@ class McpMagics(Magics):
         for option, value, unit in limits:
             # "not 1 <= ...": NaN fails too; a limit is at least one byte (or call).
             if value is not None and not 1 <= value * unit <= 2**62:
+                what = "calls" if unit == 1 else "bytes"
                 raise UsageError(
                     f"%mcp history: {option} must be a positive number (at most 2**62 "
-                    f"bytes), not {value}"
+                    f"{what}), not {value}"
                 )
         if args.max_mb is not None:
             calls.max_bytes = int(args.max_mb * 1024 * 1024)

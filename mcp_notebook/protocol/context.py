@@ -96,6 +96,13 @@ class Context(Injected):
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
         """Send ``notifications/progress`` (only if the client asked, with a progressToken)."""
+        for label, value in (("progress", progress), ("total", total)):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, (int, float))
+            ):
+                raise TypeError(f"report_progress: {label} must be a number, not {value!r}")
+        if message is not None and not isinstance(message, str):
+            raise TypeError(f"report_progress: message must be a str, not {message!r}")
         if self._last_progress is not None and progress <= self._last_progress:
             raise ValueError(f"progress must increase: {progress} after {self._last_progress}")
         self._last_progress = progress

@@ -75,6 +75,11 @@ def test_no_auth_is_said_out_loud(loaded):
         ("%mcp start --port abc", "invalid int value"),
         ("%mcp start --token t --no-auth", "not allowed with"),
         ("%mcp start --host 'unclosed", "No closing quotation"),
+        # Before, an empty token meant a random one, an empty name the default, unsaid.
+        ("%mcp start --port 0 --token ''", "--token must not be empty"),
+        ("%mcp start --port 0 --name '  '", "--name must not be empty"),
+        ("%mcp start --host not..a..host", "is not a valid host name"),
+        ("%mcp history --max-calls 0", "at most 2**62 calls"),
     ],
 )
 def test_bad_input_is_a_usage_error(loaded, line, expected):

@@ -4,6 +4,7 @@ precise error or is ignored, never an exception; memory stays bounded whatever i
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import threading
@@ -11,12 +12,13 @@ from typing import Any
 
 import pytest
 
-from mcp_notebook import NotebookMCP
-from mcp_notebook.protocol import Session
+from mcp_notebook import Context, NotebookMCP
+from mcp_notebook.protocol import Server, Session
 from mcp_notebook.protocol.progress import ProgressLine
 from mcp_notebook.protocol.request import RequestContext
 from mcp_notebook.protocol.tasklink import TaskLink
 from mcp_notebook.ui import frontends
+from tests.schema import validate_reply
 from tests.unit.ui.test_cellinsert import FakeComm, Kernel, message
 
 
@@ -174,11 +176,6 @@ async def test_a_confirm_task_cancelled_while_asking_never_runs_and_a_late_yes_c
 
 # -- a request's _meta: what the schema allows there -----------------------------------------
 def reply_to_meta(meta: Any) -> dict[str, Any]:
-    import asyncio
-
-    from mcp_notebook.protocol import Server
-    from tests.schema import validate_reply
-
     mcp = NotebookMCP("meta")
     message = {"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {"_meta": meta}}
     return validate_reply(
@@ -208,3 +205,29 @@ def test_a_meta_the_schema_forbids_is_invalid_params_to_its_id(meta, problem):
 @pytest.mark.parametrize("token", ["t-1", 7, 0, -3])
 def test_a_progress_token_of_either_allowed_type_is_taken(token):
     assert "tools" in reply_to_meta({"progressToken": token})["result"]
+
+
+# -- ctx.report_progress with what is not a number -------------------------------------------
+@pytest.mark.parametrize(
+    "call, problem",
+    [
+        ("ctx.report_progress('x')", "progress must be a number, not 'x'"),
+        ("ctx.report_progress(1, total='ten')", "total must be a number, not 'ten'"),
+        ("ctx.report_progress(True)", "progress must be a number, not True"),
+        ("ctx.report_progress(1, message=5)", "message must be a str, not 5"),
+    ],
+)
+def test_report_progress_names_a_value_that_is_not_a_number(call, problem):
+    # Before: "'<=' not supported between instances of 'str' and 'float'" on a second call,
+    # or a notification no client could read.
+    mcp = NotebookMCP("progress")
+
+    @mcp.tool
+    def step(ctx: Context) -> str:
+        eval(call, {"ctx": ctx})
+        return "stepped"
+
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "step"}}
+    reply = asyncio.run(Server(mcp.registry).handle(message, Session()))
+    assert reply["result"]["isError"]
+    assert f"report_progress: {problem}" in reply["result"]["content"][0]["text"]

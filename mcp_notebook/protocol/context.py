@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import McpNotebookError
 from ..registry.injected import Injected
+from ..registry.validation import SchemaCheck
 from .caller import Caller
 from .jsonrpc import INVALID_PARAMS, MISSING_CAPABILITY, RpcError
 from .mrtr import Asker, answer_problem
@@ -184,7 +185,10 @@ class Context(Injected):
             {"mode": "form", "message": message, "requestedSchema": requested},
             key,
         )
-        return ElicitResult(result.get("action", "cancel"), result.get("content"))
+        action, content = result.get("action", "cancel"), result.get("content")
+        if action == "accept":
+            _check_form(requested, content)
+        return ElicitResult(action, content)
 
     async def elicit_url(
         self,
@@ -276,6 +280,20 @@ class Context(Injected):
                 INVALID_PARAMS, f"Invalid response from the client to {method}: {problem}"
             )
         return reply
+
+
+def _check_form(requested: dict[str, Any], content: Any) -> None:
+    """A form the user accepted holds what the tool asked for ("Servers SHOULD validate
+    received data matches the requested schema"): else the tool gets a -32602, as for any
+    malformed answer, never a value of another type than it asked for."""
+    error = SchemaCheck(requested).error({} if content is None else content)
+    if error is not None:
+        where = "/".join(str(part) for part in error.absolute_path)
+        raise RpcError(
+            INVALID_PARAMS,
+            "Invalid response from the client to elicitation/create: the form's content "
+            f"does not match the requested schema: {where + ': ' if where else ''}{error.message}",
+        )
 
 
 async def _answer(asker: Asker, method: str, params: dict[str, Any], key: str | None) -> Any:

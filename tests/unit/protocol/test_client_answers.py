@@ -44,6 +44,13 @@ async def modern_call(server: Server, message: dict) -> dict:
     return reply
 
 
+FORM = {
+    "type": "object",
+    "properties": {"name": {"type": "string"}, "age": {"type": "integer"}},
+    "required": ["name"],
+}
+
+
 def make() -> tuple[Server, list[Any]]:
     app = NotebookMCP()
     got: list[Any] = []
@@ -51,6 +58,12 @@ def make() -> tuple[Server, list[Any]]:
     @app.tool
     async def ask(ctx: Context) -> str:
         answer = await ctx.elicit("Name?", key="name")
+        got.append(answer.content)
+        return f"{answer.action}"
+
+    @app.tool
+    async def form(ctx: Context) -> str:
+        answer = await ctx.elicit("Who?", FORM, key="who")
         got.append(answer.content)
         return f"{answer.action}"
 
@@ -316,3 +329,40 @@ async def test_a_client_error_with_a_code_json_rpc_does_not_allow_is_not_passed_
 async def test_a_client_error_with_a_valid_code_reaches_the_call_as_it_was():
     error = await _answered_with_error({"code": -32001, "message": "the user closed it"})
     assert error == {"code": -32001, "message": "the user closed it"}
+
+
+# "Servers SHOULD validate received data matches the requested schema": before, a tool that
+# asked for a string name could receive 5.
+OFF_FORM = [
+    ({"name": 5}, "the form's content does not match the requested schema: name: 5 is not of"),
+    ({"age": 3}, "the form's content does not match the requested schema: 'name' is a required"),
+    (None, "the form's content does not match the requested schema: 'name' is a required"),
+]
+
+
+@pytest.mark.parametrize(("content", "problem"), OFF_FORM)
+async def test_an_accepted_form_off_its_schema_is_a_precise_error_in_both_eras(content, problem):
+    answer = {"action": "accept", **({} if content is None else {"content": content})}
+    reply, got = await handshake_call("form", answer)
+    assert reply["error"]["code"] == -32602 and problem in reply["error"]["message"]
+    assert got == []
+    server, got = make()
+    retry = ask_request(9, inputResponses={"who": answer})
+    retry["params"]["name"] = "form"
+    reply = await modern_call(server, retry)
+    assert reply["error"]["code"] == -32602 and problem in reply["error"]["message"]
+    assert got == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        ({"action": "accept", "content": {"name": "Ada", "age": 36}}, {"name": "Ada", "age": 36}),
+        ({"action": "decline"}, None),
+        ({"action": "cancel", "content": {"name": 5}}, {"name": 5}),  # not accepted: not read
+    ],
+)
+async def test_a_form_that_fits_or_was_not_accepted_reaches_the_tool(answer, expected):
+    reply, got = await handshake_call("form", answer)
+    assert reply["result"]["content"][0]["text"] == answer["action"]
+    assert got == [expected]

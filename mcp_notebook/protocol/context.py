@@ -8,6 +8,7 @@ use it from either thread, and notifications keep their order relative to the re
 from __future__ import annotations
 
 import asyncio
+import numbers
 import threading
 import uuid
 from collections.abc import Callable, Coroutine
@@ -97,11 +98,8 @@ class Context(Injected):
         self, progress: float, total: float | None = None, message: str | None = None
     ) -> None:
         """Send ``notifications/progress`` (only if the client asked, with a progressToken)."""
-        for label, value in (("progress", progress), ("total", total)):
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, (int, float))
-            ):
-                raise TypeError(f"report_progress: {label} must be a number, not {value!r}")
+        progress = _number("progress", progress)
+        total = None if total is None else _number("total", total)
         if message is not None and not isinstance(message, str):
             raise TypeError(f"report_progress: message must be a str, not {message!r}")
         if self._last_progress is not None and progress <= self._last_progress:
@@ -280,6 +278,14 @@ class Context(Injected):
                 INVALID_PARAMS, f"Invalid response from the client to {method}: {problem}"
             )
         return reply
+
+
+def _number(label: str, value: Any) -> float:
+    """A progress value as JSON carries it: an int stays one (numpy's too), any other
+    real number becomes a float; anything else is the tool's mistake, named."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"report_progress: {label} must be a number, not {value!r}")
+    return int(value) if isinstance(value, numbers.Integral) else float(value)
 
 
 def _check_form(requested: dict[str, Any], content: Any) -> None:

@@ -164,7 +164,7 @@ def kind(message: Any) -> str:
         params = message.get("params")
         if params is not None and not isinstance(params, dict):
             raise RpcError(INVALID_REQUEST, "Invalid Request: params must be an object")
-        if has_id and params and "_meta" in params:
+        if has_id and params and params.get("_meta") is not None:
             _check_meta(params["_meta"])
         return "request" if has_id else "notification"
     if has_id and (("result" in message) ^ ("error" in message)):
@@ -178,7 +178,8 @@ def _check_meta(meta: Any) -> None:
     if not isinstance(meta, dict):
         raise RpcError(INVALID_PARAMS, "Invalid params: _meta must be an object")
     token = meta.get("progressToken")
-    if token is not None and not valid_id(token):
+    integral = isinstance(token, float) and token.is_integer()  # JSON Schema's integer: 1.0
+    if token is not None and not valid_id(token) and not integral:
         raise RpcError(
             INVALID_PARAMS, "Invalid params: _meta.progressToken must be a string or an integer"
         )

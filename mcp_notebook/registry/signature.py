@@ -152,11 +152,13 @@ def output_schema(fn: Callable[..., Any]) -> tuple[dict[str, Any] | None, bool]:
         schema = TypeAdapter(annotation).json_schema(mode="serialization")
     except (pydantic.PydanticSchemaGenerationError, pydantic.PydanticUserError, TypeError):
         return None, False
-    if schema.get("type") == "object" or (
-        "$ref" in schema and _resolve(schema).get("type") == "object"
-    ):
+    if schema.get("type") == "object":
         schema.pop("title", None)
         return schema, False
+    if "$ref" in schema and _resolve(schema).get("type") == "object":
+        # A recursive type: its definition is in $defs; the listing says it is an object.
+        schema.pop("title", None)
+        return {"type": "object", **schema}, False
     wrapped = {
         "type": "object",
         "properties": {"result": schema},

@@ -293,7 +293,9 @@ class ConnectionLimiter:
         idle = [
             record
             for record in self.open.values()
-            if record.idle_since is not None and (client is None or record.client == client)
+            if record.idle_since is not None
+            and (client is None or record.client == client)
+            and not _has_input(record.stream)
         ]
         return min(idle, key=lambda record: record.idle_since or 0.0, default=None)
 
@@ -360,6 +362,17 @@ class ConnectionLimiter:
 # What the endpoint makes of a request's headers: None if they carry the token (and may
 # reach it), else the complete HTTP response it would answer.
 Screen = Callable[[tornado.httputil.RequestStartLine, tornado.httputil.HTTPHeaders], bytes | None]
+
+
+def _has_input(stream: TrackedStream) -> bool:
+    """Whether part of a next request is in (read by tornado, or waiting in the socket):
+    its headers may be half there, so the connection is not idle."""
+    if getattr(stream, "_read_buffer_size", 0):  # tornado's own buffer (no public API)
+        return True
+    try:
+        return bool(stream.socket.recv(1, socket.MSG_PEEK))  # b"": closed, nothing to lose
+    except (OSError, AttributeError):  # nothing yet (non-blocking), or no socket any more
+        return False
 
 
 def has_body(headers: tornado.httputil.HTTPHeaders) -> bool:

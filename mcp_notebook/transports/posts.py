@@ -22,7 +22,7 @@ from typing import Any, Literal
 from ..protocol import jsonrpc, modern
 from ..protocol.jsonrpc import RpcError
 from ..protocol.names import SESSION_HEADER, VERSION_HEADER
-from ..protocol.versions import HANDSHAKE_VERSIONS
+from ..protocol.versions import HANDSHAKE_VERSIONS, modern_version
 from . import dialects
 from .dialects import Claimed
 
@@ -68,7 +68,7 @@ def classify(headers: Any, body: bytes) -> Post:
     # Modern _meta makes a request stateless even beside a session header (versioning:
     # "a request carrying modern per-request _meta is served statelessly"); the header is
     # ignored then, as the 2026-07-28 transport says. The version header alone does not.
-    is_modern = modern.requested_version(message) is not None or (
+    is_modern = modern_version(message) is not None or (
         not has_session and _is_modern(message, headers)
     )
     if not has_session and not is_modern:

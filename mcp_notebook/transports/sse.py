@@ -54,12 +54,18 @@ class ReplayBudget:
             if not oldest.events:
                 del self._keeping[oldest]
 
+    def kept_streams(self) -> int:
+        """How many streams keep events now (for status and tests)."""
+        return len(self._keeping)
+
     def forget(self, stream: SseStream) -> None:
         """``stream`` can no longer be resumed: what it kept is freed."""
         if self._keeping.pop(stream, False):
             self.total -= stream.kept
         stream.events.clear()
         stream.kept = 0
+        stream.budget = None
+        stream.keeps = False  # its reply may still be sent (to a client gone): not kept
 
 
 class SseStream:
@@ -70,6 +76,7 @@ class SseStream:
         self.seq = 0
         self.events: deque[tuple[int, str]] = deque()
         self.kept = 0  # characters of the events kept
+        self.keeps = numbered  # False once it can no longer be resumed
         self.budget = budget
         self.writer: Writer | None = None
         self.done = False
@@ -85,7 +92,7 @@ class SseStream:
         else:
             data = jsonrpc.encode_reply(message).decode()
         self.seq += 1
-        if self.numbered:
+        if self.keeps:
             self._keep(data)
         if self.writer is not None:
             self.writer.write_event(f"{self.key}.{self.seq}" if self.numbered else None, data)

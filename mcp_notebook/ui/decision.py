@@ -86,7 +86,7 @@ class Decision:
         if self.state == APPROVED:  # possibly just before the timeout: it won
             return self.arguments
         name = getattr(self.tool, "name", "?")
-        if self.state == EXPIRED:  # nobody declined it: nobody answered
+        if self.state in (EXPIRED, CANCELLED):  # nobody declined it
             raise Declined(f"Tool '{name}' was not run: {self.reason}.")
         because = f": {self.reason}" if self.reason else "."
         raise Declined(f"The user declined to run tool '{name}'{because}")

@@ -202,9 +202,13 @@ def test_a_meta_the_schema_forbids_is_invalid_params_to_its_id(meta, problem):
     assert problem in reply["error"]["message"]
 
 
-@pytest.mark.parametrize("token", ["t-1", 7, 0, -3])
+@pytest.mark.parametrize("token", ["t-1", 7, 0, -3, 4.0])  # 4.0: JSON Schema's integer too
 def test_a_progress_token_of_either_allowed_type_is_taken(token):
     assert "tools" in reply_to_meta({"progressToken": token})["result"]
+
+
+def test_a_null_meta_is_no_meta():
+    assert "tools" in reply_to_meta(None)["result"]
 
 
 # -- ctx.report_progress with what is not a number -------------------------------------------
@@ -231,3 +235,25 @@ def test_report_progress_names_a_value_that_is_not_a_number(call, problem):
     reply = asyncio.run(Server(mcp.registry).handle(message, Session()))
     assert reply["result"]["isError"]
     assert f"report_progress: {problem}" in reply["result"]["content"][0]["text"]
+
+
+def test_report_progress_takes_numpys_numbers_as_json_numbers():
+    np = pytest.importorskip("numpy")
+    mcp = NotebookMCP("progress")
+
+    @mcp.tool
+    def count(ctx: Context) -> str:
+        for i in np.arange(1, 4):
+            ctx.report_progress(i, np.int64(3))
+        ctx.report_progress(np.float64(3.5), 4)
+        return "counted"
+
+    session, sent = Session(), []
+    session.outbound = lambda message, related: sent.append(message) or True
+    params = {"name": "count", "_meta": {"progressToken": "p"}}
+    message = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    reply = asyncio.run(Server(mcp.registry).handle(message, session))
+    assert reply["result"]["content"][0]["text"] == "counted"
+    progress = [m["params"] for m in sent if m.get("method") == "notifications/progress"]
+    assert [(p["progress"], p.get("total")) for p in progress] == [(1, 3), (2, 3), (3, 3), (3.5, 4)]
+    json.dumps(progress)  # plain JSON numbers, not numpy's

@@ -9,6 +9,7 @@ parameter, and the tools registered before still list, schema-valid.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import Any
 
 import pytest
@@ -100,3 +101,27 @@ def test_what_clients_accept_still_registers_and_lists():
     assert tools[0]["annotations"]["readOnlyHint"] is True
     assert tools[0]["_meta"] == {"team": "data", "version": 2.5}
     assert listing(mcp, "resources/list")["resources"][0]["size"] == 0
+
+
+@dataclasses.dataclass
+class Node:
+    name: str
+    children: list[Node]
+
+
+def tree() -> Node:
+    return Node("root", [Node("leaf", [])])
+
+
+def test_a_tool_returning_a_recursive_type_still_registers_with_an_object_schema():
+    # Its output schema is pydantic's {"$ref": ..., "$defs": ...}: it now says "type":
+    # "object" beside the $ref, which the listing check (and a 2025-11-25 client) needs.
+    mcp = NotebookMCP("defs")
+    mcp.tool(tree)
+    (listed,) = listing(mcp, "tools/list")["tools"]
+    assert listed["outputSchema"]["type"] == "object" and "$ref" in listed["outputSchema"]
+    message = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "tree"}}
+    result = asyncio.run(Server(mcp.registry).handle(message, Session()))["result"]
+    assert (
+        not result.get("isError") and result["structuredContent"]["children"][0]["name"] == "leaf"
+    )

@@ -371,6 +371,44 @@ def test_a_token_holders_idle_keep_alive_connections_make_room_for_a_new_client(
             client.close()
 
 
+def test_a_connection_whose_next_request_is_arriving_is_not_idle(
+    serve: Callable[..., HttpTransport],
+) -> None:
+    # Between two requests a connection is idle, until the next one's first bytes are in:
+    # closing it then would lose a request its client already sent half of.
+    transport = serve(limits=Limits(max_connections=2))
+    body = json.dumps(initialize_message(1))
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{transport.port}\r\n"
+        f"Authorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\n"
+        "Accept: application/json, text/event-stream\r\n"
+    )
+    request = f"{head}Content-Length: {len(body)}\r\n\r\n{body}".encode()
+    sending = socket.create_connection(("127.0.0.1", transport.port), timeout=30)
+    idle = Client(transport.port)
+    try:
+        sending.sendall(request)
+        assert sending.recv(65536).startswith(b"HTTP/1.1 200")
+        assert idle.initialize()[0] == 200
+        sending.sendall(request[:40])  # the next request's headers, half of them
+        wait_until(
+            lambda: any(
+                getattr(r.stream, "_read_buffer_size", 0)
+                for r in transport.connections.open.values()
+            ),
+            "the half request to be read",
+        )
+        (stranger,) = idle_sockets(transport.port, 1)
+        wait_until(lambda: closed_by_server(idle.conn.sock), "the idle one to make room")
+        assert not closed_by_server(sending)
+        sending.sendall(request[40:])
+        assert sending.recv(65536).startswith(b"HTTP/1.1 200")  # its request was kept
+        stranger.close()
+    finally:
+        sending.close()
+        idle.close()
+
+
 def test_connections_lent_to_calls_count_against_the_cap(
     serve: Callable[..., HttpTransport],
 ) -> None:

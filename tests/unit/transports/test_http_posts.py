@@ -76,6 +76,9 @@ def test_modern_meta_is_served_statelessly_even_beside_a_session_header():
 
 def test_a_session_header_keeps_a_request_without_modern_meta_in_the_handshake_era():
     assert post(CALL, **{"Mcp-Session-Id": "s1"}).way == "handshake"
+    handshake_meta = {"io.modelcontextprotocol/protocolVersion": "2025-11-25"}
+    old_meta = {**CALL, "params": {"name": "add", "_meta": handshake_meta}}
+    assert post(old_meta, **{"Mcp-Session-Id": "s1"}).way == "handshake"  # not modern
     assert post(CALL, **{"Mcp-Session-Id": "s1", "MCP-Protocol-Version": "2026-07-28"}).way == (
         "handshake"  # the version header alone does not make it modern: its session answers
     )

@@ -92,6 +92,18 @@ def test_a_forgotten_stream_frees_what_it_kept():
     assert budget.total == 0
 
 
+def test_a_reply_sent_after_its_stream_was_forgotten_is_not_kept():
+    # A call whose client hung up before anything streamed: its stream leaves the session
+    # table (forgotten) before the reply is sent on it. Before, that reply put the stream
+    # back into the budget, where nothing would forget it again.
+    budget = ReplayBudget()
+    stream = SseStream("p1", budget=budget)
+    budget.forget(stream)
+    stream.send(reply("late"))
+    stream.finish()
+    assert budget.total == 0 and not stream.events and budget.kept_streams() == 0
+
+
 # -- through the notebook's HTTP server --------------------------------------------------
 @pytest.fixture
 def transport(kernel_loop: asyncio.AbstractEventLoop) -> Iterator[HttpTransport]:

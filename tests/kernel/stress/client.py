@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import select
 import socket
 from typing import Any
 from urllib.parse import urlsplit
@@ -25,12 +26,22 @@ class KeepAlive:
         self.next_id = 0
 
     def post(self, message: dict[str, Any]) -> tuple[int, Any]:
+        self._reconnect_if_closed()
         self.conn.request("POST", self.path, json.dumps(message), self.headers)
         response = self.conn.getresponse()
         body = response.read()
         if response.status == 200 and "Mcp-Session-Id" in response.headers:
             self.headers["Mcp-Session-Id"] = response.headers["Mcp-Session-Id"]
         return response.status, json.loads(body) if body else None
+
+    def _reconnect_if_closed(self) -> None:
+        """As HTTP clients do with a pooled connection: one the server closed while it was
+        idle (its idle timeout, or room made at its connection cap) is replaced."""
+        sock = self.conn.sock
+        if sock is not None and select.select([sock], [], [], 0)[0]:  # EOF, between replies
+            self.conn.close()
+            self.conn.connect()
+            self.conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def open_session(self) -> KeepAlive:
         status, body = self.post(initialize_message(0))
